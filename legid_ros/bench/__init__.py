@@ -1,0 +1,1 @@
+"""Benchmarks run by ``legid bench NAME``."""
