@@ -10,6 +10,8 @@ STAMP := $(VENV)/.legid-installed
 DEMO_OUT ?= demo_out
 DEMO_DURATION ?= 60
 PYTEST_ARGS ?=
+export ROS_AUTOMATIC_DISCOVERY_RANGE ?= LOCALHOST
+export MPLBACKEND ?= Agg
 
 .PHONY: all venv debs demo test bench clean
 
