@@ -1,0 +1,1 @@
+"""MuJoCo physics backends of legid_ros (no ROS)."""
