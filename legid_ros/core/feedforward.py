@@ -11,6 +11,7 @@ counting every clamp in its diagnostics.
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import dataclass, field
 from typing import Callable, List, Optional, Sequence, Union
 
@@ -284,6 +285,7 @@ class PdFeedforwardController:
         self.effort_limit = lim
         self.ff_at_measured_q = ff_at_measured_q
         self.diagnostics = ControllerDiagnostics()
+        self.last_ff_s = 0.0  # [s] compute time of the last tau_ff
         self.reset()
 
     @classmethod
@@ -322,8 +324,11 @@ class PdFeedforwardController:
             'qdd_d', qdd_d)
         if self.feedforward is None:
             tau_ff = np.zeros(self.n)
+            self.last_ff_s = 0.0
         else:
+            t0 = time.perf_counter()
             tau_ff = self.feedforward.torque(q if self.ff_at_measured_q else q_d, qd_d, qdd_d)
+            self.last_ff_s = time.perf_counter() - t0
         err = q_d - q
         tau_pd = self.gains.kp * err + self.gains.kd * (qd_d - qd)
         raw = tau_ff + tau_pd
