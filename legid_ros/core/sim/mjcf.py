@@ -166,6 +166,7 @@ def build_spec(robot: Robot, pi: Optional[np.ndarray] = None,
     spec.modelname = robot.name
     spec.compiler.inertiafromgeom = mujoco.mjtInertiaFromGeom.mjINERTIAFROMGEOM_FALSE
     spec.compiler.autolimits = True
+    spec.compiler.degree = False
     spec.option.timestep = opt.timestep_s
     spec.option.integrator = mujoco.mjtIntegrator.mjINT_IMPLICITFAST
     spec.option.cone = mujoco.mjtCone.mjCONE_ELLIPTIC

@@ -1,0 +1,303 @@
+"""Seed 000's experiment in MuJoCo physics: the biped on its right foot, servos tracking a plan.
+
+The excitation (left foot between random targets, COM between random targets inside the sole,
+ZMP kept inside the sole with a margin) is planned by the synthetic planner
+(:mod:`legid_ros.core.synthetic.motion`) on the **CAD** model, as a real robot's controller
+would. MuJoCo then runs the robot with the **true** inertials (CAD perturbed by the config's
+truth table), joint friction/damping/armature, soft contacts at the four sole corners and
+1 kHz joint position servos tracking the planned joint trajectory. The free-flyer trunk is a
+MuJoCo free joint: nothing holds the robot up but its right foot.
+
+The result is a :class:`legid_ros.core.recording.Recording` like the synthetic generator's:
+joint positions (encoder quantisation), velocities, efforts (= servo forces), sole corner
+forces (touch sensors), ankle wrenches (ground on foot, at the F/T frame), IMU, and ``*_true``
+fields from MuJoCo (truth parameters, base pose/twist/acceleration of the free joint, ZMP of
+all contacts). ``meta`` carries ``engine='mujoco'`` and the stability figures (trunk height,
+support-corner forces, foot slip, ``fell``).
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import asdict, dataclass, field
+from typing import Optional, Tuple
+
+import mujoco
+import numpy as np
+import pinocchio as pin
+from scipy.interpolate import CubicSpline
+from scipy.spatial.transform import Rotation
+from tqdm import tqdm
+
+from legid_ros.core.errors import BadInputError
+from legid_ros.core.inertial import get_parameters, parameter_names
+from legid_ros.core.recording import Recording
+from legid_ros.core.robot import Robot, load_robot
+from legid_ros.core.sim import readout
+from legid_ros.core.sim.mjcf import SimOptions, build_spec
+from legid_ros.core.synthetic.config import NoiseModel, SyntheticConfig
+from legid_ros.core.synthetic.truth import perturbed_truth
+
+
+@dataclass
+class PhysicsConfig:
+    """MuJoCo-only settings of a physics run (the rest comes from a SyntheticConfig).
+
+    Attributes:
+        sim: Model settings (servo gains, joint friction, contacts). ``None``: defaults with
+            the joint friction of the SyntheticConfig's friction model.
+        settle_s: Time the robot stands still in the start posture before recording [s].
+        fall_height_m: Trunk drop below its start height that counts as a fall [m].
+        fall_tilt_rad: Trunk tilt that counts as a fall [rad].
+    """
+
+    sim: Optional[SimOptions] = None
+    settle_s: float = 1.0  # [s]
+    fall_height_m: float = 0.10  # [m]
+    fall_tilt_rad: float = 0.35  # [rad]
+
+
+@dataclass
+class Reference:
+    """Servo reference: joint positions at the physics rate.
+
+    Attributes:
+        t: Times from the start of recording [s], (N,).
+        q: Joint positions [rad], (N, nj), pinocchio joint order.
+    """
+
+    t: np.ndarray
+    q: np.ndarray
+
+
+def sim_options_for(config: SyntheticConfig, robot: Robot) -> SimOptions:
+    """Default physics options with the config's joint friction (Coulomb -> frictionloss)."""
+    names = robot.actuated_joint_names
+    coul = np.broadcast_to(np.asarray(config.friction.coulomb, float), (len(names),))
+    visc = np.broadcast_to(np.asarray(config.friction.viscous, float), (len(names),))
+    return SimOptions(friction=dict(zip(names, coul.tolist())),
+                      damping=dict(zip(names, visc.tolist())))
+
+
+def plan_reference(robot: Robot, config: SyntheticConfig, dt: float) -> Reference:
+    """Plan seed 000's excitation on the CAD model and sample it at the servo rate.
+
+    Uses the synthetic planner (random targets, whole-body IK at knots, joint spline, ZMP
+    guard with ``config.zmp_margin``) with the robot's CAD parameters.
+    """
+    from legid_ros.core.synthetic.motion import guard_zmp, plan_knots
+
+    rng = np.random.default_rng(config.seed)
+    traj = plan_knots(robot, robot.model, config.duration_s, rng, config.zmp_margin,
+                      config.speed_scale, tuple(config.segment_s), config.knots_per_segment)
+    limit = np.asarray(robot.feet['right'].sole_size) / 2 - config.zmp_margin
+    guard_zmp(traj, robot.model, robot.frame_id(robot.feet['right'].sole_frame),
+              config.duration_s, limit)
+    t = np.arange(int(round(config.duration_s / dt)) + 1) * dt
+    spline = traj.spline()
+    return Reference(t=t, q=spline(np.minimum(t, traj.knot_times[-1])))
+
+
+def _start_state(robot: Robot, qj0: np.ndarray, support_sole: str) -> np.ndarray:
+    """pinocchio configuration with the support sole at the world origin, flat."""
+    model = robot.model
+    data = model.createData()
+    q = np.concatenate([[0, 0, 0, 0, 0, 0, 1.0], qj0])
+    pin.framesForwardKinematics(model, data, q)
+    q[:7] = pin.SE3ToXYZQUAT(data.oMf[robot.frame_id(support_sole)].inverse())
+    return q
+
+
+def _to_qpos(q_pin: np.ndarray, lay: readout.Layout, nq: int) -> np.ndarray:
+    qpos = np.zeros(nq)
+    a = lay.free_qpos
+    qpos[a:a + 3] = q_pin[:3]
+    qpos[a + 3:a + 7] = [q_pin[6], q_pin[3], q_pin[4], q_pin[5]]
+    qpos[lay.qpos_adr] = q_pin[7:]
+    return qpos
+
+
+def simulate_biped_mujoco(config: Optional[SyntheticConfig] = None,
+                          physics: Optional[PhysicsConfig] = None,
+                          reference: Optional[Reference] = None,
+                          robot: Optional[Robot] = None,
+                          progress: Optional[bool] = None) -> Recording:
+    """Run seed 000's single-support experiment in MuJoCo and record the sensors.
+
+    Args:
+        config: Duration [s], recording rate [Hz] (must divide the 1 kHz physics rate), seed,
+            noise model, truth table, joint friction, planner settings.
+        physics: MuJoCo settings (servo gains, contacts, settle time).
+        reference: Servo reference (default: :func:`plan_reference` on the CAD model).
+        robot: The biped (default: the built-in ``biped``).
+        progress: Show a tqdm bar (default: when stderr is a TTY).
+
+    Returns:
+        The :class:`Recording` (``meta['engine'] == 'mujoco'``).
+
+    Raises:
+        BadInputError: recording rate not a divisor of the physics rate, bad truth table.
+    """
+    config = config or SyntheticConfig()
+    physics = physics or PhysicsConfig()
+    robot = robot or load_robot(config.robot)
+    opt = physics.sim or sim_options_for(config, robot)
+    dt = opt.timestep_s
+    sub = int(round(1.0 / (config.rate_hz * dt)))
+    if sub < 1 or abs(sub * config.rate_hz * dt - 1.0) > 1e-9:
+        raise BadInputError(f'rate {config.rate_hz} Hz must divide the physics rate '
+                            f'{1.0 / dt:.0f} Hz')
+    pi_cad = get_parameters(robot.model)
+    pi_true = perturbed_truth(robot, config.truth)
+    spec, info = build_spec(robot, pi_true, opt)
+    model = spec.compile()
+    data = mujoco.MjData(model)
+    support = robot.feet['right']
+    lay = readout.make_layout(model, info, {f: ft.link for f, ft in robot.feet.items()},
+                              {f: ft.ft_frame for f, ft in robot.feet.items()})
+    sole_site = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_SITE, support.sole_frame)
+    if reference is None:
+        reference = plan_reference(robot, config, dt)
+    q_ref = np.asarray(reference.q, float)
+    n_steps = int(round(config.duration_s / dt))
+    if len(q_ref) < n_steps + 1:
+        raise BadInputError(f'reference has {len(q_ref)} samples, need {n_steps + 1}')
+
+    data.qpos[:] = _to_qpos(_start_state(robot, q_ref[0], support.sole_frame), lay, model.nq)
+    data.ctrl[:] = q_ref[0]
+    mujoco.mj_forward(model, data)
+    for _ in range(int(round(physics.settle_s / dt))):
+        mujoco.mj_step(model, data)
+
+    n = n_steps // sub + 1
+    nj = len(info.joint_names)
+    rec = {k: np.zeros((n, w)) for k, w in (('qpos', model.nq), ('qvel', model.nv),
+                                             ('qacc', model.nv), ('force', nj),
+                                             ('sens', model.nsensordata))}
+    wr_world = {f: np.zeros((n, 6)) for f in lay.feet}
+    wr_ft = {f: np.zeros((n, 6)) for f in lay.feet}
+    sole_pose = np.zeros((n, 12))
+    show = sys.stderr.isatty() if progress is None else progress
+    bar = tqdm(total=n_steps, desc='mujoco', unit='step', disable=not show, mininterval=1.0)
+    k = 0
+    for step in range(n_steps + 1):
+        data.ctrl[:] = q_ref[step]
+        if step % sub == 0:
+            rec['qpos'][k] = data.qpos
+            rec['qvel'][k] = data.qvel
+        mujoco.mj_step(model, data)
+        if step % sub == 0:
+            rec['qacc'][k] = data.qacc
+            rec['force'][k] = data.actuator_force
+            rec['sens'][k] = data.sensordata
+            for f in lay.feet:
+                w = readout.ground_wrench_world(data, lay, f)
+                wr_world[f][k] = w
+                wr_ft[f][k] = readout.wrench_in_frame(data, lay.ft_site[f], w)
+            sole_pose[k, :3] = data.site_xpos[sole_site]
+            sole_pose[k, 3:] = data.site_xmat[sole_site]
+            k += 1
+        if step % 1000 == 0:
+            bar.update(min(1000, n_steps - bar.n))
+    bar.close()
+    return _assemble(robot, config, physics, opt, info, lay, rec, wr_world, wr_ft, sole_pose,
+                     sub * dt, pi_true, pi_cad)
+
+
+def _assemble(robot, config, physics, opt, info, lay, rec, wr_world, wr_ft, sole_pose,
+              period, pi_true, pi_cad) -> Recording:
+    """Turn the raw per-sample arrays into a Recording with noise and stability figures."""
+    n = rec['qpos'].shape[0]
+    t = np.arange(n) * period
+    noise = config.noise if config.noise is not None else NoiseModel.none()
+    rng = np.random.default_rng(config.seed + 7919)
+    q = rec['qpos'][:, lay.qpos_adr]
+    if noise.encoder_resolution > 0:
+        q = np.round(q / noise.encoder_resolution) * noise.encoder_resolution
+    qd = rec['qvel'][:, lay.dof_adr] + noise.velocity_std * rng.standard_normal((n, len(
+        lay.dof_adr)))
+    tau = rec['force'] + noise.effort_std * rng.standard_normal(rec['force'].shape)
+    a_quat, a_gyro, a_acc = lay.imu_adr
+    wxyz = rec['sens'][:, a_quat:a_quat + 4]
+    rot = Rotation.from_quat(wxyz[:, [1, 2, 3, 0]])
+    if noise.orientation_std > 0:
+        rot = rot * Rotation.from_rotvec(noise.orientation_std * rng.standard_normal((n, 3)))
+    imu_quat = rot.as_quat()
+    imu_quat *= np.sign(imu_quat[:, 3:4] + 1e-12)
+    gyro = rec['sens'][:, a_gyro:a_gyro + 3] + noise.gyro_std * rng.standard_normal((n, 3))
+    acc = rec['sens'][:, a_acc:a_acc + 3] + noise.acc_std * rng.standard_normal((n, 3))
+    fsr, foot_wrench = {}, {}
+    for f in lay.feet:
+        clean = rec['sens'][:, lay.touch_adr[f]]
+        fsr[f] = np.maximum(clean + noise.fsr_std * rng.standard_normal(clean.shape), 0.0)
+        fw = wr_ft[f].copy()
+        fw[:, :3] += noise.ft_force_std * rng.standard_normal((n, 3))
+        fw[:, 3:] += noise.ft_moment_std * rng.standard_normal((n, 3))
+        foot_wrench[f] = fw
+    base = [readout.base_state(rec['qpos'][i], rec['qvel'][i], rec['qacc'][i], lay)
+            for i in range(n)]
+    total = sum(wr_world.values())
+    zmp = np.array([readout.zmp_of(w) for w in total])
+    stab = stability(robot, rec, lay, sole_pose, physics,
+                     {f: rec['sens'][:, lay.touch_adr[f]] for f in lay.feet})
+    meta = {'engine': 'mujoco', 'rate_hz': float(config.rate_hz), 'seed': int(config.seed),
+            'duration_s': float(config.duration_s), 'physics_dt_s': float(opt.timestep_s),
+            'settle_s': float(physics.settle_s), 'support_foot': 'right',
+            'noise': noise.as_dict(), 'truth': {k: [float(v[0]), np.asarray(v[1]).tolist()]
+                                                for k, v in config.truth.items()},
+            'servo_kp': opt.kp if isinstance(opt.kp, float) else str(opt.kp),
+            'servo_kv': opt.kv if isinstance(opt.kv, float) else str(opt.kv),
+            'joint_friction': config.friction.as_dict(),
+            'armature': opt.armature if isinstance(opt.armature, float) else str(opt.armature)}
+    meta.update(stab)
+    return Recording(robot=robot.name, t=t, joint_names=list(info.joint_names), q=q, qd=qd,
+                     tau=tau, imu_quat=imu_quat, imu_gyro=gyro, imu_acc=acc,
+                     foot_wrench=foot_wrench, fsr=fsr, qdd_true=rec['qacc'][:, lay.dof_adr],
+                     base_pose_true=np.array([b[0] for b in base]),
+                     base_vel_true=np.array([b[1] for b in base]),
+                     base_acc_true=np.array([b[2] for b in base]), zmp_true=zmp,
+                     pi_true=pi_true, pi_cad=pi_cad, param_names=parameter_names(robot.model),
+                     meta=meta)
+
+
+def stability(robot: Robot, rec: dict, lay: readout.Layout, sole_pose: np.ndarray,
+              physics: PhysicsConfig, touch: dict) -> dict:
+    """Stability figures of a run: trunk height and tilt, support contact, foot slip.
+
+    Returns:
+        dict with ``trunk_height_min_m``, ``trunk_height_drop_m``, ``trunk_tilt_max_rad``,
+        ``support_corner_force_min_n`` (smallest force of any support corner, any time),
+        ``swing_force_max_n``, ``support_slip_max_m`` (horizontal sole drift from the start),
+        ``support_yaw_slip_max_rad``, ``fell`` (bool).
+    """
+    a = lay.free_qpos
+    z = rec['qpos'][:, a + 2]
+    wxyz = rec['qpos'][:, a + 3:a + 7]
+    up = Rotation.from_quat(wxyz[:, [1, 2, 3, 0]]).apply([0.0, 0.0, 1.0])
+    tilt = np.arccos(np.clip(up[:, 2], -1.0, 1.0))
+    slip = np.linalg.norm(sole_pose[:, :2] - sole_pose[0, :2], axis=1)
+    xmat = sole_pose[:, 3:].reshape(-1, 3, 3)
+    yaw = np.arctan2(xmat[:, 1, 0], xmat[:, 0, 0])
+    swing = [f for f in lay.feet if f != 'right']
+    drop = float(z[0] - z.min())
+    fell = bool(drop > physics.fall_height_m or tilt.max() > physics.fall_tilt_rad)
+    return {'trunk_height_min_m': float(z.min()), 'trunk_height_drop_m': drop,
+            'trunk_tilt_max_rad': float(tilt.max()),
+            'support_corner_force_min_n': float(touch['right'].min()),
+            'swing_force_max_n': float(max((touch[f].max() for f in swing), default=0.0)),
+            'support_slip_max_m': float(slip.max()),
+            'support_yaw_slip_max_rad': float(np.abs(yaw - yaw[0]).max()),
+            'fell': fell}
+
+
+def physics_summary(rec: Recording) -> dict:
+    """The stability figures stored in a physics recording's meta."""
+    keys = ('trunk_height_min_m', 'trunk_height_drop_m', 'trunk_tilt_max_rad',
+            'support_corner_force_min_n', 'swing_force_max_n', 'support_slip_max_m',
+            'support_yaw_slip_max_rad', 'fell')
+    return {k: rec.meta[k] for k in keys if k in rec.meta}
+
+
+__all__ = ['PhysicsConfig', 'Reference', 'SimOptions', 'plan_reference', 'physics_summary',
+           'simulate_biped_mujoco', 'sim_options_for', 'stability']
+_ = (asdict, field, Tuple, CubicSpline)

@@ -1,0 +1,121 @@
+"""Read a running MuJoCo biped into arrays: sensors, contact wrenches, free-joint state.
+
+Every function reads ``mujoco.MjData`` after ``mj_step``: then ``sensordata``, ``qacc``,
+``actuator_force`` and ``cfrc_ext`` all belong to the state *before* that step, which is why
+the simulator stores ``qpos``/``qvel`` just before stepping.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Dict, List
+
+import mujoco
+import numpy as np
+
+from legid_ros.core.sim.mjcf import SpecInfo
+
+
+def _id(model, kind, name: str) -> int:
+    i = mujoco.mj_name2id(model, kind, name)
+    if i < 0:
+        raise KeyError(f'{name} not in the MuJoCo model')
+    return i
+
+
+@dataclass
+class Layout:
+    """Indices into a compiled model for fast reads.
+
+    Attributes:
+        qpos_adr: qpos address of each actuated joint (pinocchio order).
+        dof_adr: qvel address of each actuated joint.
+        free_qpos: qpos address of the free joint (or -1).
+        free_dof: qvel address of the free joint (or -1).
+        touch_adr: Per foot, sensordata address of each touch sensor.
+        foot_body: Per foot, body id of the foot.
+        ft_site: Per foot, site id of the F/T frame.
+        imu_adr: sensordata addresses of (quat, gyro, acc).
+        base_body: Body id of the base.
+        root_body: Root body id of the free tree (its subtree COM is cfrc_ext's point).
+        feet: Foot names in order.
+    """
+
+    qpos_adr: np.ndarray
+    dof_adr: np.ndarray
+    free_qpos: int
+    free_dof: int
+    touch_adr: Dict[str, np.ndarray]
+    foot_body: Dict[str, int]
+    ft_site: Dict[str, int]
+    imu_adr: tuple
+    base_body: int
+    root_body: int
+    feet: List[str]
+
+
+def make_layout(model, info: SpecInfo, foot_links: Dict[str, str],
+                ft_frames: Dict[str, str]) -> Layout:
+    """Indices of everything the readout needs."""
+    jid = [_id(model, mujoco.mjtObj.mjOBJ_JOINT, n) for n in info.joint_names]
+    free = [j for j in range(model.njnt) if model.jnt_type[j] == mujoco.mjtJoint.mjJNT_FREE]
+    sadr = model.sensor_adr
+    touch = {f: np.array([sadr[_id(model, mujoco.mjtObj.mjOBJ_SENSOR, s)] for s in names])
+             for f, names in info.touch_sensors.items()}
+    imu = tuple(int(sadr[_id(model, mujoco.mjtObj.mjOBJ_SENSOR, s)]) for s in info.imu_sensors)
+    base = _id(model, mujoco.mjtObj.mjOBJ_BODY, info.base_body)
+    return Layout(qpos_adr=model.jnt_qposadr[jid], dof_adr=model.jnt_dofadr[jid],
+                  free_qpos=int(model.jnt_qposadr[free[0]]) if free else -1,
+                  free_dof=int(model.jnt_dofadr[free[0]]) if free else -1,
+                  touch_adr=touch,
+                  foot_body={f: _id(model, mujoco.mjtObj.mjOBJ_BODY, b)
+                             for f, b in foot_links.items()},
+                  ft_site={f: _id(model, mujoco.mjtObj.mjOBJ_SITE, s)
+                           for f, s in ft_frames.items()},
+                  imu_adr=imu, base_body=base, root_body=int(model.body_rootid[base]),
+                  feet=list(info.touch_sensors))
+
+
+def ground_wrench_world(data, lay: Layout, foot: str) -> np.ndarray:
+    """Contact wrench on a foot at the world origin, world axes ``[f, n]`` [N, N.m]."""
+    b = lay.foot_body[foot]
+    n_c, f = data.cfrc_ext[b, :3], data.cfrc_ext[b, 3:]
+    c = data.subtree_com[lay.root_body]
+    return np.concatenate([f, n_c + np.cross(c, f)])
+
+
+def wrench_in_frame(data, site: int, wrench_world: np.ndarray) -> np.ndarray:
+    """A world wrench at the origin moved to a site's origin and axes ``[f, n]``."""
+    p = data.site_xpos[site]
+    rot = data.site_xmat[site].reshape(3, 3)
+    f, n_o = wrench_world[:3], wrench_world[3:]
+    n_p = n_o - np.cross(p, f)
+    return np.concatenate([rot.T @ f, rot.T @ n_p])
+
+
+def zmp_of(wrench_world: np.ndarray) -> np.ndarray:
+    """ZMP on the ground z = 0 of a wrench at the world origin [m] (NaN without load)."""
+    fz = wrench_world[2]
+    if fz <= 1e-6:
+        return np.full(2, np.nan)
+    return np.array([-wrench_world[4] / fz, wrench_world[3] / fz])
+
+
+def base_state(qpos: np.ndarray, qvel: np.ndarray, qacc: np.ndarray, lay: Layout) -> tuple:
+    """Base pose ``[x, y, z, qx, qy, qz, qw]``, twist and acceleration in the base frame.
+
+    Twist and acceleration follow pinocchio's free-flyer convention (linear then angular, both
+    in the base frame; acceleration = time derivative of that twist, spatial).
+    """
+    a = lay.free_qpos
+    pos = qpos[a:a + 3]
+    w, x, y, z = qpos[a + 3:a + 7]
+    rot = np.zeros(9)
+    mujoco.mju_quat2Mat(rot, np.ascontiguousarray(qpos[a + 3:a + 7]))
+    rot = rot.reshape(3, 3)
+    d = lay.free_dof
+    v_lin = rot.T @ qvel[d:d + 3]
+    omega = qvel[d + 3:d + 6]
+    a_lin = rot.T @ qacc[d:d + 3] - np.cross(omega, v_lin)
+    pose = np.array([*pos, x, y, z, w])
+    return pose, np.concatenate([v_lin, omega]), np.concatenate([a_lin, qacc[d + 3:d + 6]])
