@@ -122,11 +122,11 @@ class BipedIK:
 def sample_target(rng: np.random.Generator, sole_half: np.ndarray, margin: float) -> Target:
     """Random knot targets: left foot lifted beside the right one, COM inside the sole."""
     com_box = sole_half - margin - 0.010
-    return Target(left_pos=np.array([rng.uniform(-0.08, 0.10), rng.uniform(0.15, 0.23),
-                                     rng.uniform(0.03, 0.09)]),
-                  left_yaw=float(rng.uniform(-0.15, 0.15)),
+    return Target(left_pos=np.array([rng.uniform(-0.06, 0.10), rng.uniform(0.12, 0.16),
+                                     rng.uniform(0.025, 0.07)]),
+                  left_yaw=float(rng.uniform(-0.10, 0.10)),
                   com_xy=rng.uniform(-com_box, com_box),
-                  trunk_z=float(rng.uniform(0.47, 0.52)),
+                  trunk_z=float(rng.uniform(0.475, 0.52)),
                   trunk_yaw=float(rng.uniform(-0.08, 0.08)))
 
 
@@ -174,8 +174,8 @@ def plan_knots(robot: Robot, model: pin.Model, duration_s: float, rng: np.random
     """Random targets and IK at every knot, covering at least ``duration_s``."""
     ik = BipedIK(robot, model)
     sole_half = np.asarray(robot.feet['right'].sole_size) / 2
-    tgt = sample_target(rng, sole_half, zmp_margin)
-    tgt.com_xy = np.zeros(2)
+    tgt = Target(left_pos=np.array([0.02, 0.13, 0.05]), left_yaw=0.0, com_xy=np.zeros(2),
+                 trunk_z=0.50, trunk_yaw=0.0)
     q, ok = ik.solve(ik.initial(), tgt)
     if not ok:
         raise SolverError('whole-body IK failed at the initial posture', 'no convergence')
