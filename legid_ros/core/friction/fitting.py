@@ -1,0 +1,227 @@
+"""Fitting friction models to (velocity, friction torque) points.
+
+Linear models: weighted least squares on their regressor. Stribeck velocity and the
+exponential-viscous exponent: bounded scalar search (scipy) with the linear part solved
+inside (variable projection). Seed 001's piecewise model: particle swarm (pyswarms) for the
+nonlinear low-speed branch, equality-constrained weighted LS for the high-speed branch so the
+two meet at ``v_th``; ``v_th`` itself is chosen among the gaps between measured speeds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional, Sequence
+
+import numpy as np
+import pyswarms
+from scipy.optimize import least_squares, minimize_scalar
+
+from legid_ros.core.errors import BadInputError, SolverError
+from legid_ros.core.friction.models import (DEFAULT_K_V, AsymmetricCoulombViscous,
+                                            CoulombViscous, ExponentialViscous, FrictionModel,
+                                            Piecewise, Stribeck)
+
+MODEL_ORDER = ('coulomb_viscous', 'asym_coulomb_viscous', 'stribeck', 'exp_viscous',
+               'piecewise')
+
+
+@dataclass
+class FrictionFit:
+    """A fitted model and its fit quality on the fitted points.
+
+    Attributes:
+        model: The fitted model.
+        mse: Mean squared error [N.m^2].
+        n_points: Points used.
+        info: Optimiser facts (cost history length, chosen v_th, ...).
+    """
+
+    model: FrictionModel
+    mse: float
+    n_points: int
+    info: dict
+
+
+def _prepare(v, tau, weights, mirror):
+    v = np.asarray(v, float).ravel()
+    tau = np.asarray(tau, float).ravel()
+    w = np.ones_like(v) if weights is None else np.asarray(weights, float).ravel()
+    if not v.size == tau.size == w.size:
+        raise BadInputError('v, tau and weights must have the same length')
+    ok = np.isfinite(v) & np.isfinite(tau) & np.isfinite(w)
+    v, tau, w = v[ok], tau[ok], w[ok]
+    if mirror:
+        v, tau, w = np.r_[v, -v], np.r_[tau, -tau], np.r_[w, w]
+    return v, tau, w
+
+
+def _wls(phi: np.ndarray, tau: np.ndarray, w: np.ndarray) -> np.ndarray:
+    sw = np.sqrt(w)
+    theta, *_ = np.linalg.lstsq(phi * sw[:, None], tau * sw, rcond=None)
+    return theta
+
+
+def _mse(model, v, tau):
+    return float(np.mean((model(v) - tau) ** 2))
+
+
+def fit_linear(model: FrictionModel, v, tau, weights=None, mirror: bool = False) -> FrictionFit:
+    """Weighted LS of a linear model's parameters (shape constants kept)."""
+    v, tau, w = _prepare(v, tau, weights, mirror)
+    phi = model.regressor(v)
+    if v.size < phi.shape[1]:
+        raise BadInputError(f'{v.size} points are too few for {phi.shape[1]} parameters')
+    model.set_params(_wls(phi, tau, w))
+    return FrictionFit(model, _mse(model, v, tau), int(v.size), {})
+
+
+def _scalar_fit(model, attr, bounds, v, tau, w, log=False) -> dict:
+    def cost(x):
+        setattr(model, attr, float(np.exp(x) if log else x))
+        theta = _wls(model.regressor(v), tau, w)
+        return float(np.sum(w * (model.regressor(v) @ theta - tau) ** 2))
+    lo, hi = (np.log(bounds[0]), np.log(bounds[1])) if log else bounds
+    res = minimize_scalar(cost, bounds=(lo, hi), method='bounded',
+                          options={'xatol': 1e-4, 'maxiter': 200})
+    if not res.success:
+        raise SolverError(f'scalar fit of {attr} did not converge: {res.message}',
+                          status=str(res.status), iterations=int(res.nfev),
+                          last_state=float(np.exp(res.x) if log else res.x))
+    setattr(model, attr, float(np.exp(res.x) if log else res.x))
+    model.set_params(_wls(model.regressor(v), tau, w))
+    return {attr: getattr(model, attr), 'evaluations': int(res.nfev)}
+
+
+def fit_stribeck(v, tau, weights=None, mirror: bool = False, k_v: float = DEFAULT_K_V,
+                 v_s_bounds=(1e-3, 2.0)) -> FrictionFit:
+    """Stribeck + viscous with the Stribeck velocity fitted [rad/s]."""
+    v, tau, w = _prepare(v, tau, weights, mirror)
+    model = Stribeck(k_v=k_v)
+    info = _scalar_fit(model, 'v_s', v_s_bounds, v, tau, w, log=True)
+    return FrictionFit(model, _mse(model, v, tau), int(v.size), info)
+
+
+def fit_exponential(v, tau, weights=None, mirror: bool = False, k_v: float = DEFAULT_K_V,
+                    delta_bounds=(0.1, 3.0)) -> FrictionFit:
+    """Seed 003's exponential-viscous law with the exponent fitted."""
+    v, tau, w = _prepare(v, tau, weights, mirror)
+    model = ExponentialViscous(k_v=k_v)
+    info = _scalar_fit(model, 'delta', delta_bounds, v, tau, w)
+    return FrictionFit(model, _mse(model, v, tau), int(v.size), info)
+
+
+def _pso_low(model: Piecewise, v, tau, w, n_particles, iters, seed):
+    scale = max(float(np.max(np.abs(tau))), 1e-6)
+    lo = np.array([0.0, -2 * scale, 1e-3, -5 * scale / model.v_th])
+    hi = np.array([2 * scale, 2 * scale, model.v_th, 5 * scale / model.v_th])
+    probe = Piecewise(v_th=model.v_th, k_v=model.k_v)
+
+    def cost(x):
+        out = np.empty(len(x))
+        for i, p in enumerate(x):
+            probe.f_sl, probe.f_scl, probe.v_sl, probe.f_vl = p
+            out[i] = np.sum(w * (probe.low(v) - tau) ** 2) / np.sum(w)
+        return out
+    np.random.seed(seed)  # pyswarms draws from numpy's global generator
+    opt = pyswarms.single.GlobalBestPSO(n_particles=n_particles, dimensions=4,
+                                        options={'c1': 1.5, 'c2': 1.5, 'w': 0.7},
+                                        bounds=(lo, hi))
+    best, pos = opt.optimize(cost, iters=iters, verbose=False)
+    hist = np.asarray(opt.cost_history, float)
+    # local polish of the swarm's best point (bounded trust-region LS)
+    sw = np.sqrt(w / np.sum(w))
+
+    def resid(p):
+        probe.f_sl, probe.f_scl, probe.v_sl, probe.f_vl = p
+        return sw * (probe.low(v) - tau)
+    x0 = np.clip(np.asarray(pos, float), lo + 1e-12, hi - 1e-12)
+    res = least_squares(resid, x0, bounds=(lo, hi), xtol=1e-10, ftol=1e-12, max_nfev=2000)
+    if res.status <= 0 or not np.all(np.isfinite(res.x)):
+        raise SolverError('low-speed branch fit did not converge: ' + str(res.message),
+                          status=str(res.status), iterations=iters + int(res.nfev),
+                          last_state=np.asarray(res.x))
+    polished = float(np.sum(res.fun ** 2))
+    if polished <= best:
+        pos, best = res.x, polished
+    model.f_sl, model.f_scl, model.v_sl, model.f_vl = (float(x) for x in pos)
+    return float(best), len(hist)
+
+
+def _high_constrained(model: Piecewise, v, tau, w):
+    phi = model.high_regressor(v)
+    c = model.high_regressor(np.array([model.v_th]))[0]
+    d = float(model.low(np.array([model.v_th]))[0])
+    sw = np.sqrt(w)
+    a = phi * sw[:, None]
+    b = tau * sw
+    k = phi.shape[1]
+    kkt = np.zeros((k + 1, k + 1))
+    kkt[:k, :k] = a.T @ a + 1e-12 * np.eye(k)
+    kkt[:k, k] = c
+    kkt[k, :k] = c
+    sol = np.linalg.lstsq(kkt, np.r_[a.T @ b, d], rcond=None)[0]
+    for n, x in zip(model.high_names, sol[:k]):
+        setattr(model, n, float(x))
+
+
+def fit_piecewise(v, tau, weights=None, mirror: bool = False, v_th: Optional[float] = None,
+                  k_v: float = DEFAULT_K_V, n_particles: int = 40, iters: int = 150,
+                  seed: int = 0,
+                  candidates: Optional[Sequence[float]] = None) -> FrictionFit:
+    """Seed 001's piecewise model: PSO on the low branch, constrained WLS on the high branch.
+
+    Args:
+        v, tau, weights: Points (speed [rad/s], friction [N.m]) and their weights.
+        mirror: Add the odd mirror image ``(-v, -tau)``.
+        v_th: Threshold [rad/s]; None picks, among gaps between measured speeds, the one
+            with the lowest weighted error (each branch needs >= 4 / 5 distinct speeds).
+        n_particles, iters, seed: Particle swarm settings.
+
+    The swarm's best point is polished by bounded ``scipy.optimize.least_squares``; a polish
+    that stops without converging raises SolverError carrying its last point.
+
+    Raises:
+        BadInputError: Too few distinct speeds for the two branches.
+    """
+    v, tau, w = _prepare(v, tau, weights, mirror)
+    speeds = np.unique(np.round(np.abs(v), 9))
+    if candidates is None and v_th is None:
+        mids = 0.5 * (speeds[1:] + speeds[:-1])
+        candidates = [m for m in mids
+                      if np.sum(speeds < m) >= 4 and np.sum(speeds > m) >= 5]
+    elif v_th is not None:
+        candidates = [float(v_th)]
+    if not candidates:
+        raise BadInputError(f'{speeds.size} distinct speeds are too few for the piecewise model '
+                            f'(needs >= 4 below and >= 5 above the threshold)')
+    best = None
+    for cand in candidates:
+        model = Piecewise(v_th=float(cand), k_v=k_v)
+        lowsel = np.abs(v) < cand
+        highsel = ~lowsel
+        if np.unique(np.abs(v[lowsel])).size < 4 or np.unique(np.abs(v[highsel])).size < 5:
+            raise BadInputError(f'threshold {cand:.3g} rad/s leaves too few speeds per branch')
+        lcost, nit = _pso_low(model, v[lowsel], tau[lowsel], w[lowsel], n_particles, iters,
+                              seed)
+        _high_constrained(model, v[highsel], tau[highsel], w[highsel])
+        err = float(np.sum(w * (model(v) - tau) ** 2) / np.sum(w))
+        if best is None or err < best[0]:
+            best = (err, model, {'v_th': float(cand), 'pso_iterations': nit,
+                                 'low_cost': lcost})
+    _, model, info = best
+    return FrictionFit(model, _mse(model, v, tau), int(v.size), info)
+
+
+def fit_model(kind: str, v, tau, weights=None, mirror: bool = False, **kw) -> FrictionFit:
+    """Fit a model by kind name (see ``MODEL_ORDER``)."""
+    if kind == 'coulomb_viscous':
+        return fit_linear(CoulombViscous(**kw), v, tau, weights, mirror)
+    if kind == 'asym_coulomb_viscous':
+        return fit_linear(AsymmetricCoulombViscous(**kw), v, tau, weights, mirror)
+    if kind == 'stribeck':
+        return fit_stribeck(v, tau, weights, mirror, **kw)
+    if kind == 'exp_viscous':
+        return fit_exponential(v, tau, weights, mirror, **kw)
+    if kind == 'piecewise':
+        return fit_piecewise(v, tau, weights, mirror, **kw)
+    raise BadInputError(f'unknown friction model {kind!r}; known: {list(MODEL_ORDER)}')
