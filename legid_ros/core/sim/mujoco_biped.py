@@ -229,7 +229,7 @@ def _assemble(robot, config, physics, opt, info, lay, rec, wr_world, wr_ft, sole
     fsr, foot_wrench = {}, {}
     for f in lay.feet:
         clean = rec['sens'][:, lay.touch_adr[f]]
-        fsr[f] = np.maximum(clean + noise.fsr_std * rng.standard_normal(clean.shape), 0.0)
+        fsr[f] = clean + noise.fsr_std * rng.standard_normal(clean.shape)
         fw = wr_ft[f].copy()
         fw[:, :3] += noise.ft_force_std * rng.standard_normal((n, 3))
         fw[:, 3:] += noise.ft_moment_std * rng.standard_normal((n, 3))

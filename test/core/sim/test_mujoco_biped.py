@@ -1,0 +1,127 @@
+"""Tests of the MuJoCo biped run (legid_ros.core.sim.mujoco_biped): a few seconds of physics."""
+
+import numpy as np
+import pinocchio as pin
+import pytest
+
+from legid_ros.core.errors import BadInputError
+from legid_ros.core.inertial import set_parameters
+from legid_ros.core.robot import load_robot
+from legid_ros.core.sim.mujoco_biped import (PhysicsConfig, Reference, plan_reference,
+                                             simulate_biped_mujoco)
+from legid_ros.core.sim.posture import single_support_posture
+from legid_ros.core.synthetic import NoiseModel, SyntheticConfig
+
+G = 9.81
+
+
+@pytest.fixture(scope='module')
+def biped():
+    return load_robot('biped')
+
+
+@pytest.fixture(scope='module')
+def standing(biped):
+    """2 s standing still on the right foot, exact sensors."""
+    q0 = single_support_posture(biped, com_xy=(0.01, -0.005))
+    n = 2001
+    ref = Reference(t=np.arange(n) * 1e-3, q=np.tile(q0[7:], (n, 1)))
+    cfg = SyntheticConfig(duration_s=2.0, rate_hz=1000.0, noise=NoiseModel.none())
+    return simulate_biped_mujoco(cfg, reference=ref, robot=biped)
+
+
+@pytest.fixture(scope='module')
+def moving(biped):
+    """4 s of seed 000's planned excitation at 500 Hz, exact sensors."""
+    cfg = SyntheticConfig(duration_s=4.0, rate_hz=500.0, seed=3, noise=NoiseModel.none(),
+                          speed_scale=2.0)
+    return simulate_biped_mujoco(cfg, robot=biped)
+
+
+def test_standing_forces_carry_true_weight(standing):
+    """Standing still, the right sole corners carry the true total weight, the left none."""
+    m_true = standing.pi_true[0::10].sum()
+    total = standing.fsr['right'][-200:].sum(axis=1)
+    assert np.allclose(total, m_true * G, rtol=2e-3)
+    assert np.all(standing.fsr['left'] == 0.0)
+    assert standing.foot_wrench['right'][-1, 2] == pytest.approx(m_true * G, rel=2e-3)
+    assert m_true != pytest.approx(standing.pi_cad[0::10].sum(), rel=1e-3)
+
+
+def test_sole_sensor_zmp_equals_contact_zmp(biped, standing):
+    """The ZMP from the four corner forces equals MuJoCo's contact ZMP (flat sole, at rest)."""
+    corners = np.array([[0.0625, 0.05], [0.0625, -0.05], [-0.0625, 0.05], [-0.0625, -0.05]])
+    f = standing.fsr['right'][-1]
+    zmp_fsr = f @ corners / f.sum()
+    assert np.allclose(zmp_fsr, standing.zmp_true[-1], atol=3e-4)
+    assert standing.meta['engine'] == 'mujoco'
+
+
+def test_imu_reads_gravity_when_still(standing):
+    """At rest the accelerometer reads +g along world z, rotated into the IMU frame."""
+    quat = standing.imu_quat[-1]
+    rot = pin.Quaternion(quat[3], *quat[:3]).matrix()
+    assert np.allclose(rot @ standing.imu_acc[-1], [0.0, 0.0, G], atol=0.02)
+    assert np.abs(standing.imu_gyro[-100:]).max() < 1e-3
+
+
+def test_true_fields_satisfy_rigid_body_dynamics(biped, moving):
+    """pinocchio's base wrench with the truth inertials equals the measured foot wrenches."""
+    model = biped.model.copy()
+    set_parameters(model, moving.pi_true)
+    data = model.createData()
+    weight = moving.pi_true[0::10].sum() * G
+    worst = 0.0
+    for k in range(100, moving.n, 97):
+        q = np.concatenate([moving.base_pose_true[k], moving.q[k]])
+        v = np.concatenate([moving.base_vel_true[k], moving.qd[k]])
+        a = np.concatenate([moving.base_acc_true[k], moving.qdd_true[k]])
+        tau = pin.rnea(model, data, q, v, a)
+        pin.framesForwardKinematics(model, data, q)
+        wb = np.zeros(6)
+        for name, foot in biped.feet.items():
+            b_m_f = data.oMi[1].actInv(data.oMf[biped.frame_id(foot.ft_frame)])
+            fw = moving.foot_wrench[name][k]
+            wb += b_m_f.act(pin.Force(fw[:3], fw[3:])).vector
+        worst = max(worst, np.abs(tau[:6] - wb).max())
+    assert worst < 1e-6 * weight
+
+
+def test_planned_motion_keeps_robot_up(moving):
+    """Tracking the excitation the robot stays up, all 4 support corners loaded, no slip."""
+    meta = moving.meta
+    assert not meta['fell']
+    assert meta['trunk_height_drop_m'] < 0.05
+    assert meta['support_corner_force_min_n'] > 2.0
+    assert meta['swing_force_max_n'] == 0.0
+    assert meta['support_slip_max_m'] < 1e-3
+    assert meta['support_yaw_slip_max_rad'] < 5e-3
+    assert np.all(np.abs(moving.zmp_true) < [0.0625, 0.05])
+    assert np.ptp(moving.q[:, 2]) > 0.05
+
+
+def test_servo_tracks_reference_and_efforts_are_servo_forces(biped, moving):
+    """Joint positions follow the CAD-planned reference within a few mrad."""
+    cfg = SyntheticConfig(duration_s=4.0, rate_hz=500.0, seed=3, speed_scale=2.0)
+    ref = plan_reference(biped, cfg, 1e-3)
+    err = moving.q - ref.q[::2][:moving.n]
+    assert np.abs(err).max() < 0.03
+    assert np.abs(moving.tau).max() > 5.0
+
+
+def test_rate_must_divide_physics_rate(biped):
+    """A recording rate that does not divide 1 kHz is refused."""
+    with pytest.raises(BadInputError):
+        simulate_biped_mujoco(SyntheticConfig(duration_s=0.1, rate_hz=300.0),
+                              PhysicsConfig(), robot=biped)
+
+
+def test_encoder_quantisation_applied(biped):
+    """With noise on, joint positions sit on the encoder grid."""
+    q0 = single_support_posture(biped)
+    ref = Reference(t=np.arange(301) * 1e-3, q=np.tile(q0[7:], (301, 1)))
+    cfg = SyntheticConfig(duration_s=0.3, rate_hz=1000.0)
+    rec = simulate_biped_mujoco(cfg, PhysicsConfig(settle_s=0.2), reference=ref, robot=biped)
+    steps = rec.q / cfg.noise.encoder_resolution
+    assert np.allclose(steps, np.round(steps), atol=1e-6)
+    assert np.std(rec.fsr['left']) > 0.5 * cfg.noise.fsr_std
