@@ -147,21 +147,29 @@ class FeedforwardModel:
             raise BadInputError(f'{name} holds NaN or inf: {arr}')
         return arr
 
-    def terms(self, q, qd_d, qdd_d) -> FeedforwardTerms:
-        """The feedforward split into rigid-body, rotor and friction parts [N.m]."""
+    def _load(self, q, qd_d, qdd_d) -> tuple:
+        """Check the inputs and write them into the full configuration vectors."""
         q = self._check('q', q)
         qd_d = self._check('qd_d', qd_d)
         qdd_d = self._check('qdd_d', qdd_d)
-        b = self._base
         self._q[self.model.nq - self.n:] = q
-        self._v[b:] = qd_d
-        self._a[b:] = qdd_d
+        self._v[self._base:] = qd_d
+        self._a[self._base:] = qdd_d
+        return q, qd_d, qdd_d
+
+    def _friction(self, qd_d: np.ndarray) -> np.ndarray:
+        if self.friction is None:
+            return np.zeros(self.n)
+        return np.asarray(self.friction(qd_d), float).reshape(self.n)
+
+    def terms(self, q, qd_d, qdd_d) -> FeedforwardTerms:
+        """The feedforward split into rigid-body, rotor and friction parts [N.m]."""
+        q, qd_d, qdd_d = self._load(q, qd_d, qdd_d)
+        b = self._base
         rb = pin.rnea(self.model, self.data, self._q, self._v, self._a)[b:].copy()
         grav = pin.computeGeneralizedGravity(self.model, self.data, self._q)[b:].copy()
-        fric = np.zeros(self.n) if self.friction is None else np.asarray(
-            self.friction(qd_d), float).reshape(self.n)
         return FeedforwardTerms(rigid_body=rb, gravity=grav, rotor=self.rotor_inertia * qdd_d,
-                                friction=fric)
+                                friction=self._friction(qd_d))
 
     def torque(self, q, qd_d, qdd_d) -> np.ndarray:
         """Feedforward torque at one sample, (n,) [N.m].
@@ -174,18 +182,9 @@ class FeedforwardModel:
         Raises:
             BadInputError: wrong sizes or non-finite values.
         """
-        q = self._check('q', q)
-        qd_d = self._check('qd_d', qd_d)
-        qdd_d = self._check('qdd_d', qdd_d)
-        b = self._base
-        self._q[self.model.nq - self.n:] = q
-        self._v[b:] = qd_d
-        self._a[b:] = qdd_d
-        tau = pin.rnea(self.model, self.data, self._q, self._v, self._a)[b:] \
-            + self.rotor_inertia * qdd_d
-        if self.friction is not None:
-            tau = tau + np.asarray(self.friction(qd_d), float).reshape(self.n)
-        return tau
+        q, qd_d, qdd_d = self._load(q, qd_d, qdd_d)
+        tau = pin.rnea(self.model, self.data, self._q, self._v, self._a)[self._base:]
+        return tau + self.rotor_inertia * qdd_d + self._friction(qd_d)
 
     def torque_batch(self, q: np.ndarray, qd_d: np.ndarray, qdd_d: np.ndarray) -> np.ndarray:
         """Feedforward torques along a trajectory, (N, n) [N.m]."""
@@ -344,3 +343,99 @@ class PdFeedforwardController:
             d.saturated_cycles += 1
             d.saturated_per_joint += sat
         return ControlOutput(tau=tau, tau_ff=tau_ff, tau_pd=tau_pd, saturated=sat)
+
+
+def from_identification(robot: Robot, result) -> FeedforwardModel:
+    """Feedforward model from an identification result.
+
+    Args:
+        robot: The robot the result was identified on.
+        result: Anything with ``pi`` (standard parameters), ``reflected_inertia`` (joint-side
+            rotor inertia [kg.m^2]) and ``friction`` (callable on joint velocities), such as
+            :class:`legid_ros.core.leg_ident.result.LegIdentResult`.
+    """
+    return FeedforwardModel(robot, pi=np.asarray(result.pi, float),
+                            rotor_inertia=np.asarray(result.reflected_inertia, float),
+                            friction=result.friction)
+
+
+@dataclass
+class ReferenceTrajectory:
+    """A joint reference (whole trajectory or one streamed point), in the model's joint order.
+
+    Attributes:
+        t: Times of the points from the start ``t0`` [s], strictly increasing, (K,).
+        q: Positions [rad], (K, n).
+        qd: Velocities [rad/s], (K, n).
+        qdd: Accelerations [rad/s^2], (K, n).
+        t0: Start time on the controller's clock [s].
+    """
+
+    t: np.ndarray
+    q: np.ndarray
+    qd: np.ndarray
+    qdd: np.ndarray
+    t0: float = 0.0
+
+    @classmethod
+    def from_points(cls, model_joints: Sequence[str], names: Sequence[str], t, q, qd=None,
+                    qdd=None, t0: float = 0.0) -> 'ReferenceTrajectory':
+        """Validate and reorder points given for joints ``names`` into ``model_joints`` order.
+
+        Missing velocities (accelerations) are the slope of the positions (velocities), or zero
+        for a single point.
+
+        Raises:
+            BadInputError: unknown, missing or repeated joints, non-finite values, empty or
+                non-increasing times, ragged arrays.
+        """
+        names = list(names)
+        unknown = [n for n in names if n not in model_joints]
+        missing = [n for n in model_joints if n not in names]
+        if unknown or missing or len(set(names)) != len(names):
+            raise BadInputError(f'reference joints {names} do not match the model joints '
+                                f'{list(model_joints)} (unknown {unknown}, missing {missing})')
+        order = [names.index(n) for n in model_joints]
+        t = np.asarray(t, float).ravel()
+        k = t.size
+        if k == 0 or (k > 1 and np.any(np.diff(t) <= 0)):
+            raise BadInputError('reference times must be non-empty and strictly increasing')
+
+        def arr(x, name):
+            a = np.asarray(x, float)
+            if a.shape != (k, len(names)):
+                raise BadInputError(f'reference {name} has shape {a.shape}, expected '
+                                    f'({k}, {len(names)})')
+            return a[:, order]
+
+        q = arr(q, 'positions')
+        qd = arr(qd, 'velocities') if qd is not None else (
+            np.gradient(q, t, axis=0) if k > 1 else np.zeros_like(q))
+        qdd = arr(qdd, 'accelerations') if qdd is not None else (
+            np.gradient(qd, t, axis=0) if k > 1 else np.zeros_like(q))
+        for name, a in (('times', t), ('positions', q), ('velocities', qd),
+                        ('accelerations', qdd)):
+            if not np.all(np.isfinite(a)):
+                raise BadInputError(f'reference {name} hold NaN or inf')
+        return cls(t, q, qd, qdd, float(t0))
+
+    @property
+    def end_time(self) -> float:
+        """Time of the last point on the controller's clock [s]."""
+        return self.t0 + float(self.t[-1])
+
+    def sample(self, now: float) -> tuple:
+        """``(q_d, qd_d, qdd_d)`` at time ``now`` [s]: linear interpolation between points,
+        the first point before the start, the last position at rest after the end (a single
+        streamed point is used as it is)."""
+        if self.t.size == 1:
+            return self.q[0], self.qd[0], self.qdd[0]
+        s = now - self.t0
+        if s <= self.t[0]:
+            return self.q[0], self.qd[0], self.qdd[0]
+        if s >= self.t[-1]:
+            z = np.zeros_like(self.q[-1])
+            return self.q[-1], z, z
+        i = int(np.searchsorted(self.t, s)) - 1
+        w = (s - self.t[i]) / (self.t[i + 1] - self.t[i])
+        return tuple((1 - w) * a[i] + w * a[i + 1] for a in (self.q, self.qd, self.qdd))

@@ -1,11 +1,14 @@
 """Tests of legid_ros.core.feedforward: feedforward torque and PD + feedforward controller."""
 
+from types import SimpleNamespace
+
 import numpy as np
 import pinocchio as pin
 import pytest
 
 from legid_ros.core.errors import BadInputError
 from legid_ros.core.feedforward import (FeedforwardModel, PdFeedforwardController, PdGains,
+                                        ReferenceTrajectory, from_identification,
                                         reflected_rotor_inertia)
 from legid_ros.core.inertial import get_parameters
 from legid_ros.core.robot import load_robot
@@ -115,3 +118,40 @@ def test_nan_or_wrong_size_is_rejected_without_command(leg):
     with pytest.raises(BadInputError):
         FeedforwardModel(leg).set_parameters(np.zeros(7))
     assert ctl.diagnostics.cycles == 0
+
+
+def test_reference_reorders_interpolates_and_holds(leg):
+    """A reference is reordered to model joints, interpolated linearly and held after its end."""
+    names = ['knee', 'hip_abad', 'hip_flex']
+    q = np.array([[1.0, 0.0, 0.2], [1.2, 0.1, 0.4]])
+    ref = ReferenceTrajectory.from_points(leg.actuated_joint_names, names, [0.0, 1.0], q,
+                                          t0=10.0)
+    qd_slope = np.array([0.1, 0.2, 0.2])
+    q_mid, qd_mid, _ = ref.sample(10.25)
+    np.testing.assert_allclose(q_mid, [0.025, 0.25, 1.05])
+    np.testing.assert_allclose(qd_mid, qd_slope)
+    q_end, qd_end, qdd_end = ref.sample(12.0)
+    np.testing.assert_allclose(q_end, [0.1, 0.4, 1.2])
+    assert not qd_end.any() and not qdd_end.any()
+
+
+@pytest.mark.parametrize('names,value', [(['hip_abad', 'hip_flex', 'ankle'], 0.0),
+                                         (['hip_abad', 'hip_flex'], 0.0),
+                                         (['hip_abad', 'hip_flex', 'knee'], np.nan)])
+def test_reference_rejects_unknown_missing_or_nan(leg, names, value):
+    """Unknown or missing joints and NaN values in a reference raise BadInputError."""
+    q = np.full((1, len(names)), 0.5)
+    q[0, -1] = value
+    with pytest.raises(BadInputError):
+        ReferenceTrajectory.from_points(leg.actuated_joint_names, names, [0.0], q)
+
+
+def test_from_identification_uses_result_parameters(leg):
+    """A model built from an identification result uses its pi, rotor inertia and friction."""
+    pi = _perturbed(leg, 3)
+    result = SimpleNamespace(pi=pi, reflected_inertia=np.array([0.01, 0.02, 0.03]),
+                             friction=_friction)
+    ff = from_identification(leg, result)
+    direct = FeedforwardModel(leg, pi, np.array([0.01, 0.02, 0.03]), _friction)
+    q, qd, qdd = np.array([0.1, 0.5, 1.0]), np.array([0.2, -0.3, 0.4]), np.array([1.0, 2, 3])
+    np.testing.assert_allclose(ff.torque(q, qd, qdd), direct.torque(q, qd, qdd), atol=1e-12)

@@ -1,0 +1,291 @@
+"""The controller node: PD + model feedforward torques at a fixed rate (seed 001).
+
+Subscribes ``joint_states`` (sensor_msgs/JointState), ``legid/reference``
+(trajectory_msgs/JointTrajectory: a whole trajectory, or one point per message when streamed)
+and ``legid/parameters`` (std_msgs/Float64MultiArray, names in ``layout.dim[0].label`` as
+``parameters:<name>,...``). Publishes, every cycle of a steady-clock wall timer,
+``legid/feedforward`` (Float64MultiArray in ``joint_names`` order: the input format of
+ros2_control's forward_command_controller) and ``legid/command`` (JointState: desired position
+and velocity, total effort), and ``/diagnostics``. A thin adapter: messages -> arrays ->
+:class:`legid_ros.core.feedforward.PdFeedforwardController` -> messages.
+
+Bad input (unknown joints, NaN, wrong sizes, parameter names that do not match the model) is
+reported on ``/diagnostics`` and logged once; the node then sends no command until valid input
+arrives, and never crashes.
+"""
+
+from __future__ import annotations
+
+import array
+import time
+from typing import Dict, List, Optional
+
+import numpy as np
+from diagnostic_msgs.msg import DiagnosticArray
+from rcl_interfaces.msg import ParameterDescriptor, ParameterType
+from rclpy.clock import Clock, ClockType
+from rclpy.node import Node
+from rclpy.qos import QoSProfile, qos_profile_sensor_data
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray
+from trajectory_msgs.msg import JointTrajectory
+
+from legid_ros.core.errors import BadInputError, LegidError
+from legid_ros.core.feedforward import (FeedforwardModel, PdFeedforwardController, PdGains,
+                                        ReferenceTrajectory, default_gains, from_identification,
+                                        reflected_rotor_inertia)
+from legid_ros.core.robot import load_robot
+from legid_ros.ros.conversions import diagnostic_msg, parameters_from_msg, stamp_to_sec
+from legid_ros.ros.executor import run_node
+
+DIAG_NAME = 'legid controller'
+_D = ParameterType
+
+
+def _desc(text: str, kind: int) -> ParameterDescriptor:
+    return ParameterDescriptor(description=text, type=kind)
+
+
+def _doubles(values) -> array.array:
+    return array.array('d', np.ascontiguousarray(values, dtype=np.float64).tobytes())
+
+
+class ControllerNode(Node):
+    """PD + feedforward joint controller node (see the module docstring)."""
+
+    def __init__(self, **kwargs):
+        super().__init__('controller', **kwargs)
+        p = self.declare_parameter(
+            'robot', 'leg3', _desc('Built-in robot name or description YAML path', _D.
+                                   PARAMETER_STRING)).value
+        floating = self.declare_parameter(
+            'floating_base', False,
+            _desc('Model the root as a free flyer (evaluated with the base at rest)',
+                  _D.PARAMETER_BOOL)).value
+        self.robot = load_robot(p, floating_base=floating)
+        model_joints = self.robot.actuated_joint_names
+        gains = default_gains(self.robot)
+        self.out_names: List[str] = list(self.declare_parameter(
+            'joint_names', model_joints,
+            _desc('Joint order of legid/feedforward and legid/command (forward_command_'
+                  'controller joints)', _D.PARAMETER_STRING_ARRAY)).value)
+        rate = float(self.declare_parameter(
+            'rate_hz', 1000.0, _desc('Control rate [Hz]', _D.PARAMETER_DOUBLE)).value)
+        kp = list(self.declare_parameter(
+            'kp', gains.kp.tolist(), _desc('Proportional gains per model joint [N.m/rad] '
+                                           '(default seed 001)', _D.PARAMETER_DOUBLE_ARRAY)).value)
+        kd = list(self.declare_parameter(
+            'kd', gains.kd.tolist(), _desc('Derivative gains per model joint [N.m.s/rad] '
+                                           '(default seed 001)', _D.PARAMETER_DOUBLE_ARRAY)).value)
+        use_ff = self.declare_parameter(
+            'use_feedforward', True, _desc('Add the model feedforward torque', _D.PARAMETER_BOOL)
+        ).value
+        self.ff_includes_pd = bool(self.declare_parameter(
+            'feedforward_includes_pd', False,
+            _desc('Publish the total saturated torque (PD + feedforward) on legid/feedforward '
+                  'instead of the feedforward alone', _D.PARAMETER_BOOL)).value)
+        ident_file = self.declare_parameter(
+            'ident_file', '', _desc('Identification result YAML (LegIdentResult: link '
+                                    'parameters, rotor inertias, friction); empty: URDF '
+                                    'inertials, description rotor inertias, no friction',
+                                    _D.PARAMETER_STRING)).value
+        self.state_timeout = float(self.declare_parameter(
+            'state_timeout_s', 0.1, _desc('No command when the last joint state is older than '
+                                          'this [s]', _D.PARAMETER_DOUBLE)).value)
+        diag_period = float(self.declare_parameter(
+            'diagnostics_period_s', 1.0, _desc('Period of the /diagnostics status [s]',
+                                               _D.PARAMETER_DOUBLE)).value)
+        jitter_window = int(self.declare_parameter(
+            'jitter_window', 20000, _desc('Timer periods kept for the jitter statistics [-]',
+                                          _D.PARAMETER_INTEGER)).value)
+
+        self.last_error = ''
+        if sorted(self.out_names) != sorted(model_joints):
+            self.last_error = (f'joint_names {self.out_names} is not a permutation of the '
+                               f'model joints {model_joints}; using the model order')
+            self.get_logger().error(self.last_error)
+            self.out_names = list(model_joints)
+        self.out_index = np.array([model_joints.index(n) for n in self.out_names])
+        self.model_joints = model_joints
+        self.ff = FeedforwardModel(self.robot, rotor_inertia=reflected_rotor_inertia(self.robot))
+        if ident_file:
+            try:
+                from legid_ros.core.leg_ident.result import LegIdentResult
+                self.ff = from_identification(self.robot, LegIdentResult.load(ident_file))
+            except (LegidError, ValueError, OSError, KeyError) as exc:
+                self.last_error = f'cannot use ident_file {ident_file!r}: {exc}; using the URDF'
+                self.get_logger().error(self.last_error)
+        self.controller = PdFeedforwardController.for_robot(
+            self.robot, self.ff if use_ff else None, gains=PdGains(kp, kd))
+        self.rotor_names = [f'{j}.rotor_J' for j in model_joints]
+
+        self.q: Optional[np.ndarray] = None
+        self.qd: Optional[np.ndarray] = None
+        self.state_time = -np.inf
+        self.reference: Optional[ReferenceTrajectory] = None
+        self._state_map: Dict[tuple, np.ndarray] = {}
+        self.counts = {'published': 0, 'skipped': 0, 'bad_states': 0, 'bad_references': 0,
+                       'bad_parameters': 0, 'parameter_updates': 0, 'references': 0}
+        self._logged = set()
+        self.period = 1.0 / rate
+        self.tick_times = np.zeros(max(jitter_window, 2))
+        self.n_ticks = 0
+        self.ff_us_sum = 0.0
+
+        self.pub_ff = self.create_publisher(Float64MultiArray, 'legid/feedforward', 10)
+        self.pub_cmd = self.create_publisher(JointState, 'legid/command', 10)
+        self.pub_diag = self.create_publisher(DiagnosticArray, '/diagnostics', 10)
+        self.create_subscription(JointState, 'joint_states', self._on_state,
+                                 qos_profile_sensor_data)
+        self.create_subscription(JointTrajectory, 'legid/reference', self._on_reference,
+                                 QoSProfile(depth=10))
+        self.create_subscription(Float64MultiArray, 'legid/parameters', self._on_parameters,
+                                 QoSProfile(depth=10))
+        self.steady = Clock(clock_type=ClockType.STEADY_TIME)
+        self.timer = self.create_timer(self.period, self._tick, clock=self.steady)
+        self.create_timer(diag_period, self._publish_diagnostics, clock=self.steady)
+
+    # ------------------------------------------------------------------ inputs
+    def _now(self) -> float:
+        return self.get_clock().now().nanoseconds * 1e-9
+
+    def _report(self, kind: str, exc: Exception) -> None:
+        """Count a rejected input, log its first occurrence, publish a diagnostic now."""
+        self.counts[kind] += 1
+        self.last_error = f'{kind}: {exc}'
+        key = (kind, type(exc).__name__)
+        if key not in self._logged:
+            self._logged.add(key)
+            self.get_logger().error(f'rejected input ({kind}): {exc}')
+        self._publish_diagnostics(level='error', message=self.last_error)
+
+    def _on_state(self, msg: JointState) -> None:
+        try:
+            names = tuple(msg.name)
+            idx = self._state_map.get(names)
+            if idx is None:
+                missing = [j for j in self.model_joints if j not in names]
+                if missing:
+                    raise BadInputError(f'joint_states lacks joints {missing}')
+                idx = np.array([names.index(j) for j in self.model_joints])
+                self._state_map[names] = idx
+            q = np.asarray(msg.position, float)
+            qd = np.asarray(msg.velocity, float)
+            if q.size != len(names) or qd.size != len(names):
+                raise BadInputError('joint_states needs one position and velocity per name')
+            q, qd = q[idx], qd[idx]
+            if not (np.all(np.isfinite(q)) and np.all(np.isfinite(qd))):
+                raise BadInputError('joint_states holds NaN or inf')
+            self.q, self.qd, self.state_time = q, qd, time.monotonic()
+        except (LegidError, ValueError, IndexError) as exc:
+            self._report('bad_states', exc)
+
+    def _on_reference(self, msg: JointTrajectory) -> None:
+        try:
+            pts = msg.points
+            if not pts:
+                raise BadInputError('reference has no points')
+            t = [p.time_from_start.sec + p.time_from_start.nanosec * 1e-9 for p in pts]
+            q = [list(p.positions) for p in pts]
+            qd = [list(p.velocities) for p in pts] if all(p.velocities for p in pts) else None
+            qdd = ([list(p.accelerations) for p in pts]
+                   if all(p.accelerations for p in pts) else None)
+            stamp = stamp_to_sec(msg.header.stamp)
+            ref = ReferenceTrajectory.from_points(self.model_joints, list(msg.joint_names), t,
+                                                  q, qd, qdd, stamp if stamp > 0 else self._now())
+            self.reference = ref
+            self.counts['references'] += 1
+        except (LegidError, ValueError) as exc:
+            self.reference = None  # a bad reference stops the commands
+            self._report('bad_references', exc)
+
+    def _on_parameters(self, msg: Float64MultiArray) -> None:
+        try:
+            values, names = parameters_from_msg(msg)
+            n_pi = len(self.ff.parameter_names)
+            if names == self.ff.parameter_names:
+                self.ff.set_parameters(values)
+            elif names == self.ff.parameter_names + self.rotor_names:
+                ratio = np.array([float((self.robot.description.get('joints') or {}).get(
+                    j, {}).get('gear_ratio', 1.0)) for j in self.model_joints])
+                self.ff.set_parameters(values[:n_pi])
+                self.ff.set_rotor_inertia(ratio ** 2 * values[n_pi:])
+            else:
+                raise BadInputError(f'parameter names do not match the model '
+                                    f'({len(names)} names, model has {n_pi})')
+            self.counts['parameter_updates'] += 1
+        except (LegidError, ValueError) as exc:
+            self._report('bad_parameters', exc)
+
+    # ------------------------------------------------------------------ cycle
+    def _tick(self) -> None:
+        now_mono = time.perf_counter()
+        self.tick_times[self.n_ticks % self.tick_times.size] = now_mono
+        self.n_ticks += 1
+        if (self.q is None or self.reference is None
+                or time.monotonic() - self.state_time > self.state_timeout):
+            self.counts['skipped'] += 1
+            return
+        try:
+            now = self._now()
+            q_d, qd_d, qdd_d = self.reference.sample(now)
+            out = self.controller.step(self.q, self.qd, q_d, qd_d, qdd_d)
+        except (LegidError, ValueError) as exc:
+            self._report('bad_references', exc)
+            return
+        self.ff_us_sum += self.controller.last_ff_s * 1e6
+        o = self.out_index
+        ff_msg = Float64MultiArray()
+        ff_msg.data = _doubles((out.tau if self.ff_includes_pd else out.tau_ff)[o])
+        cmd = JointState()
+        cmd.header.stamp = self.get_clock().now().to_msg()
+        cmd.name = self.out_names
+        cmd.position = _doubles(q_d[o])
+        cmd.velocity = _doubles(qd_d[o])
+        cmd.effort = _doubles(out.tau[o])
+        self.pub_ff.publish(ff_msg)
+        self.pub_cmd.publish(cmd)
+        self.counts['published'] += 1
+
+    # ------------------------------------------------------------------ status
+    def jitter_ms(self) -> np.ndarray:
+        """|timer period - nominal| of the recorded cycles [ms]."""
+        k = min(self.n_ticks, self.tick_times.size)
+        if k < 3:
+            return np.zeros(0)
+        start = self.n_ticks % self.tick_times.size if self.n_ticks > k else 0
+        t = np.roll(self.tick_times, -start)[:k] if self.n_ticks > k else self.tick_times[:k]
+        return np.abs(np.diff(t) - self.period) * 1e3
+
+    def _publish_diagnostics(self, level: Optional[str] = None,
+                             message: Optional[str] = None) -> None:
+        d = self.controller.diagnostics
+        if level is None:
+            stale = self.q is None or time.monotonic() - self.state_time > self.state_timeout
+            if self.reference is None or stale:
+                level, message = 'warn', ('waiting for ' + ' and '.join(
+                    x for x, bad in (('joint_states', stale), ('a reference',
+                                                                self.reference is None)) if bad))
+            elif d.saturated_cycles:
+                level, message = 'warn', f'effort saturated in {d.saturated_cycles} cycles'
+            else:
+                level, message = 'ok', 'commanding'
+        jit = self.jitter_ms()
+        values = dict(self.counts)
+        values.update({'cycles': d.cycles, 'saturated_cycles': d.saturated_cycles,
+                       'saturated_per_joint': d.saturated_per_joint.tolist(),
+                       'tau_ff_us_mean': self.ff_us_sum / max(d.cycles, 1),
+                       'loop_jitter_ms_p99': float(np.percentile(jit, 99)) if jit.size else 0.0,
+                       'last_error': self.last_error})
+        self.pub_diag.publish(diagnostic_msg(self._now(), DIAG_NAME, self.robot.name, level,
+                                             message, values))
+
+
+def main(args=None) -> int:
+    """Console script ``controller_node``: spin the node until Ctrl-C / SIGTERM."""
+    return run_node(ControllerNode, args)
+
+
+if __name__ == '__main__':
+    import sys
+    sys.exit(main())

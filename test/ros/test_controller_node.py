@@ -1,0 +1,154 @@
+"""Real rclpy tests of the controller node: published torques equal the core computation."""
+
+import time
+
+import numpy as np
+import pytest
+import rclpy
+from builtin_interfaces.msg import Duration
+from diagnostic_msgs.msg import DiagnosticArray
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.parameter import Parameter
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+from legid_ros.core.feedforward import (FeedforwardModel, PdFeedforwardController,
+                                        reflected_rotor_inertia)
+from legid_ros.core.inertial import get_parameters, parameter_names
+from legid_ros.core.robot import load_robot
+from legid_ros.ros.controller_node import DIAG_NAME, ControllerNode
+from legid_ros.ros.conversions import diagnostic_values, parameters_msg
+
+OUT_ORDER = ['knee', 'hip_abad', 'hip_flex']
+STATE_ORDER = ['hip_flex', 'knee', 'hip_abad']
+Q = {'hip_abad': 0.05, 'hip_flex': 0.4, 'knee': 1.1}  # [rad]
+QD = {'hip_abad': 0.1, 'hip_flex': -0.2, 'knee': 0.3}  # [rad/s]
+REF = {'hip_abad': (0.06, 0.2, 1.0), 'hip_flex': (0.41, -0.1, -2.0), 'knee': (1.08, 0.5, 3.0)}
+
+
+class Harness:
+    """A controller node plus a test node that feeds and records it."""
+
+    def __init__(self):
+        self.ctl = ControllerNode(parameter_overrides=[
+            Parameter('robot', value='leg3'), Parameter('joint_names', value=OUT_ORDER),
+            Parameter('rate_hz', value=500.0), Parameter('state_timeout_s', value=5.0)])
+        self.io = rclpy.create_node('controller_test_io')
+        self.pub_state = self.io.create_publisher(JointState, 'joint_states', 10)
+        self.pub_ref = self.io.create_publisher(JointTrajectory, 'legid/reference', 10)
+        self.pub_par = self.io.create_publisher(Float64MultiArray, 'legid/parameters', 10)
+        self.ff, self.cmd, self.diag = [], [], []
+        self.io.create_subscription(Float64MultiArray, 'legid/feedforward', self.ff.append, 10)
+        self.io.create_subscription(JointState, 'legid/command', self.cmd.append, 10)
+        self.io.create_subscription(DiagnosticArray, '/diagnostics', self.diag.append, 10)
+        self.ex = SingleThreadedExecutor()
+        self.ex.add_node(self.ctl)
+        self.ex.add_node(self.io)
+        self.spin_until(lambda: self.pub_state.get_subscription_count() > 0
+                        and self.pub_ref.get_subscription_count() > 0
+                        and self.pub_par.get_subscription_count() > 0)
+
+    def spin_until(self, cond, timeout=10.0):
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            self.ex.spin_once(timeout_sec=0.01)
+            if cond():
+                return True
+        return False
+
+    def spin_for(self, seconds):
+        self.spin_until(lambda: False, seconds)
+
+    def send_state(self):
+        msg = JointState(name=STATE_ORDER, position=[Q[j] for j in STATE_ORDER],
+                         velocity=[QD[j] for j in STATE_ORDER])
+        self.pub_state.publish(msg)
+
+    def send_ref(self, names, values):
+        pt = JointTrajectoryPoint(positions=[v[0] for v in values],
+                                  velocities=[v[1] for v in values],
+                                  accelerations=[v[2] for v in values],
+                                  time_from_start=Duration())
+        self.pub_ref.publish(JointTrajectory(joint_names=names, points=[pt]))
+
+    def close(self):
+        self.ex.shutdown()
+        self.ctl.destroy_node()
+        self.io.destroy_node()
+
+
+@pytest.fixture
+def harness():
+    rclpy.init()
+    h = Harness()
+    yield h
+    h.close()
+    rclpy.shutdown()
+
+
+def _expected(leg, pi=None):
+    ff = FeedforwardModel(leg, pi=pi, rotor_inertia=reflected_rotor_inertia(leg))
+    ctl = PdFeedforwardController.for_robot(leg, ff)
+    names = leg.actuated_joint_names
+    out = ctl.step([Q[j] for j in names], [QD[j] for j in names], *[
+        [REF[j][k] for j in names] for k in range(3)])
+    order = [names.index(j) for j in OUT_ORDER]
+    return out.tau_ff[order], out.tau[order]
+
+
+def test_published_torques_equal_core_computation(harness):
+    """legid/feedforward and legid/command carry the core's tau_ff and tau in joint_names order."""
+    leg = load_robot('leg3', floating_base=False)
+    harness.send_state()
+    harness.send_ref(['hip_flex', 'hip_abad', 'knee'], [REF[j] for j in
+                                                        ['hip_flex', 'hip_abad', 'knee']])
+    assert harness.spin_until(lambda: len(harness.ff) >= 3 and len(harness.cmd) >= 3)
+    tau_ff, tau = _expected(leg)
+    np.testing.assert_allclose(harness.ff[-1].data, tau_ff, rtol=1e-9, atol=1e-9)
+    cmd = harness.cmd[-1]
+    assert list(cmd.name) == OUT_ORDER
+    np.testing.assert_allclose(cmd.effort, tau, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(cmd.position, [REF[j][0] for j in OUT_ORDER])
+    # a new identified parameter set (heavier shank) changes the torques to the core's
+    pi = get_parameters(leg.model)
+    pi[20:30] *= 1.5
+    harness.pub_par.publish(parameters_msg(pi, parameter_names(leg.model)))
+    tau_ff2, tau2 = _expected(leg, pi)
+    assert harness.spin_until(lambda: np.allclose(harness.ff[-1].data, tau_ff2, atol=1e-9))
+    assert not np.allclose(tau_ff2, tau_ff)
+    assert harness.ctl.counts['parameter_updates'] == 1
+
+
+@pytest.mark.parametrize('case', ['unknown_joint', 'nan'])
+def test_bad_reference_gives_diagnostic_and_no_command(harness, case):
+    """A reference with an unknown joint or NaN yields an ERROR diagnostic and no command."""
+    harness.send_state()
+    names = ['hip_abad', 'hip_flex', 'knee']
+    values = [REF[j] for j in names]
+    if case == 'unknown_joint':
+        names = ['hip_abad', 'hip_flex', 'ankle']
+    else:
+        values[1] = (float('nan'), 0.0, 0.0)
+    harness.send_ref(names, values)
+
+    def error_seen():
+        for msg in harness.diag:
+            st = diagnostic_values(msg, DIAG_NAME)
+            if st is not None and st[0] == 2 and 'bad_references' in st[1]:
+                return True
+        return False
+
+    assert harness.spin_until(error_seen)
+    harness.spin_for(0.3)
+    assert harness.ff == [] and harness.cmd == []
+    assert harness.ctl.counts['bad_references'] == 1
+
+
+def test_mismatched_parameter_names_are_rejected(harness):
+    """Parameters whose names do not match the model are refused with a diagnostic."""
+    harness.pub_par.publish(parameters_msg(np.ones(3), ['a.m', 'b.m', 'c.m']))
+    assert harness.spin_until(lambda: harness.ctl.counts['bad_parameters'] == 1)
+    assert harness.ctl.counts['parameter_updates'] == 0
+    leg = load_robot('leg3', floating_base=False)
+    np.testing.assert_allclose(harness.ctl.ff.parameters, get_parameters(leg.model))
