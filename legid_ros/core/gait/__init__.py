@@ -1,0 +1,1 @@
+"""Foot trajectories and gaits (seed 004): improved cycloid, trot, slope, friction cone."""

@@ -1,0 +1,17 @@
+"""Redundant-leg inverse kinematics (seed 004): leg model, extended Jacobian, gradient projection.
+
+No ROS imports here; the ik node in ``legid_ros/ros/ik_node.py`` adapts messages to these
+functions.
+"""
+
+from legid_ros.core.ik.ejm import (TASKS, DifferentialResult, IkSolution, det_extended,
+                                   extended_jacobian, solve_closed_form, solve_differential,
+                                   task_value)
+from legid_ros.core.ik.gpm import damped_pinv, solve_gpm
+from legid_ros.core.ik.leg import (LEGS, LegGeometry, LegKinematics, from_leg_plane,
+                                   planar_fk, planar_jacobian, to_leg_plane)
+
+__all__ = ['TASKS', 'LEGS', 'DifferentialResult', 'IkSolution', 'LegGeometry', 'LegKinematics',
+           'damped_pinv', 'det_extended', 'extended_jacobian', 'from_leg_plane', 'planar_fk',
+           'planar_jacobian', 'solve_closed_form', 'solve_differential', 'solve_gpm',
+           'task_value', 'to_leg_plane']
