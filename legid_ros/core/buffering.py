@@ -379,6 +379,11 @@ class Buffer:
                 s.reset()
 
     # ---------------------------------------------------------------- output
+    @property
+    def latest_row(self) -> Optional[np.ndarray]:
+        """The newest processed row (None before the first)."""
+        return self._rows[-1] if self._rows else None
+
     def stale_streams(self) -> List[str]:
         """Auxiliary streams with nothing newer than ``stale_after_s`` before the newest row."""
         if not self._pending_t and not np.isfinite(self._last_emitted):

@@ -1,0 +1,213 @@
+"""Buffer node: robot sensor streams -> aligned, filtered windows and the measured ZMP.
+
+Subscribes ``joint_states``, ``imu`` and, per foot of the robot's description, either the
+6-axis ``<foot wrench_topic>`` or the sole sensors ``<fsr_topic_prefix>/<k>`` (both
+WrenchStamped; chosen by the description's ``force_sensing`` unless overridden). Publishes
+``legid/window`` (Float64MultiArray, rows x channels, schema in the layout),
+``legid/zmp/measured`` (PointStamped in ``world_frame``) and ``/diagnostics``. Service
+``~/reset``. All logic lives in :mod:`legid_ros.core.buffering`.
+"""
+
+from __future__ import annotations
+
+import time
+from functools import partial
+
+import numpy as np
+from diagnostic_msgs.msg import DiagnosticArray
+from geometry_msgs.msg import PointStamped, WrenchStamped
+from rclpy.node import Node
+from sensor_msgs.msg import Imu, JointState
+from std_msgs.msg import Float64MultiArray
+from std_srvs.srv import Trigger
+
+from legid_ros.core.buffering import Buffer, BufferConfig
+from legid_ros.core.buffering_kin import StreamKinematics
+from legid_ros.core.errors import LegidError
+from legid_ros.core.robot import load_robot
+from legid_ros.ros import conversions as cv
+from legid_ros.ros.executor import run_node
+from legid_ros.ros.node_util import declare, sensor_qos
+
+PARAMETERS = {
+    'robot': ('biped', 'built-in robot name or path of a description YAML'),
+    'force_sensing': ('', "'wrench' (6-axis per foot), 'fsr' (sole sensors) or '' (from the "
+                          "description's force_sensing)"),
+    'window_length': (200, 'rows per window [samples]'),
+    'window_hop': (100, 'rows between two windows [samples] (<= window_length)'),
+    'max_delay_s': (0.02, 'longest wait of a joint-state row for the other streams [s]'),
+    'reorder_s': (0.002, 'wait for late (out-of-order) joint states [s]'),
+    'stale_after_s': (0.05, 'a force/IMU sample older than this marks the row not ok [s]'),
+    'jump_back_s': (0.5, 'a stamp this far behind the newest is a clock jump (new segment) [s]'),
+    'velocity_cutoff_hz': (50.0, 'first-order lag cutoff on joint velocities [Hz] (0 = off)'),
+    'acceleration_cutoff_hz': (20.0, 'first-order lag cutoff on joint accelerations [Hz]'),
+    'zmp_cutoff_hz': (20.0, 'first-order lag cutoff on the measured ZMP [Hz] (0 = off)'),
+    'contact_force_n': (20.0, 'normal force above which a foot is in contact [N]'),
+    'flush_every': (10, 'joint-state messages between two processing passes (and measured '
+                        'ZMP messages) [messages]'),
+    'idle_flush_s': (0.2, 'process waiting rows after this long without joint states [s]'),
+    'queue_depth': (500, 'subscription queue depth of every sensor topic [messages]'),
+    'diagnostics_period_s': (1.0, 'period of the /diagnostics status [s]'),
+    'world_frame': ('world', 'frame_id of the measured ZMP'),
+}
+DIAG_NAME = 'legid buffer'
+
+
+class BufferNode(Node):
+    """ROS adapter around :class:`legid_ros.core.buffering.Buffer`."""
+
+    def __init__(self, **kwargs):
+        super().__init__('buffer', **kwargs)
+        p = declare(self, PARAMETERS)
+        self.p = p
+        robot = load_robot(p['robot'])
+        mode = p['force_sensing'] or robot.description.get('force_sensing', 'wrench')
+        fsr_count = {f: len(foot.sensor_frames) for f, foot in robot.feet.items()}
+        self.cfg = BufferConfig(
+            joint_names=robot.actuated_joint_names, feet=list(robot.feet), force_mode=mode,
+            fsr_count=fsr_count, length=int(p['window_length']), hop=int(p['window_hop']),
+            max_delay_s=p['max_delay_s'], reorder_s=p['reorder_s'],
+            stale_after_s=p['stale_after_s'], jump_back_s=p['jump_back_s'],
+            velocity_cutoff_hz=p['velocity_cutoff_hz'],
+            acceleration_cutoff_hz=p['acceleration_cutoff_hz'], zmp_cutoff_hz=p['zmp_cutoff_hz'])
+        self.kin = StreamKinematics(robot, mode, contact_force_n=p['contact_force_n'])
+        self.buffer = Buffer(self.cfg, self.kin)
+        self.schema = self.buffer.schema
+        self._zmp_cols = (self.schema.index('zmp.x'), self.schema.index('zmp.y'))
+        qos = sensor_qos(int(p['queue_depth']))
+        self.pub_window = self.create_publisher(Float64MultiArray, 'legid/window', 10)
+        self.pub_zmp = self.create_publisher(PointStamped, 'legid/zmp/measured', 10)
+        self.pub_diag = self.create_publisher(DiagnosticArray, '/diagnostics', 10)
+        self.create_subscription(JointState, 'joint_states', self._on_joint_state, qos)
+        self.create_subscription(Imu, 'imu', self._on_imu, qos)
+        for name, foot in robot.feet.items():
+            if mode == 'wrench':
+                self.create_subscription(WrenchStamped, foot.wrench_topic,
+                                         partial(self._on_wrench, name), qos)
+            else:
+                for k in range(fsr_count[name]):
+                    self.create_subscription(WrenchStamped, cv.fsr_topic(foot.fsr_topic_prefix, k),
+                                             partial(self._on_fsr, name, k), qos)
+        self.create_service(Trigger, '~/reset', self._on_reset)
+        self.create_timer(0.05, self._on_timer)
+        self.create_timer(float(p['diagnostics_period_s']), self._publish_diagnostics)
+        self.received = {'joint_states': 0, 'imu': 0, 'force': 0}
+        self.windows_published = 0
+        self._since_flush = 0
+        self._last_js_wall = time.monotonic()
+        self._last_zmp_t = -np.inf
+        self._reported = set()
+        self._errors = 0
+        self.get_logger().info(
+            f'buffer: robot {robot.name}, {mode} force sensing, {len(self.schema)} channels, '
+            f'windows of {self.cfg.length} rows every {self.cfg.hop} rows')
+
+    # -------------------------------------------------------------- callbacks
+    def _guard(self, fn, *args):
+        try:
+            fn(*args)
+        except (LegidError, ValueError, TypeError, IndexError) as exc:
+            self._errors += 1
+            self.buffer.events['callback_error'] = self.buffer.events.get('callback_error', 0) + 1
+            if 'callback_error' not in self._reported:
+                self._reported.add('callback_error')
+                self.get_logger().error(f'bad message ignored: {exc}')
+
+    def _on_joint_state(self, msg: JointState):
+        self.received['joint_states'] += 1
+        self._guard(self.buffer.add_joint_state, *cv.joint_state_fields(msg))
+        self._last_js_wall = time.monotonic()
+        self._since_flush += 1
+        if self._since_flush >= self.p['flush_every']:
+            self._flush()
+
+    def _on_imu(self, msg: Imu):
+        self.received['imu'] += 1
+        self._guard(self.buffer.add_imu, *cv.imu_fields(msg))
+
+    def _on_wrench(self, foot: str, msg: WrenchStamped):
+        self.received['force'] += 1
+        self._guard(self.buffer.add_wrench, foot, *cv.wrench_fields(msg))
+
+    def _on_fsr(self, foot: str, k: int, msg: WrenchStamped):
+        self.received['force'] += 1
+        self._guard(self.buffer.add_fsr, foot, k, cv.stamp_to_sec(msg.header.stamp),
+                    msg.wrench.force.z)
+
+    def _on_timer(self):
+        if time.monotonic() - self._last_js_wall > self.p['idle_flush_s']:
+            self._flush(force=True, final=True)
+        else:
+            self._flush()
+
+    def _on_reset(self, request, response):
+        self._flush(force=True, final=True)
+        self.buffer = Buffer(self.cfg, self.kin)
+        response.success = True
+        response.message = 'buffer reset'
+        return response
+
+    # ----------------------------------------------------------------- output
+    def _flush(self, force: bool = False, final: bool = False):
+        self._since_flush = 0
+        try:
+            windows = self.buffer.flush(force=force, final=final)
+        except (LegidError, ValueError) as exc:
+            self._errors += 1
+            self.get_logger().error(f'processing failed: {exc}')
+            return
+        for win in windows:
+            self.pub_window.publish(cv.window_msg(win, self.schema))
+            self.windows_published += 1
+        self._publish_zmp()
+        self._report_new_events()
+
+    def _publish_zmp(self):
+        row = self.buffer.latest_row
+        if row is None or row[0] == self._last_zmp_t:
+            return
+        self._last_zmp_t = row[0]
+        x, y = row[self._zmp_cols[0]], row[self._zmp_cols[1]]
+        if np.isfinite(x) and np.isfinite(y):
+            self.pub_zmp.publish(cv.point_msg(row[0], self.p['world_frame'], x, y))
+
+    def _report_new_events(self):
+        for kind in self.buffer.events:
+            if kind not in self._reported:
+                self._reported.add(kind)
+                self.get_logger().warning(f'input problem: {kind} (counted in /diagnostics)')
+                self._publish_diagnostics()
+
+    def status(self):
+        """(level, message, values) of the current diagnostic."""
+        ev = dict(self.buffer.events)
+        stale = self.buffer.stale_streams()
+        level = 'ok'
+        parts = []
+        if ev:
+            level = 'warn'
+            parts.append('input problems: ' + ', '.join(f'{k} x{v}' for k, v in sorted(ev.items())))
+        if stale:
+            level = 'warn'
+            parts.append('silent streams: ' + ', '.join(stale))
+        values = {f'event.{k}': v for k, v in sorted(ev.items())}
+        values.update({'received.' + k: v for k, v in self.received.items()})
+        values.update({'rows_emitted': self.buffer.rows_emitted,
+                       'windows_published': self.windows_published,
+                       'stale_streams': ','.join(stale), 'force_sensing': self.cfg.force_mode})
+        return level, '; '.join(parts) or 'ok', values
+
+    def _publish_diagnostics(self):
+        level, message, values = self.status()
+        now = self.get_clock().now().nanoseconds * 1e-9
+        self.pub_diag.publish(cv.diagnostic_msg(now, DIAG_NAME, 'legid_ros', level, message,
+                                                values))
+
+
+def main(args=None) -> int:
+    """Console script ``buffer_node``."""
+    return run_node(BufferNode, args)
+
+
+if __name__ == '__main__':
+    raise SystemExit(main())

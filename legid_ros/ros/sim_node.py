@@ -1,0 +1,180 @@
+"""Sim node: the simulated biped's sensor topics at 1 kHz, plus latched ground truth.
+
+The run is computed first (seed 000's excitation, :func:`legid_ros.core.synthetic.
+simulate_biped` or MuJoCo physics :func:`legid_ros.core.sim.mujoco_biped.
+simulate_biped_mujoco`), then streamed sample by sample at ``real_time_factor`` times real
+time: ``joint_states``, ``imu``, per foot ``<wrench_topic>`` and/or ``<fsr_topic_prefix>/<k>``
+(WrenchStamped, force.z), and ``legid/sim/ground_truth`` (Float64MultiArray, transient local,
+names in the layout). Stamps are the start wall time plus the run time; with ``loop`` the run
+repeats with stamps that keep increasing. The achieved real-time factor is in /diagnostics.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import List
+
+import numpy as np
+from diagnostic_msgs.msg import DiagnosticArray
+from geometry_msgs.msg import WrenchStamped
+from rclpy.node import Node
+from sensor_msgs.msg import Imu, JointState
+from std_msgs.msg import Float64MultiArray
+
+from legid_ros.core.errors import BadInputError
+from legid_ros.core.recording import Recording
+from legid_ros.core.robot import load_robot
+from legid_ros.ros import conversions as cv
+from legid_ros.ros.executor import run_node
+from legid_ros.ros.node_util import declare, latched_qos, sensor_qos
+
+PARAMETERS = {
+    'robot': ('biped', 'built-in robot name (only biped is simulated)'),
+    'engine': ('synthetic', "'synthetic' (exact rigid-body data) or 'mujoco' (physics)"),
+    'duration_s': (20.0, 'length of the precomputed run [s]'),
+    'seed': (0, 'seed of the random excitation and noise'),
+    'noise': ('default', "sensor noise: 'default' or 'none'"),
+    'real_time_factor': (1.0, 'playback speed: simulated seconds per wall second'),
+    'loop': (True, 'repeat the run (stamps keep increasing)'),
+    'publish_forces': ('', "'wrench', 'fsr', 'both' or '' (the description's force_sensing)"),
+    'publish_period_s': (0.005, 'wall period of the publishing timer [s]'),
+    'start_delay_s': (0.5, 'wait before the first sample, to let subscribers connect [s]'),
+    'recording': ('', 'optional .npz Recording to stream instead of simulating'),
+    'queue_depth': (500, 'publisher queue depth [messages]'),
+}
+DIAG_NAME = 'legid sim'
+
+
+def make_recording(engine: str, duration_s: float, seed: int, noise: str) -> Recording:
+    """Simulate seed 000's excitation with the synthetic generator or MuJoCo."""
+    from legid_ros.core.synthetic import NoiseModel, SyntheticConfig
+
+    if noise not in ('default', 'none'):
+        raise BadInputError(f"noise must be 'default' or 'none', not {noise!r}")
+    cfg = SyntheticConfig(duration_s=float(duration_s), seed=int(seed),
+                          noise=NoiseModel.none() if noise == 'none' else NoiseModel())
+    if engine == 'synthetic':
+        from legid_ros.core.synthetic import simulate_biped
+        return simulate_biped(cfg)
+    if engine == 'mujoco':
+        from legid_ros.core.sim.mujoco_biped import simulate_biped_mujoco
+        return simulate_biped_mujoco(cfg)
+    raise BadInputError(f"engine must be 'synthetic' or 'mujoco', not {engine!r}")
+
+
+class SimNode(Node):
+    """Streams a precomputed :class:`Recording` as robot topics."""
+
+    def __init__(self, recording: Recording = None, **kwargs):
+        super().__init__('sim', **kwargs)
+        p = declare(self, PARAMETERS)
+        self.p = p
+        robot = load_robot(p['robot'])
+        if recording is None:
+            if p['recording']:
+                recording = Recording.load_npz(p['recording'])
+            else:
+                self.get_logger().info(f"simulating {p['duration_s']:.1f} s ({p['engine']})")
+                recording = make_recording(p['engine'], p['duration_s'], p['seed'], p['noise'])
+        self.rec = recording
+        mode = p['publish_forces'] or robot.description.get('force_sensing', 'wrench')
+        if mode not in ('wrench', 'fsr', 'both'):
+            raise BadInputError(f'publish_forces must be wrench, fsr, both or empty: {mode!r}')
+        qos = sensor_qos(int(p['queue_depth']))
+        self.pub_js = self.create_publisher(JointState, 'joint_states', qos)
+        self.pub_imu = self.create_publisher(Imu, 'imu', qos)
+        self.pub_wrench = {}
+        self.pub_fsr = {}
+        self.frames = {}
+        for name, foot in robot.feet.items():
+            if mode in ('wrench', 'both') and name in recording.foot_wrench:
+                self.pub_wrench[name] = self.create_publisher(WrenchStamped, foot.wrench_topic,
+                                                              qos)
+            if mode in ('fsr', 'both') and name in recording.fsr:
+                self.pub_fsr[name] = [
+                    self.create_publisher(WrenchStamped, cv.fsr_topic(foot.fsr_topic_prefix, k), qos)
+                    for k in range(recording.fsr[name].shape[1])]
+            self.frames[name] = (foot.ft_frame or foot.link, foot.sensor_frames)
+        self.imu_frame = robot.imu_frame
+        self.pub_truth = self.create_publisher(Float64MultiArray, 'legid/sim/ground_truth',
+                                               latched_qos())
+        self.pub_diag = self.create_publisher(DiagnosticArray, '/diagnostics', 10)
+        if recording.pi_true is not None:
+            self.pub_truth.publish(cv.parameters_msg(recording.pi_true, recording.param_names))
+        self.rtf = float(p['real_time_factor'])
+        if self.rtf <= 0:
+            raise BadInputError('real_time_factor must be > 0')
+        self.span = float(recording.t[-1] - recording.t[0]) + 1.0 / max(recording.rate, 1.0)
+        self.t0_wall = time.time() + float(p['start_delay_s'])
+        self._mono0 = time.monotonic() + float(p['start_delay_s'])
+        self.index = 0
+        self.lap = 0
+        self.published = 0
+        self.finished = False
+        self._max_batch = max(2, int(4 * p['publish_period_s'] * recording.rate * self.rtf))
+        self.create_timer(float(p['publish_period_s']), self._on_timer)
+        self.create_timer(1.0, self._publish_diagnostics)
+        self.get_logger().info(
+            f'streaming {recording.n} samples ({self.span:.1f} s) at {self.rtf:g}x real time, '
+            f'forces: {mode}')
+
+    def _on_timer(self):
+        elapsed = (time.monotonic() - self._mono0) * self.rtf
+        if elapsed < 0 or self.finished:
+            return
+        rec = self.rec
+        t_rel = rec.t - rec.t[0]
+        for _ in range(self._max_batch):
+            if self.index >= rec.n:
+                if not self.p['loop']:
+                    self.finished = True
+                    return
+                self.index = 0
+                self.lap += 1
+            run_t = self.lap * self.span + t_rel[self.index]
+            if run_t > elapsed:
+                return
+            self._publish_sample(self.index, self.t0_wall + run_t)
+            self.index += 1
+
+    def _publish_sample(self, k: int, stamp: float):
+        rec = self.rec
+        self.pub_js.publish(cv.joint_state_msg(stamp, rec.joint_names, rec.q[k], rec.qd[k],
+                                               rec.tau[k]))
+        self.pub_imu.publish(cv.imu_msg(stamp, self.imu_frame, rec.imu_quat[k],
+                                        rec.imu_gyro[k], rec.imu_acc[k]))
+        for foot, pub in self.pub_wrench.items():
+            pub.publish(cv.wrench_msg(stamp, self.frames[foot][0], rec.foot_wrench[foot][k]))
+        for foot, pubs in self.pub_fsr.items():
+            frames: List[str] = self.frames[foot][1]
+            for j, pub in enumerate(pubs):
+                frame = frames[j] if j < len(frames) else ''
+                pub.publish(cv.wrench_msg(stamp, frame, [0, 0, rec.fsr[foot][k, j], 0, 0, 0]))
+        self.published += 1
+
+    def achieved_rtf(self) -> float:
+        """Simulated seconds published per wall second since the start."""
+        wall = time.monotonic() - self._mono0
+        if wall <= 0 or self.published == 0:
+            return 0.0
+        return (self.published / max(self.rec.rate, 1.0)) / wall
+
+    def _publish_diagnostics(self):
+        rtf = self.achieved_rtf()
+        level = 'ok' if rtf >= 0.9 * self.rtf or self.finished or self.published == 0 else 'warn'
+        msg = 'finished' if self.finished else f'streaming at {rtf:.2f}x real time'
+        now = self.get_clock().now().nanoseconds * 1e-9
+        self.pub_diag.publish(cv.diagnostic_msg(
+            now, DIAG_NAME, 'legid_ros', level, msg,
+            {'samples_published': self.published, 'real_time_factor_requested': self.rtf,
+             'real_time_factor_achieved': rtf, 'lap': self.lap,
+             'engine': self.rec.meta.get('engine', 'recording')}))
+
+
+def main(args=None) -> int:
+    """Console script ``sim_node``."""
+    return run_node(SimNode, args)
+
+
+if __name__ == '__main__':
+    raise SystemExit(main())

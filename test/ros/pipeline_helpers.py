@@ -1,0 +1,55 @@
+"""Helpers of the pipeline node tests: a private rclpy context, spinning with a deadline."""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from typing import Callable, List
+
+import rclpy
+from rclpy.parameter import Parameter
+
+from legid_ros.ros.executor import make_executor
+
+
+@contextlib.contextmanager
+def ros_context():
+    """A fresh rclpy context and an executor on it; everything is torn down on exit."""
+    ctx = rclpy.Context()
+    rclpy.init(context=ctx)
+    executor = make_executor(context=ctx)
+    nodes: List = []
+    try:
+        yield ctx, executor, nodes
+    finally:
+        for node in nodes:
+            with contextlib.suppress(Exception):
+                executor.remove_node(node)
+            with contextlib.suppress(Exception):
+                node.destroy_node()
+        with contextlib.suppress(Exception):
+            executor.shutdown(timeout_sec=1.0)
+        with contextlib.suppress(Exception):
+            rclpy.shutdown(context=ctx)
+
+
+def params(**kw) -> List[Parameter]:
+    """Parameter overrides from keyword arguments."""
+    return [Parameter(k, value=v) for k, v in kw.items()]
+
+
+def spin_until(executor, cond: Callable[[], bool], timeout_s: float) -> bool:
+    """Spin until ``cond()`` or the deadline [s]; returns ``cond()``."""
+    end = time.monotonic() + timeout_s
+    while time.monotonic() < end:
+        executor.spin_once(timeout_sec=0.01)
+        if cond():
+            return True
+    return cond()
+
+
+def spin_for(executor, seconds: float) -> None:
+    """Spin for a fixed time [s]."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        executor.spin_once(timeout_sec=0.01)
