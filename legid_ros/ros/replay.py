@@ -1,0 +1,156 @@
+"""Publish a rosbag2 into the ROS graph with its original timing (no ``ros2 bag play`` needed).
+
+Messages are read with ``rosbags`` and published as they are stored (serialized CDR, through
+``Publisher.publish(bytes)``), at the bag's receive times scaled by ``rate``. Topics whose
+names are not valid ROS 2 names (``/left_foot/fsr/0``: a token may not start with a digit)
+are published under :func:`legid_ros.ros.conversions.ros_topic_name` (``.../sensor_0``).
+Single-message topics (ground truth, CAD parameters, meta) are latched (transient local).
+With ``loop`` the bag restarts from the beginning: the stamps jump back, as with
+``ros2 bag play --loop``. With ``clock`` a ``/clock`` is published from the bag times.
+"""
+
+from __future__ import annotations
+
+import importlib
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Dict, Optional
+
+from rosbags.rosbag2 import Reader
+
+from legid_ros.core.errors import BadInputError
+from legid_ros.ros.conversions import ros_topic_name, sec_to_stamp
+from legid_ros.ros.node_util import latched_qos, sensor_qos
+
+LATCHED = ('/legid/sim/ground_truth', '/legid/sim/cad_parameters', '/legid/sim/meta')
+
+
+@dataclass
+class ReplayStats:
+    """What a replay did.
+
+    Attributes:
+        published: Messages published, per ROS topic.
+        skipped_types: Message types that are not installed (their topics were skipped).
+        loops: Passes over the bag.
+        bag_span_s: Duration of the bag [s].
+        wall_s: Wall time of the replay [s].
+        max_lag_s: Largest delay of a message behind its scheduled time [s].
+    """
+
+    published: Dict[str, int] = field(default_factory=dict)
+    skipped_types: Dict[str, str] = field(default_factory=dict)
+    loops: int = 0
+    bag_span_s: float = 0.0
+    wall_s: float = 0.0
+    max_lag_s: float = 0.0
+
+
+def _bag_dir(path) -> Path:
+    p = Path(path)
+    if p.is_file() and p.suffix in ('.mcap', '.db3'):
+        p = p.parent
+    if not (p / 'metadata.yaml').is_file():
+        raise BadInputError(f'{path} is not a rosbag2 directory (no metadata.yaml)')
+    return p
+
+
+def message_class(msgtype: str):
+    """The Python class of a ROS type name such as ``sensor_msgs/msg/JointState``."""
+    pkg, kind, name = msgtype.split('/')
+    return getattr(importlib.import_module(f'{pkg}.{kind}'), name)
+
+
+class BagReplay:
+    """Publishes a bag through a node.
+
+    Args:
+        node: rclpy node that owns the publishers.
+        bag: rosbag2 directory (or its .mcap/.db3 file).
+        rate: Playback speed (1 = original timing; <= 0 = as fast as possible).
+        loop: Restart at the end.
+        clock: Publish ``/clock`` from the bag's receive times.
+        clock_period_s: Bag time between two ``/clock`` messages [s].
+    """
+
+    def __init__(self, node, bag, rate: float = 1.0, loop: bool = False, clock: bool = False,
+                 clock_period_s: float = 0.01, queue_depth: int = 1000):
+        self.node = node
+        self.path = _bag_dir(bag)
+        self.rate = float(rate)
+        self.loop = loop
+        self.clock_period = clock_period_s
+        self.stats = ReplayStats()
+        self.pubs = {}
+        with Reader(self.path) as reader:
+            self.stats.bag_span_s = (reader.end_time - reader.start_time) * 1e-9
+            for conn in reader.connections:
+                if conn.topic in self.pubs:
+                    continue
+                try:
+                    cls = message_class(conn.msgtype)
+                except (ImportError, AttributeError, ValueError):
+                    self.stats.skipped_types[conn.topic] = conn.msgtype
+                    continue
+                qos = latched_qos() if conn.topic in LATCHED else sensor_qos(queue_depth)
+                topic = ros_topic_name(conn.topic)
+                self.pubs[conn.topic] = (topic, node.create_publisher(cls, topic, qos))
+        self.clock_pub = None
+        if clock:
+            from rosgraph_msgs.msg import Clock
+            self.clock_pub = node.create_publisher(Clock, '/clock', 10)
+            self._clock_cls = Clock
+
+    def wait_for_subscribers(self, topic: str = '/joint_states', timeout_s: float = 5.0) -> bool:
+        """Wait until ``topic`` has a subscriber (or the timeout) [s]."""
+        entry = self.pubs.get(topic)
+        if entry is None:
+            return False
+        end = time.monotonic() + timeout_s
+        while time.monotonic() < end:
+            if entry[1].get_subscription_count() > 0:
+                return True
+            time.sleep(0.02)
+        return False
+
+    def run(self, stop: Optional[Callable[[], bool]] = None, max_loops: Optional[int] = None
+            ) -> ReplayStats:
+        """Publish the bag (once, or until ``stop()`` / ``max_loops`` when looping)."""
+        self._wall0 = None
+        start = time.monotonic()
+        lap_offset = 0.0
+        while True:
+            self._one_pass(lap_offset, stop)
+            self.stats.loops += 1
+            lap_offset += self.stats.bag_span_s + 1e-3
+            if not self.loop or (stop is not None and stop()):
+                break
+            if max_loops is not None and self.stats.loops >= max_loops:
+                break
+        self.stats.wall_s = time.monotonic() - start
+        return self.stats
+
+    def _one_pass(self, lap_offset: float, stop) -> None:
+        next_clock = None
+        with Reader(self.path) as reader:
+            t0 = reader.start_time
+            conns = [c for c in reader.connections if c.topic in self.pubs]
+            for i, (conn, stamp_ns, raw) in enumerate(reader.messages(connections=conns)):
+                bag_t = (stamp_ns - t0) * 1e-9
+                if self._wall0 is None:
+                    self._wall0 = time.monotonic()
+                if self.rate > 0:
+                    target = self._wall0 + (lap_offset + bag_t) / self.rate
+                    delay = target - time.monotonic()
+                    if delay > 0.001:
+                        time.sleep(delay - 0.0005)
+                    self.stats.max_lag_s = max(self.stats.max_lag_s, -delay)
+                topic, pub = self.pubs[conn.topic]
+                pub.publish(bytes(raw))
+                self.stats.published[topic] = self.stats.published.get(topic, 0) + 1
+                if self.clock_pub is not None and (next_clock is None or bag_t >= next_clock):
+                    self.clock_pub.publish(self._clock_cls(clock=sec_to_stamp(stamp_ns * 1e-9)))
+                    next_clock = bag_t + self.clock_period
+                if stop is not None and i % 200 == 0 and stop():
+                    return
