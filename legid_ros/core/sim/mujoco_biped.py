@@ -49,12 +49,18 @@ class PhysicsConfig:
         settle_s: Time the robot stands still in the start posture before recording [s].
         fall_height_m: Trunk drop below its start height that counts as a fall [m].
         fall_tilt_rad: Trunk tilt that counts as a fall [rad].
+        plan_margin_m: Smallest ZMP margin the CAD plan keeps to the sole edge [m] (the larger
+            of this and the SyntheticConfig's ``zmp_margin`` is used). The physics needs more
+            than the synthetic data: the planner only knows CAD (the truth moves the real ZMP
+            by up to ~12 mm), and an elastic 4-point sole unloads a corner as soon as
+            ``|px|/a + |py|/b > 1`` (a diamond, not the planner's box).
     """
 
     sim: Optional[SimOptions] = None
     settle_s: float = 1.0  # [s]
     fall_height_m: float = 0.10  # [m]
     fall_tilt_rad: float = 0.35  # [rad]
+    plan_margin_m: float = 0.03  # [m]
 
 
 @dataclass
@@ -79,18 +85,21 @@ def sim_options_for(config: SyntheticConfig, robot: Robot) -> SimOptions:
                       damping=dict(zip(names, visc.tolist())))
 
 
-def plan_reference(robot: Robot, config: SyntheticConfig, dt: float) -> Reference:
+def plan_reference(robot: Robot, config: SyntheticConfig, dt: float,
+                   margin_m: Optional[float] = None) -> Reference:
     """Plan seed 000's excitation on the CAD model and sample it at the servo rate.
 
     Uses the synthetic planner (random targets, whole-body IK at knots, joint spline, ZMP
-    guard with ``config.zmp_margin``) with the robot's CAD parameters.
+    guard) with the robot's CAD parameters and the ZMP margin ``margin_m`` [m] (default
+    ``config.zmp_margin``).
     """
     from legid_ros.core.synthetic.motion import guard_zmp, plan_knots
 
+    margin = config.zmp_margin if margin_m is None else float(margin_m)
     rng = np.random.default_rng(config.seed)
-    traj = plan_knots(robot, robot.model, config.duration_s, rng, config.zmp_margin,
+    traj = plan_knots(robot, robot.model, config.duration_s, rng, margin,
                       config.speed_scale, tuple(config.segment_s), config.knots_per_segment)
-    limit = np.asarray(robot.feet['right'].sole_size) / 2 - config.zmp_margin
+    limit = np.asarray(robot.feet['right'].sole_size) / 2 - margin
     guard_zmp(traj, robot.model, robot.frame_id(robot.feet['right'].sole_frame),
               config.duration_s, limit)
     t = np.arange(int(round(config.duration_s / dt)) + 1) * dt
@@ -157,7 +166,8 @@ def simulate_biped_mujoco(config: Optional[SyntheticConfig] = None,
                               {f: ft.ft_frame for f, ft in robot.feet.items()})
     sole_site = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_SITE, support.sole_frame)
     if reference is None:
-        reference = plan_reference(robot, config, dt)
+        reference = plan_reference(robot, config, dt,
+                                   max(config.zmp_margin, physics.plan_margin_m))
     q_ref = np.asarray(reference.q, float)
     n_steps = int(round(config.duration_s / dt))
     if len(q_ref) < n_steps + 1:
@@ -243,6 +253,7 @@ def _assemble(robot, config, physics, opt, info, lay, rec, wr_world, wr_ft, sole
     meta = {'engine': 'mujoco', 'rate_hz': float(config.rate_hz), 'seed': int(config.seed),
             'duration_s': float(config.duration_s), 'physics_dt_s': float(opt.timestep_s),
             'settle_s': float(physics.settle_s), 'support_foot': 'right',
+            'zmp_margin_m': float(max(config.zmp_margin, physics.plan_margin_m)),
             'noise': noise.as_dict(), 'truth': {k: [float(v[0]), np.asarray(v[1]).tolist()]
                                                 for k, v in config.truth.items()},
             'servo_kp': opt.kp if isinstance(opt.kp, float) else str(opt.kp),

@@ -103,7 +103,7 @@ def test_planned_motion_keeps_robot_up(moving):
 def test_servo_tracks_reference_and_efforts_are_servo_forces(biped, moving):
     """Joint positions follow the CAD-planned reference within a few mrad."""
     cfg = SyntheticConfig(duration_s=4.0, rate_hz=500.0, seed=3, speed_scale=2.0)
-    ref = plan_reference(biped, cfg, 1e-3)
+    ref = plan_reference(biped, cfg, 1e-3, PhysicsConfig().plan_margin_m)
     err = moving.q - ref.q[::2][:moving.n]
     assert np.abs(err).max() < 0.03
     assert np.abs(moving.tau).max() > 5.0
