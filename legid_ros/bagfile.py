@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, List, Optional, Union
@@ -148,16 +149,14 @@ def bag_info(path: Union[str, Path]) -> BagInfo:
     reader = _open(path)
     try:
         first, last, count, types = {}, {}, {}, {}
+        by_topic = {}
         for conn in reader.connections:
             types[conn.topic] = conn.msgtype
-            count.setdefault(conn.topic, 0)
+            count[conn.topic] = count.get(conn.topic, 0) + int(conn.msgcount)
+            by_topic.setdefault(conn.topic, []).append(conn)
         try:
-            for conn, stamp, _raw in reader.messages():
-                topic = conn.topic
-                first.setdefault(topic, stamp)
-                last[topic] = stamp
-                count[topic] += 1
-        except Exception as exc:
+            _first_last(reader, by_topic, first, last)
+        except Exception as exc:  # corrupt storage: rosbags raises many types
             raise BadInputError(f'cannot read bag {path}: {exc}'.splitlines()[0]) from exc
         storage = 'mcap' if any(Path(reader.path).glob('*.mcap')) else 'sqlite3'
         topics = []
@@ -172,6 +171,24 @@ def bag_info(path: Union[str, Path]) -> BagInfo:
                        max(ends, default=0.0), sum(count.values()), topics)
     finally:
         reader.close()
+
+
+def _first_last(reader: Reader, by_topic: dict, first: dict, last: dict,
+                window_ns: int = 10 ** 9) -> None:
+    """First and last receive time [ns] per topic: scan 1 s windows at the bag's ends, then
+    the whole bag only for the topics not seen there."""
+    start, end = reader.start_time, reader.end_time
+    for conn, stamp, _raw in reader.messages(start=start, stop=start + window_ns):
+        first.setdefault(conn.topic, stamp)
+        first[conn.topic] = min(first[conn.topic], stamp)
+    for conn, stamp, _raw in reader.messages(start=max(start, end - window_ns), stop=end + 1):
+        last[conn.topic] = max(last.get(conn.topic, stamp), stamp)
+    rest = [c for topic, conns in by_topic.items() if topic not in first or topic not in last
+            for c in conns]
+    if rest:
+        for conn, stamp, _raw in reader.messages(connections=rest):
+            first[conn.topic] = min(first.get(conn.topic, stamp), stamp)
+            last[conn.topic] = max(last.get(conn.topic, stamp), stamp)
 
 
 def _stamps(t: np.ndarray) -> np.ndarray:
@@ -239,7 +256,7 @@ def write_bag(recording: Recording, path: Union[str, Path], storage: str = 'mcap
         streams.append((POSE_TOPIC, TYPES['pose'], FixedLayout(_TS, TYPES['pose'], 'world'),
                         rec.base_pose_true))
     packed = [layout.pack(stamps, values) for _, _, layout, values in streams]
-    show = (n > 20000) if progress is None else progress
+    show = (n > 20000 and sys.stderr.isatty()) if progress is None else progress
     try:
         with Writer(path, version=9, storage_plugin=plugins[storage]) as writer:
             conns = [writer.add_connection(topic, mtype, typestore=_TS)
