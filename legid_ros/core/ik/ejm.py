@@ -40,6 +40,11 @@ class IkSolution:
     min_abs_det: float
 
 
+def wrap(angle: np.ndarray) -> np.ndarray:
+    """Angles wrapped to [-pi, pi) [rad]."""
+    return np.mod(np.asarray(angle) + np.pi, 2.0 * np.pi) - np.pi
+
+
 def _check_task(task: str) -> None:
     if task not in TASKS:
         raise BadInputError(f'unknown redundancy task {task!r}; tasks: {", ".join(TASKS)}')
@@ -165,7 +170,7 @@ def solve_closed_form(geo: LegGeometry, targets: np.ndarray, task: str, psi: np.
         a2, th4, dist = two_link(xz - knee, geo.l2, l3, lo[3], hi[3])
         th3 = a2 - th2
         what = 'ankle'
-    q = np.stack([th1, th2, th3, th4], axis=-1)
+    q = wrap(np.stack([th1, th2, th3, th4], axis=-1))
     det = det_extended(q[:, 1:], geo, task, spring)
     if np.any(dist > _TOL):
         j = 2 if what == 'knee' else 3
