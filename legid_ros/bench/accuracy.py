@@ -1,0 +1,244 @@
+"""``legid bench accuracy``: end-to-end accuracy of every method on MuJoCo physics data.
+
+Seed 000's protocol in physics: 5 runs of 95 s standing on the right foot (MuJoCo, true
+inertials = CAD perturbed by the seed's Table 2 truth, joint friction, servo compliance, soft
+contacts, sensor noise) plus a separate validation run. Every method identifies each run from
+the recording alone (CAD URDF, measured total mass from the forces); the table gives the
+mean +/- std of the reduced set over the runs, the validation ZMP deviation of the mean
+parameter set (mean and 95th percentile [mm]), mass and COM errors against the MuJoCo truth,
+and the identification time. Results: ``<out>/accuracy.json`` and ``<out>/accuracy.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Dict, List
+
+import numpy as np
+
+from legid_ros.core.recording import Recording
+from legid_ros.core.reduced import ReducedParameterization
+from legid_ros.core.robot import Robot, load_robot
+
+METHODS = ('cad', 'torque_ls', 'floating_qp', 'zmp_newton', 'zmp_qp', 'sdp')
+LABELS = {'cad': 'CAD', 'torque_ls': 'torque LS', 'floating_qp': 'floating-base',
+          'zmp_newton': 'ZMP Newton', 'zmp_qp': 'ZMP QP', 'sdp': 'SDP'}
+ZMP_METHODS = ('zmp_newton', 'zmp_qp')
+VALIDATION_SEED = 100
+ZMP_GOAL_MM = 3.0
+MASS_GOAL_PCT = 3.0
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Options of ``legid bench accuracy``."""
+    parser.add_argument('--runs', type=int, default=5, help='identification runs')
+    parser.add_argument('--duration', type=float, default=95.0, help='length of each run [s]')
+    parser.add_argument('--rate', type=float, default=200.0,
+                        help='recording rate [Hz] (physics and servos run at 1 kHz)')
+    parser.add_argument('--methods', nargs='+', default=list(METHODS), choices=METHODS,
+                        help='methods to compare')
+    parser.add_argument('--quick', action='store_true',
+                        help='quick check: 2 runs of 20 s and a 20 s validation run')
+    parser.add_argument('--cache', default=None,
+                        help='directory to keep the physics runs (.npz) and reuse them')
+
+
+def _log(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def simulate_runs(robot: Robot, seeds: List[int], duration_s: float, rate_hz: float,
+                  cache: str = None) -> tuple:
+    """MuJoCo runs of seed 000's experiment; returns (recordings, wall times [s])."""
+    from legid_ros.core.sim.mujoco_biped import simulate_biped_mujoco
+    from legid_ros.core.synthetic import SyntheticConfig
+
+    recs, walls = [], []
+    for seed in seeds:
+        path = None
+        if cache:
+            Path(cache).mkdir(parents=True, exist_ok=True)
+            path = Path(cache) / f'mujoco_seed{seed}_{duration_s:g}s_{rate_hz:g}hz.npz'
+            if path.is_file():
+                recs.append(Recording.load_npz(path))
+                walls.append(float('nan'))
+                _log(f'physics run seed {seed}: loaded {path}')
+                continue
+        start = time.perf_counter()
+        rec = simulate_biped_mujoco(SyntheticConfig(duration_s=duration_s, rate_hz=rate_hz,
+                                                    seed=seed), robot=robot)
+        walls.append(time.perf_counter() - start)
+        _log(f'physics run seed {seed}: {duration_s:g} s simulated in {walls[-1]:.1f} s, '
+             f'fell: {rec.meta["fell"]}')
+        if path is not None:
+            rec.save_npz(path)
+        recs.append(rec)
+    return recs, walls
+
+
+class Validator:
+    """Model ZMP of a parameter set on the validation run versus the measured ZMP."""
+
+    def __init__(self, robot: Robot, rec: Recording):
+        from legid_ros.core.ident.prepare import prepare
+        from legid_ros.core.regressors import compute_regressors
+
+        self.samples = prepare(rec, robot)
+        s = self.samples
+        self.wrench = compute_regressors(robot, s.q, s.v, s.a).wrench
+
+    def deviation_mm(self, pi: np.ndarray) -> np.ndarray:
+        """Euclidean distance model - measured ZMP per sample [mm]."""
+        from legid_ros.core.zmp import model_zmp
+
+        zmp, _ = model_zmp(self.wrench, pi)
+        return 1e3 * np.linalg.norm(zmp - self.samples.zmp, axis=1)
+
+
+def reduced_errors(red: ReducedParameterization, pi: np.ndarray, pi_true: np.ndarray) -> dict:
+    """Per link group: mass error [%] and axial COM error [mm] against the truth."""
+    est, tru = red.from_standard(pi), red.from_standard(pi_true)
+    g = red.n_groups
+    names = [grp.name for grp in red.groups]
+    out = {'mass_err_pct': {n: float(100 * (est[g + i] - tru[g + i]) / tru[g + i])
+                            for i, n in enumerate(names)},
+           'com_err_mm': {n: float(1e3 * (est[i] - tru[i])) for i, n in enumerate(names)}}
+    if 'shank' in names and 'foot' in names:
+        i, j = names.index('shank'), names.index('foot')
+        out['mass_err_pct']['shank+foot'] = float(
+            100 * (est[g + i] + est[g + j] - tru[g + i] - tru[g + j]) / (tru[g + i] + tru[g + j]))
+    return out
+
+
+def identify_runs(robot: Robot, recs: List[Recording], method: str) -> tuple:
+    """Identify every run with one method; returns (list of pi, list of times [s], notes)."""
+    from legid_ros.core.ident import identify
+    from legid_ros.core.inertial import get_parameters
+
+    pis, times, notes = [], [], []
+    for rec in recs:
+        start = time.perf_counter()
+        if method == 'cad':
+            pis.append(get_parameters(robot.model))
+        else:
+            res = identify(rec, robot, method)
+            pis.append(np.asarray(res.pi, float))
+            if not res.consistency.ok:
+                notes.append('inconsistent: ' + ', '.join(res.consistency.failing))
+        times.append(time.perf_counter() - start)
+    return pis, times, notes
+
+
+def run(args: argparse.Namespace) -> dict:
+    """Simulate, identify with every method, validate, write the tables."""
+    runs, duration = (2, 20.0) if args.quick else (args.runs, args.duration)
+    robot = load_robot('biped')
+    red = ReducedParameterization(robot)
+    seeds = list(range(runs))
+    wall0 = time.perf_counter()
+    train, walls = simulate_runs(robot, seeds, duration, args.rate, args.cache)
+    (val,), vwall = simulate_runs(robot, [VALIDATION_SEED], duration, args.rate, args.cache)
+    sim_wall = [w for w in walls + vwall if np.isfinite(w)]
+    physics = [dict((k, r.meta[k]) for k in (
+        'fell', 'trunk_height_drop_m', 'support_corner_force_min_n', 'support_slip_max_m',
+        'support_yaw_slip_max_rad', 'swing_force_max_n')) for r in train + [val]]
+    fell = any(p['fell'] for p in physics)
+    pi_true = val.pi_true
+    validator = Validator(robot, val)
+    table: Dict[str, dict] = {}
+    for method in args.methods:
+        _log(f'identifying with {method} ...')
+        pis, times, notes = identify_runs(robot, train, method)
+        pi_mean = np.mean(pis, axis=0)
+        dev = validator.deviation_mm(pi_mean)
+        per_run = [float(np.mean(validator.deviation_mm(p))) for p in pis]
+        phis = np.array([red.from_standard(p) for p in pis])
+        err = reduced_errors(red, pi_mean, pi_true)
+        table[method] = {
+            'zmp_dev_mm': float(np.mean(dev)), 'zmp_dev_p95_mm': float(np.percentile(dev, 95)),
+            'zmp_dev_per_run_mm': per_run, 'phi_mean': phis.mean(axis=0).tolist(),
+            'phi_std': phis.std(axis=0).tolist(), **err,
+            'mass_err_pct_max': float(max(abs(v) for k, v in err['mass_err_pct'].items()
+                                          if k != 'shank+foot')),
+            'com_err_mm_max': float(max(abs(v) for v in err['com_err_mm'].values())),
+            'time_s': float(np.mean(times)), 'notes': sorted(set(notes))}
+    zmp_dev = {m: table[m]['zmp_dev_mm'] for m in table}
+    mass_max = {m: table[m]['mass_err_pct_max'] for m in table}
+    checks = {'stays_up': not fell}
+    for m in ZMP_METHODS:
+        if m in table:
+            checks[f'{m}_zmp_dev_le_{ZMP_GOAL_MM:g}mm'] = zmp_dev[m] <= ZMP_GOAL_MM
+            if 'torque_ls' in table:
+                checks[f'{m}_below_torque_ls'] = zmp_dev[m] < zmp_dev['torque_ls']
+            checks[f'{m}_masses_within_{MASS_GOAL_PCT:g}pct'] = mass_max[m] <= MASS_GOAL_PCT
+    result = {
+        'runs': runs, 'duration_s': duration, 'rate_hz': args.rate,
+        'validation_seed': VALIDATION_SEED, 'fell': fell, 'physics': physics,
+        'sim_wall_s': sim_wall,
+        'real_time_factor': float(duration * len(sim_wall) / sum(sim_wall)) if sim_wall else None,
+        'zmp_dev_mm': zmp_dev, 'zmp_dev_p95_mm': {m: table[m]['zmp_dev_p95_mm'] for m in table},
+        'mass_err_pct_max': mass_max, 'methods': table, 'reduced_names': red.names,
+        'phi_true': red.from_standard(pi_true).tolist(), 'phi_cad': red.cad().tolist(),
+        'checks': checks, 'passed': all(checks.values()),
+        'total_wall_s': time.perf_counter() - wall0,
+        'command': 'legid bench accuracy' + (' --quick' if args.quick else '')
+        + ('' if args.quick or (runs, duration) == (5, 95.0) else
+           f' --runs {runs} --duration {duration:g}')
+        + ('' if args.rate == 200.0 else f' --rate {args.rate:g}')}
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / 'accuracy.md').write_text(markdown(result))
+    if not args.json:
+        print(markdown(result))
+    return result
+
+
+def markdown(r: dict) -> str:
+    """The result as a Markdown report."""
+    names = r['reduced_names']
+    lines = [f'# End-to-end accuracy on MuJoCo physics (seed 000 protocol)', '',
+             f'Command: `{r["command"]}`', '',
+             f'{r["runs"]} runs of {r["duration_s"]:g} s at {r["rate_hz"]:g} Hz (physics and '
+             f'servos at 1 kHz), validation run seed {r["validation_seed"]}; '
+             f'robot fell: {"yes" if r["fell"] else "no"}; physics real-time factor '
+             f'{r["real_time_factor"] or float("nan"):.1f}; total {r["total_wall_s"]:.0f} s.', '']
+    p = r['physics']
+    lines += ['Physics over all runs: smallest support-corner force '
+              f'{min(x["support_corner_force_min_n"] for x in p):.1f} N, largest sole slip '
+              f'{1e3 * max(x["support_slip_max_m"] for x in p):.2f} mm / '
+              f'{1e3 * max(x["support_yaw_slip_max_rad"] for x in p):.2f} mrad, largest trunk '
+              f'drop {1e3 * max(x["trunk_height_drop_m"] for x in p):.1f} mm, swing foot '
+              f'touch-down force {max(x["swing_force_max_n"] for x in p):.1f} N.', '',
+              '| method | ZMP dev mean [mm] | p95 [mm] | mass err max [%] | '
+              + ' | '.join(f'm {n[2:]} [%]' for n in names[len(names) // 2:])
+              + ' | shank+foot [%] | COM err max [mm] | time/run [s] |',
+              '|---' * (7 + len(names) // 2) + '|']
+    for m, t in r['methods'].items():
+        me = t['mass_err_pct']
+        lines.append(f'| {LABELS.get(m, m)} | {t["zmp_dev_mm"]:.2f} | {t["zmp_dev_p95_mm"]:.2f} | '
+                     f'{t["mass_err_pct_max"]:.1f} | '
+                     + ' | '.join(f'{me[n[2:]]:+.1f}' for n in names[len(names) // 2:])
+                     + f' | {me.get("shank+foot", float("nan")):+.1f} | '
+                     f'{t["com_err_mm_max"]:.1f} | {t["time_s"]:.2f} |')
+    lines += ['', 'Reduced set, mean +/- std over the runs (lc [mm], m [kg]):', '',
+              '| set | ' + ' | '.join(names) + ' |', '|---' * (len(names) + 1) + '|']
+    scale = [1e3] * (len(names) // 2) + [1.0] * (len(names) // 2)
+    lines.append('| MuJoCo truth | ' + ' | '.join(
+        f'{v * s:.2f}' for v, s in zip(r['phi_true'], scale)) + ' |')
+    lines.append('| CAD | ' + ' | '.join(f'{v * s:.2f}' for v, s in zip(r['phi_cad'], scale))
+                 + ' |')
+    for m, t in r['methods'].items():
+        if m == 'cad':
+            continue
+        lines.append(f'| {LABELS.get(m, m)} | ' + ' | '.join(
+            f'{a * s:.2f}+/-{b * s:.2f}' for a, b, s in zip(t['phi_mean'], t['phi_std'], scale))
+            + ' |')
+    lines += ['', 'Checks: ' + ', '.join(f'{k}: {"yes" if v else "NO"}'
+                                         for k, v in r['checks'].items()), '']
+    notes = [f'{m}: {"; ".join(t["notes"])}' for m, t in r['methods'].items() if t['notes']]
+    if notes:
+        lines += ['Notes: ' + ' / '.join(notes), '']
+    return '\n'.join(lines)
