@@ -67,16 +67,16 @@ class TopicInfo:
         msgtype: Message type.
         count: Number of messages.
         rate_hz: Mean message rate [Hz] (0 for fewer than 2 messages).
-        start_s: First receive time [s since the epoch].
-        end_s: Last receive time [s since the epoch].
+        start_ns: First receive time [ns since the epoch].
+        end_ns: Last receive time [ns since the epoch].
     """
 
     name: str
     msgtype: str
     count: int
     rate_hz: float
-    start_s: float
-    end_s: float
+    start_ns: int
+    end_ns: int
 
 
 @dataclass
@@ -86,31 +86,31 @@ class BagInfo:
     Attributes:
         path: Bag directory.
         storage: 'mcap' or 'sqlite3'.
-        start_s: First message time [s since the epoch].
-        end_s: Last message time [s].
+        start_ns: First message time [ns since the epoch].
+        end_ns: Last message time [ns since the epoch].
         message_count: Total messages.
         topics: Per topic facts, sorted by name.
     """
 
     path: str
     storage: str
-    start_s: float
-    end_s: float
+    start_ns: int
+    end_ns: int
     message_count: int
     topics: List[TopicInfo] = field(default_factory=list)
 
     @property
     def duration_s(self) -> float:
         """Time span [s]."""
-        return self.end_s - self.start_s
+        return (self.end_ns - self.start_ns) * 1e-9
 
     def table(self) -> str:
         """Readable table of the topics."""
         width = max([len(t.name) for t in self.topics] + [5])
         twidth = max([len(t.msgtype) for t in self.topics] + [4])
         lines = [f'bag:      {self.path}', f'storage:  {self.storage}',
-                 f'span:     {self.duration_s:.3f} s  (start {self.start_s:.3f} s, '
-                 f'end {self.end_s:.3f} s)', f'messages: {self.message_count}', '',
+                 f'span:     {self.duration_s:.3f} s  (start {self.start_ns * 1e-9:.3f} s, '
+                 f'end {self.end_ns * 1e-9:.3f} s)', f'messages: {self.message_count}', '',
                  f'{"topic":<{width}}  {"type":<{twidth}}  {"count":>8}  {"rate [Hz]":>10}']
         for t in self.topics:
             lines.append(f'{t.name:<{width}}  {t.msgtype:<{twidth}}  {t.count:>8d}  '
@@ -162,13 +162,13 @@ def bag_info(path: Union[str, Path]) -> BagInfo:
         topics = []
         for name in sorted(types):
             n = count[name]
-            t0, t1 = first.get(name, 0) * 1e-9, last.get(name, 0) * 1e-9
-            rate = (n - 1) / (t1 - t0) if n > 1 and t1 > t0 else 0.0
-            topics.append(TopicInfo(name, types[name], n, rate, t0, t1))
-        starts = [t.start_s for t in topics if t.count]
-        ends = [t.end_s for t in topics if t.count]
-        return BagInfo(str(_bag_dir(path)), storage, min(starts, default=0.0),
-                       max(ends, default=0.0), sum(count.values()), topics)
+            f_ns, l_ns = first.get(name, 0), last.get(name, 0)
+            rate = (n - 1) * 1e9 / (l_ns - f_ns) if n > 1 and l_ns > f_ns else 0.0
+            topics.append(TopicInfo(name, types[name], n, rate, int(f_ns), int(l_ns)))
+        starts = [t.start_ns for t in topics if t.count]
+        ends = [t.end_ns for t in topics if t.count]
+        return BagInfo(str(_bag_dir(path)), storage, min(starts, default=0),
+                       max(ends, default=0), sum(count.values()), topics)
     finally:
         reader.close()
 
