@@ -156,3 +156,13 @@ def relative_rms(tau: np.ndarray, tau_hat: np.ndarray) -> np.ndarray:
     """Per-joint relative RMS error ``sqrt(sum (tau - tau_hat)^2 / sum tau^2)`` [-]."""
     tau, tau_hat = np.asarray(tau, float), np.asarray(tau_hat, float)
     return np.sqrt(np.sum((tau - tau_hat) ** 2, axis=0) / np.sum(tau ** 2, axis=0))
+
+
+def rigid_error(ctx: LegContext, beta: np.ndarray, beta_true: np.ndarray, q, qd, qdd) -> float:
+    """Torque-weighted base-parameter error ``|A (beta - beta*)| / |A beta*|`` [-].
+
+    ``A`` is the base regressor along a reference motion, so every parameter counts by the
+    torque it explains (raw parameter norms mix kg, kg.m and kg.m^2).
+    """
+    a = ctx.base_regressor(q, qd, qdd)
+    return float(np.linalg.norm(a @ (beta - beta_true)) / np.linalg.norm(a @ beta_true))
