@@ -143,7 +143,7 @@ class ControllerNode(Node):
                                  QoSProfile(depth=10))
         self.steady = Clock(clock_type=ClockType.STEADY_TIME)
         self.timer = self.create_timer(self.period, self._tick, clock=self.steady)
-        self.create_timer(diag_period, self._publish_diagnostics, clock=self.steady)
+        self.create_timer(diag_period, self._on_diag_timer, clock=self.steady)
 
     # ------------------------------------------------------------------ inputs
     def _now(self) -> float:
@@ -256,6 +256,9 @@ class ControllerNode(Node):
         start = self.n_ticks % self.tick_times.size if self.n_ticks > k else 0
         t = np.roll(self.tick_times, -start)[:k] if self.n_ticks > k else self.tick_times[:k]
         return np.abs(np.diff(t) - self.period) * 1e3
+
+    def _on_diag_timer(self) -> None:
+        self._publish_diagnostics()
 
     def _publish_diagnostics(self, level: Optional[str] = None,
                              message: Optional[str] = None) -> None:

@@ -8,7 +8,8 @@ import pytest
 
 from legid_ros.core.errors import BadInputError
 from legid_ros.core.feedforward import (FeedforwardModel, PdFeedforwardController, PdGains,
-                                        ReferenceTrajectory, from_identification,
+                                        ReferenceTrajectory, compile_friction,
+                                        from_identification,
                                         reflected_rotor_inertia)
 from legid_ros.core.inertial import get_parameters
 from legid_ros.core.robot import load_robot
@@ -155,3 +156,23 @@ def test_from_identification_uses_result_parameters(leg):
     direct = FeedforwardModel(leg, pi, np.array([0.01, 0.02, 0.03]), _friction)
     q, qd, qdd = np.array([0.1, 0.5, 1.0]), np.array([0.2, -0.3, 0.4]), np.array([1.0, 2, 3])
     np.testing.assert_allclose(ff.torque(q, qd, qdd), direct.torque(q, qd, qdd), atol=1e-12)
+
+
+def test_compiled_friction_equals_the_friction_models():
+    """The fast scalar friction evaluator equals every friction model kind on many speeds."""
+    from legid_ros.core.friction.models import (AsymmetricCoulombViscous, CoulombViscous,
+                                                ExponentialViscous, JointFriction, Piecewise,
+                                                Stribeck)
+    kinds = [CoulombViscous(f_c=0.6, f_v=0.1), Stribeck(f_c=0.5, f_s=0.9, f_v=0.1, v_s=0.07),
+             Piecewise(v_th=0.3, f_sl=0.4, f_scl=0.3, v_sl=0.05, f_vl=0.2, f_sh=0.7,
+                       f_vh=0.1, f1=0.02, f2=-0.01, f3=0.003),
+             AsymmetricCoulombViscous(f_cp=0.5, f_cn=0.6, f_vp=0.1, f_vn=0.12, f_o=0.05),
+             ExponentialViscous(f_c=0.5, f_v=0.2, f_o=0.03, delta=0.7)]
+    rng = np.random.default_rng(4)
+    speeds = np.concatenate([rng.normal(0, 0.02, 200), rng.uniform(-4, 4, 200), [0.0, 0.3]])
+    for kind in kinds:
+        jf = JointFriction(['a', 'b', 'c'], [kind, kind, kind])
+        fast = compile_friction(jf)
+        assert fast is not jf
+        for v in speeds.reshape(-1, 3)[:60]:
+            np.testing.assert_allclose(fast(v), jf(v), rtol=1e-12, atol=1e-12)

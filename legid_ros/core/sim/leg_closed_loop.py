@@ -41,15 +41,18 @@ except ImportError:  # pragma: no cover
 class PlantFriction:
     """True joint friction of the simulated plant, per joint (arrays of length n).
 
-    ``tau_f = [f_c + (f_s - f_c) exp(-(|v|/v_s)^2)] sign(v) + f_v v + f_q v |v|``
+    ``tau_f = [f_c + (f_s - f_c) exp(-(|v|/v_s)^a)] sign(v) + f_v v + f_q sign(v) |v|^b
+    + ripple sin(ripple_periods q)``: the law of C's synthetic leg generator
+    (:class:`legid_ros.core.leg_ident.data.TrueFriction`, ``b`` = 1.5), outside every fitted
+    family. ``f_c`` is MuJoCo ``frictionloss`` (true stiction), ``f_v`` joint ``damping``,
+    the rest an applied generalised force each physics step.
 
     Attributes:
-        f_c: Coulomb level (MuJoCo frictionloss) [N.m].
-        f_s: Static (breakaway) level [N.m].
-        v_s: Stribeck velocity [rad/s].
-        f_v: Viscous coefficient (MuJoCo damping) [N.m.s/rad].
-        f_q: Quadratic drag coefficient [N.m.s^2/rad^2].
-        v_eps: Smoothing velocity of the applied Stribeck term's sign [rad/s].
+        f_c: Coulomb level [N.m]. f_s: static (breakaway) level [N.m].
+        v_s: Stribeck velocity [rad/s]. stribeck_exp: Stribeck exponent ``a`` [-].
+        f_v: Viscous coefficient [N.m.s/rad]. f_q: Coefficient of ``|v|^b`` [N.m (s/rad)^b].
+        ripple: Position ripple amplitude [N.m]. ripple_periods: Its periods per radian [-].
+        q_exp: Exponent ``b`` [-]. v_eps: Smoothing velocity of the applied bump's sign [rad/s].
     """
 
     f_c: np.ndarray
@@ -57,17 +60,31 @@ class PlantFriction:
     v_s: np.ndarray
     f_v: np.ndarray
     f_q: np.ndarray
+    stribeck_exp: np.ndarray = 2.0
+    ripple: np.ndarray = 0.0
+    ripple_periods: np.ndarray = 0.0
+    q_exp: float = 1.5
     v_eps: float = 0.004
 
     def __post_init__(self):
-        for name in ('f_c', 'f_s', 'v_s', 'f_v', 'f_q'):
-            setattr(self, name, np.asarray(getattr(self, name), float).ravel())
+        n = np.asarray(self.f_c, float).size
+        for name in ('f_c', 'f_s', 'v_s', 'f_v', 'f_q', 'stribeck_exp', 'ripple',
+                     'ripple_periods'):
+            setattr(self, name, np.broadcast_to(np.asarray(getattr(self, name), float),
+                                                (n,)).copy())
 
     @classmethod
-    def leg3(cls) -> 'PlantFriction':
-        """Geared-module-like friction of seed 001's leg (hip ab/ad, hip flexion, knee)."""
-        return cls(f_c=[1.2, 1.0, 0.8], f_s=[2.0, 1.7, 1.4], v_s=[0.10, 0.12, 0.10],
-                   f_v=[0.6, 0.5, 0.4], f_q=[0.35, 0.3, 0.25])
+    def from_description(cls, robot: Robot) -> 'PlantFriction':
+        """The description YAML's ``true_friction`` table (the synthetic generator's truth)."""
+        table = robot.description.get('true_friction') or {}
+        names = robot.actuated_joint_names
+        missing = [j for j in names if j not in table]
+        if missing:
+            raise BadInputError(f'description has no true_friction for joints {missing}')
+        keys = ('f_c', 'f_s', 'v_s', 'f_v', 'f_q', 'stribeck_exp', 'ripple', 'ripple_periods')
+        kw = {k: [float(table[j].get(k, 0.0)) for j in names] for k in keys}
+        eps = [float(table[j].get('v_eps', 0.004)) for j in names]
+        return cls(**kw, v_eps=float(np.mean(eps)))
 
     @classmethod
     def none(cls, n: int) -> 'PlantFriction':
@@ -75,17 +92,45 @@ class PlantFriction:
         z = np.zeros(n)
         return cls(z, z, np.ones(n), z, z)
 
-    def applied(self, qd: np.ndarray) -> np.ndarray:
-        """The part applied as a generalised force: Stribeck bump and quadratic drag [N.m]."""
+    def applied(self, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
+        """Generalised force applied each step: minus (bump + |v|^b term + ripple) [N.m]."""
         v = np.asarray(qd, float)
-        bump = (self.f_s - self.f_c) * np.exp(-(np.abs(v) / self.v_s) ** 2)
-        return -(bump * np.tanh(v / self.v_eps) + self.f_q * v * np.abs(v))
+        av = np.abs(v)
+        bump = (self.f_s - self.f_c) * np.exp(-(av / self.v_s) ** self.stribeck_exp)
+        return -(bump * np.tanh(v / self.v_eps) + self.f_q * np.sign(v) * av ** self.q_exp
+                 + self.ripple * np.sin(self.ripple_periods * np.asarray(q, float)))
 
-    def __call__(self, qd: np.ndarray) -> np.ndarray:
-        """The whole law while sliding (resisting sign convention: returned as the torque the
-        motor must supply to overcome it) [N.m]."""
+    def __call__(self, qd: np.ndarray, q=None) -> np.ndarray:
+        """The whole law while sliding: the torque the motor supplies to overcome it [N.m]."""
         v = np.asarray(qd, float)
-        return (self.f_c * np.sign(v) + self.f_v * v) - self.applied(v)
+        q = np.zeros_like(v) if q is None else q
+        return self.f_c * np.sign(v) + self.f_v * v - self.applied(q, v)
+
+
+@dataclass
+class SampledTrajectory:
+    """A trajectory given by samples, linearly interpolated (e.g. a friction sweep).
+
+    Attributes:
+        t: Times [s], increasing, (K,). q, qd, qdd: (K, n) [rad, rad/s, rad/s^2].
+    """
+
+    t: np.ndarray
+    q: np.ndarray
+    qd: np.ndarray
+    qdd: np.ndarray
+
+    @property
+    def duration_s(self) -> float:
+        """Length [s]."""
+        return float(self.t[-1] - self.t[0])
+
+    def sample(self, t) -> tuple:
+        """``(q, qd, qdd)`` at times ``t`` [s] (held at the ends)."""
+        t_arr = np.atleast_1d(np.asarray(t, float))
+        out = tuple(np.stack([np.interp(t_arr, self.t, a[:, j]) for j in range(a.shape[1])],
+                             axis=1) for a in (self.q, self.qd, self.qdd))
+        return tuple(a[0] for a in out) if np.ndim(t) == 0 else out
 
 
 @dataclass
@@ -115,6 +160,24 @@ class FourierTrajectory:
         b = np.array([[0.20, -0.15, 0.10], [-0.30, 0.25, 0.15], [0.35, -0.20, 0.10]])
         return cls(2.4, np.array([0.0, 0.3, 1.3]), a, b)
 
+    @classmethod
+    def random(cls, q0, amplitude, omega: float, harmonics: int = 5, qd_max=None,
+               seed: int = 0) -> 'FourierTrajectory':
+        """Random coefficients (decaying with the harmonic), scaled per joint so that
+        ``max |q - q0| = amplitude`` [rad] and ``max |qd| <= qd_max`` [rad/s] over a period."""
+        rng = np.random.default_rng(seed)
+        q0 = np.asarray(q0, float)
+        n = q0.size
+        k = np.arange(1, harmonics + 1)
+        a = rng.uniform(-1, 1, (n, harmonics)) / k
+        b = rng.uniform(-1, 1, (n, harmonics)) / k
+        traj = cls(omega, q0, a, b)
+        q, qd, _ = traj.sample(np.linspace(0, 2 * np.pi / omega, 2000))
+        scale = np.asarray(amplitude, float) / np.abs(q - q0).max(axis=0)
+        if qd_max is not None:
+            scale = np.minimum(scale, np.asarray(qd_max, float) / np.abs(qd).max(axis=0))
+        return cls(omega, q0, a * scale[:, None], b * scale[:, None])
+
     def sample(self, t) -> tuple:
         """``(q, qd, qdd)`` at times ``t`` [s]: shapes (n,) for a scalar, else (N, n)."""
         t_arr = np.atleast_1d(np.asarray(t, float))
@@ -137,10 +200,14 @@ class LegSimConfig:
         physics_dt_s: MuJoCo time step [s].
         control_rate_hz: Controller rate [Hz] (the command is held between cycles).
         damping: 'implicit' (Kd qd in the actuator, integrated implicitly) or 'explicit'.
-        friction: True plant friction (default :meth:`PlantFriction.leg3` for 3 joints).
+        friction: True plant friction (default: the description's ``true_friction``, else
+            none).
         armature: Joint-side rotor inertia [kg.m^2] (default from the description YAML).
         pi_true: True standard inertial parameters (default the URDF's).
         encoder_resolution: Quantisation of the measured positions [rad].
+        torque_noise_nm: Std of the white noise on the logged (measured) torques [N.m];
+            the plant itself gets the exact command.
+        seed: Seed of the measurement noise.
         half_step_preview: Compensate the zero-order hold: sample the reference at the middle of
             the hold interval and extrapolate the measured position by half a period.
     """
@@ -153,6 +220,8 @@ class LegSimConfig:
     pi_true: Optional[np.ndarray] = None
     encoder_resolution: float = 2 * np.pi / 2 ** 17
     half_step_preview: bool = True
+    torque_noise_nm: float = 0.0
+    seed: int = 0
 
 
 class LegPlant:
@@ -171,8 +240,12 @@ class LegPlant:
         self.config = cfg = config or LegSimConfig()
         self.joint_names: List[str] = robot.actuated_joint_names
         n = self.n = len(self.joint_names)
-        self.friction = cfg.friction or (PlantFriction.leg3() if n == 3
-                                         else PlantFriction.none(n))
+        if cfg.friction is not None:
+            self.friction = cfg.friction
+        elif robot.description.get('true_friction'):
+            self.friction = PlantFriction.from_description(robot)
+        else:
+            self.friction = PlantFriction.none(n)
         arm = reflected_rotor_inertia(robot) if cfg.armature is None else cfg.armature
         self.armature = np.asarray(arm, float)
         names = self.joint_names
@@ -220,7 +293,8 @@ class LegPlant:
         d.ctrl[:] = ctrl
         acc = np.zeros(self.n)
         for _ in range(self.substeps):
-            d.qfrc_applied[self.vadr] = self.friction.applied(d.qvel[self.vadr])
+            d.qfrc_applied[self.vadr] = self.friction.applied(d.qpos[self.qadr],
+                                                              d.qvel[self.vadr])
             mujoco.mj_step(self.model, d)
             acc += d.actuator_force
         return acc / self.substeps
@@ -260,10 +334,12 @@ class TrackingResult:
 
 
 def run_tracking(robot: Robot, controller: PdFeedforwardController,
-                 trajectory: FourierTrajectory, duration_s: float,
+                 trajectory, duration_s: float,
                  config: Optional[LegSimConfig] = None, label: str = '',
                  progress: bool = False) -> TrackingResult:
-    """Track ``trajectory`` for ``duration_s`` with ``controller`` on the MuJoCo leg.
+    """Track ``trajectory`` (anything with ``sample(t) -> (q, qd, qdd)``, e.g.
+    :class:`FourierTrajectory` or :class:`SampledTrajectory`) for ``duration_s`` [s] with
+    ``controller`` on the MuJoCo leg.
 
     The leg starts on the trajectory (position and velocity); each control cycle measures the
     state, computes the command with the core controller and holds it for one period.
@@ -293,6 +369,9 @@ def run_tracking(robot: Robot, controller: PdFeedforwardController,
         ctrl = out.tau_ff + out.tau_pd + kd * qd if implicit else out.tau
         q_log[k], qd_log[k], ff_log[k] = q, qd, out.tau_ff
         tau_log[k] = plant.step(ctrl)
+    if cfg.torque_noise_nm > 0:
+        tau_log += np.random.default_rng(cfg.seed).normal(0.0, cfg.torque_noise_nm,
+                                                          tau_log.shape)
     return TrackingResult(label=label, joint_names=plant.joint_names, t=t, q_d=q_d, q=q_log,
                           qd=qd_log, tau=tau_log, tau_ff=ff_log, ff_us=ff_us,
                           saturated_cycles=controller.diagnostics.saturated_cycles,

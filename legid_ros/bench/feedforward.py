@@ -1,0 +1,246 @@
+"""``legid bench feedforward``: closed-loop tracking in MuJoCo with PD / CV / two-step feedforward.
+
+Protocol (seed 001, section 5.4), all on MuJoCo physics (the plant is not our model):
+
+1. Plant: leg3 with *true* inertials (CAD perturbed, :func:`legid_ros.core.leg_ident.data.
+   make_truth`), armature = reflected rotor inertia, and the description's ``true_friction``
+   law (Stribeck + viscous + ``|v|^1.5`` + ripple; see :class:`PlantFriction`).
+2. Identification data recorded from that plant under PD + CAD feedforward: one constant-speed
+   sweep per joint (step 1 of the two-step method) and a Fourier excitation run, with torque
+   noise equal to the description's current noise.
+3. Identification (helper C's code): two-step = piecewise friction fitted on the sweeps, then the
+   consistent SDP on the excitation; unified Coulomb-viscous on the excitation only.
+4. Validation: seed 001's trajectory (Fourier, omega = 2.4 rad/s, 60 s) with seed 001's gains,
+   three cases: PD only, PD + feedforward(unified CV), PD + feedforward(two-step piecewise).
+5. Timing: tau_ff compute time per cycle; the controller node's 1 kHz wall-timer jitter.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import Dict
+
+import numpy as np
+
+from legid_ros.core.feedforward import (FeedforwardModel, PdFeedforwardController,
+                                        from_identification, reflected_rotor_inertia)
+from legid_ros.core.robot import load_robot
+from legid_ros.core.sim.leg_closed_loop import (FourierTrajectory, LegSimConfig,
+                                                SampledTrajectory, run_tracking)
+
+SWEEP_SPEEDS = (0.01, 0.02, 0.04, 0.07, 0.1, 0.15, 0.2, 0.3, 0.45, 0.7, 1.0, 1.5, 2.0, 3.0)
+TARGETS = {'max_err_rad': 0.02, 'reduction_vs_pd': 0.80, 'reduction_vs_cv': 0.50,
+           'tau_ff_us': 50.0, 'jitter_ms_p99': 0.5}
+
+
+def add_arguments(parser) -> None:
+    """Options of ``legid bench feedforward``."""
+    parser.add_argument('--duration', type=float, default=60.0,
+                        help='validation run length [s] (seed 001: 60)')
+    parser.add_argument('--excitation', type=float, default=60.0,
+                        help='excitation run length for identification [s]')
+    parser.add_argument('--sweep-reps', type=int, default=2,
+                        help='repetitions of each sweep stroke')
+    parser.add_argument('--jitter-s', type=float, default=10.0,
+                        help='how long to run the controller node for the jitter figure [s]')
+    parser.add_argument('--no-node', action='store_true', help='skip the node jitter run')
+    parser.add_argument('--seed', type=int, default=7, help='seed of the truth and the noise')
+
+
+def _log(msg: str) -> None:
+    print(f'[bench feedforward] {msg}', file=sys.stderr, flush=True)
+
+
+def identify_from_mujoco(robot, cfg: LegSimConfig, excitation_s: float, reps: int,
+                         seed: int) -> Dict[str, object]:
+    """Record sweeps and an excitation run on the MuJoCo leg and identify it both ways."""
+    from legid_ros.core.friction.fitting import fit_model
+    from legid_ros.core.friction.models import JointFriction
+    from legid_ros.core.friction.sweep import SweepPlan, extract_friction, sweep_trajectory
+    from legid_ros.core.leg_ident.data import LegData, preprocess
+    from legid_ros.core.leg_ident.identify import identify_two_step, leg_context, unified_cv
+
+    names = robot.actuated_joint_names
+    ident = robot.description.get('identification') or {}
+    posture = np.asarray(ident.get('sweep_posture', [0.0, 0.3, 1.2]), float)
+    cad_ff = FeedforwardModel(robot, rotor_inertia=reflected_rotor_inertia(robot))
+    models, sweep_info = [], {}
+    for j, name in enumerate(names):
+        plan = SweepPlan(joint=j, posture=posture, speeds=SWEEP_SPEEDS, reps=reps,
+                         stroke_max=0.9, rate=1000.0)
+        sw = sweep_trajectory(plan)
+        traj = SampledTrajectory(sw.t, sw.q, sw.qd, sw.qdd)
+        ctl = PdFeedforwardController.for_robot(robot, cad_ff)
+        res = run_tracking(robot, ctl, traj, len(sw.t) / plan.rate, cfg, f'sweep {name}',
+                           progress=sys.stderr.isatty())
+        k = min(len(res.t), len(sw.t))
+        sf = extract_friction(res.q[:k, j], res.qd[:k, j], res.tau[:k, j], sw.plateau[:k],
+                              sw.direction[:k], name)
+        fit = fit_model('piecewise', sf.speed, sf.tau_f, mirror=True)
+        models.append(fit.model)
+        sweep_info[name] = {'speeds_rad_s': sf.speed.tolist(), 'tau_f_nm': sf.tau_f.tolist(),
+                            'fit_mse_nm2': fit.mse, 'v_th_rad_s': fit.info.get('v_th')}
+        _log(f'sweep {name}: {len(sf.speed)} speeds, piecewise fit mse {fit.mse:.2e} N.m^2')
+    friction = JointFriction(list(names), models)
+
+    lo = robot.model.lowerPositionLimit
+    hi = robot.model.upperPositionLimit
+    centre = 0.5 * (lo + hi)
+    exc = FourierTrajectory.random(centre, 0.75 * 0.5 * (hi - lo) * np.array([0.8, 0.6, 0.6]),
+                                   2 * np.pi / float(ident.get('excitation_period_s', 5.0)),
+                                   5, qd_max=[3.0, 3.0, 3.0], seed=seed)
+    ctl = PdFeedforwardController.for_robot(robot, cad_ff)
+    res = run_tracking(robot, ctl, exc, excitation_s, cfg, 'excitation',
+                       progress=sys.stderr.isatty())
+    data = LegData(t=res.t, q=res.q, tau=res.tau)
+    q, qd, qdd, tau = preprocess(data, float(ident.get('filter_cutoff_hz', 7.5)), decimate=2)
+    ctx = leg_context(robot)
+    t0 = time.perf_counter()
+    two = identify_two_step(ctx, q, qd, qdd, tau, friction)
+    cv = unified_cv(ctx, q, qd, qdd, tau)
+    _log(f'identified two-step and unified CV in {time.perf_counter() - t0:.1f} s')
+    return {'two_step': two, 'cv': cv, 'sweeps': sweep_info,
+            'excitation_samples': int(len(q))}
+
+
+def node_jitter(seconds: float) -> Dict[str, float]:
+    """Run the controller node at 1 kHz with a joint state and a reference; timer jitter."""
+    import rclpy
+    from rclpy.parameter import Parameter
+    from sensor_msgs.msg import JointState
+    from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+    from legid_ros.ros.controller_node import ControllerNode
+    from legid_ros.ros.executor import make_executor
+
+    rclpy.init()
+    try:
+        node = ControllerNode(parameter_overrides=[Parameter('rate_hz', value=1000.0),
+                                                   Parameter('state_timeout_s', value=1e9)])
+        names = node.model_joints
+        state = JointState(name=names, position=[0.0, 0.3, 1.2], velocity=[0.0] * 3)
+        node._on_state(state)
+        node._on_reference(JointTrajectory(joint_names=names, points=[JointTrajectoryPoint(
+            positions=[0.0, 0.3, 1.2], velocities=[0.0] * 3, accelerations=[0.0] * 3)]))
+        ex = make_executor('auto')
+        kind = type(ex).__name__
+        ex.add_node(node)
+        end = time.monotonic() + 1.0 + seconds
+        warm = time.monotonic() + 1.0
+        n0 = None
+        while time.monotonic() < end:
+            ex.spin_once(timeout_sec=0.01)
+            if n0 is None and time.monotonic() > warm:
+                n0 = node.n_ticks
+        jit = node.jitter_ms()[-(node.n_ticks - (n0 or 0)):]
+        ticks = node.n_ticks - (n0 or 0)
+        published = node.counts['published']
+        ex.shutdown()
+        node.destroy_node()
+    finally:
+        rclpy.shutdown()
+    return {'executor': kind, 'ticks': int(ticks), 'rate_hz': ticks / seconds,
+            'published': int(published),
+            'loop_jitter_ms_p50': float(np.percentile(jit, 50)),
+            'loop_jitter_ms_p99': float(np.percentile(jit, 99)),
+            'loop_jitter_ms_max': float(jit.max())}
+
+
+def run(args) -> dict:
+    """Run the benchmark; results dict (also written to ``<out>/feedforward.md``)."""
+    t_start = time.perf_counter()
+    robot = load_robot('leg3', floating_base=False)
+    from legid_ros.core.leg_ident.data import make_truth
+    truth = make_truth(robot, seed=args.seed)
+    ident = robot.description.get('identification') or {}
+    drive_gain = np.array([float(robot.description['joints'][j]['gear_ratio'])
+                           * float(robot.description['joints'][j]['torque_constant_nm_per_a'])
+                           for j in robot.actuated_joint_names])
+    noise = float(ident.get('current_noise_a', 0.02)) * float(drive_gain.mean())
+    cfg_id = LegSimConfig(pi_true=truth.pi, armature=truth.drive.reflected_inertia,
+                          torque_noise_nm=noise, seed=args.seed)
+    cfg = LegSimConfig(pi_true=truth.pi, armature=truth.drive.reflected_inertia)
+    _log('recording identification data on the MuJoCo leg')
+    idr = identify_from_mujoco(robot, cfg_id, args.excitation, args.sweep_reps, args.seed)
+    traj = FourierTrajectory.seed001_validation()
+    cases = {'pd': None, 'cv': from_identification(robot, idr['cv']),
+             'two_step': from_identification(robot, idr['two_step'])}
+    names = robot.actuated_joint_names
+    out: Dict[str, object] = {'joint_names': names, 'duration_s': args.duration,
+                              'max_err_rad': {}, 'rms_err_rad': {}, 'saturated_cycles': {}}
+    ff_us = []
+    for label, ff in cases.items():
+        ctl = PdFeedforwardController.for_robot(robot, ff)
+        t0 = time.perf_counter()
+        res = run_tracking(robot, ctl, traj, args.duration, cfg, label,
+                           progress=sys.stderr.isatty())
+        mx, rms = res.errors(skip_s=1.0)
+        out['max_err_rad'][label] = dict(zip(names, mx.tolist()))
+        out['rms_err_rad'][label] = dict(zip(names, rms.tolist()))
+        out['saturated_cycles'][label] = res.saturated_cycles
+        if ff is not None:
+            ff_us.append(res.ff_us)
+        _log(f'{label}: max error {np.round(mx, 5)} rad ({time.perf_counter() - t0:.1f} s)')
+    ff_all = np.concatenate(ff_us)
+    out['tau_ff_us_median'] = float(np.median(ff_all))
+    out['tau_ff_us_p99'] = float(np.percentile(ff_all, 99))
+    mx = {k: np.array(list(v.values())) for k, v in out['max_err_rad'].items()}
+    out['reduction_vs_pd'] = dict(zip(names, (1 - mx['two_step'] / mx['pd']).tolist()))
+    out['reduction_vs_cv'] = dict(zip(names, (1 - mx['two_step'] / mx['cv']).tolist()))
+    out['cv_reduction_vs_pd'] = dict(zip(names, (1 - mx['cv'] / mx['pd']).tolist()))
+    out['identification'] = {
+        k: {'residual_rms_nm': idr[k].meta.get('residual_rms_nm'),
+            'consistent': bool(idr[k].consistent),
+            'friction': idr[k].friction.params} for k in ('cv', 'two_step')}
+    out['sweeps'] = idr['sweeps']
+    if not args.no_node:
+        _log(f'controller node at 1 kHz for {args.jitter_s:.0f} s')
+        out['node'] = node_jitter(args.jitter_s)
+        out['loop_jitter_ms_p50'] = out['node']['loop_jitter_ms_p50']
+        out['loop_jitter_ms_p99'] = out['node']['loop_jitter_ms_p99']
+    checks = {
+        'two_step_max_err': bool(np.all(mx['two_step'] <= TARGETS['max_err_rad'])),
+        'reduction_vs_pd': bool(np.all(1 - mx['two_step'] / mx['pd']
+                                       >= TARGETS['reduction_vs_pd'])),
+        'reduction_vs_cv': bool(np.all(1 - mx['two_step'] / mx['cv']
+                                       >= TARGETS['reduction_vs_cv'])),
+        'tau_ff_us': out['tau_ff_us_median'] <= TARGETS['tau_ff_us'],
+    }
+    if 'loop_jitter_ms_p99' in out:
+        checks['jitter'] = out['loop_jitter_ms_p99'] <= TARGETS['jitter_ms_p99']
+    out['checks'] = checks
+    out['passed'] = bool(all(checks.values()))
+    out['wall_s'] = time.perf_counter() - t_start
+    out['command'] = 'legid bench feedforward --json'
+    _write_markdown(out, Path(getattr(args, 'out', 'bench')) / 'feedforward.md')
+    return out
+
+
+def _write_markdown(out: dict, path: Path) -> None:
+    names = out['joint_names']
+    lines = ['# Feedforward benchmark (MuJoCo leg3, seed 001 protocol)', '',
+             f'Command: `{out["command"]}` ({out["wall_s"]:.0f} s wall).', '',
+             '| case | ' + ' | '.join(f'max err {n} [rad]' for n in names) + ' | '
+             + ' | '.join(f'RMS {n} [rad]' for n in names) + ' |',
+             '|---' * (1 + 2 * len(names)) + '|']
+    for case in ('pd', 'cv', 'two_step'):
+        mx, rms = out['max_err_rad'][case], out['rms_err_rad'][case]
+        lines.append(f'| {case} | ' + ' | '.join(f'{mx[n]:.5f}' for n in names) + ' | '
+                     + ' | '.join(f'{rms[n]:.5f}' for n in names) + ' |')
+    lines += ['', 'Two-step max-error reduction vs PD only: ' + ', '.join(
+        f'{n} {100 * v:.1f} %' for n, v in out['reduction_vs_pd'].items()),
+        'Two-step max-error reduction vs CV feedforward: ' + ', '.join(
+        f'{n} {100 * v:.1f} %' for n, v in out['reduction_vs_cv'].items()), '',
+        f'tau_ff compute time per cycle: median {out["tau_ff_us_median"]:.1f} us, '
+        f'p99 {out["tau_ff_us_p99"]:.1f} us.']
+    if 'node' in out:
+        nd = out['node']
+        lines.append(f'Controller node 1 kHz wall timer ({nd["executor"]}): {nd["rate_hz"]:.0f} '
+                     f'Hz achieved, jitter p50 {nd["loop_jitter_ms_p50"]:.3f} ms, p99 '
+                     f'{nd["loop_jitter_ms_p99"]:.3f} ms, max {nd["loop_jitter_ms_max"]:.3f} ms.')
+    lines += ['', 'Checks: ' + ', '.join(f'{k} {"ok" if v else "NOT reached"}'
+                                         for k, v in out['checks'].items()), '']
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text('\n'.join(lines))
