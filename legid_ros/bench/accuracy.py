@@ -167,7 +167,9 @@ def run(args: argparse.Namespace) -> dict:
             'time_s': float(np.mean(times)), 'notes': sorted(set(notes))}
     zmp_dev = {m: table[m]['zmp_dev_mm'] for m in table}
     mass_max = {m: table[m]['mass_err_pct_max'] for m in table}
-    checks = {'stays_up': not fell}
+    checks = {'stays_up': not fell,
+              'four_corners_loaded': min(p['support_corner_force_min_n'] for p in physics) > 0,
+              'no_slip_1mm': max(p['support_slip_max_m'] for p in physics) < 1e-3}
     for m in ZMP_METHODS:
         if m in table:
             checks[f'{m}_zmp_dev_le_{ZMP_GOAL_MM:g}mm'] = zmp_dev[m] <= ZMP_GOAL_MM
