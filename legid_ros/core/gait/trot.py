@@ -19,7 +19,7 @@ from typing import Dict, Optional, Tuple
 
 import numpy as np
 
-from legid_ros.core.errors import BadInputError, LegidError, UnreachableTargetError
+from legid_ros.core.errors import BadInputError, UnreachableTargetError
 from legid_ros.core.gait.cycloid import Cycloid
 from legid_ros.core.ik.ejm import TASKS, solve_closed_form
 from legid_ros.core.ik.leg import LEGS, LegGeometry
@@ -115,17 +115,21 @@ def best_center(geo: LegGeometry, params: TrotParams, leg: str, span: float = 0.
     Raises:
         UnreachableTargetError: No centre on the grid makes the whole cycle reachable.
     """
-    best = None
+    best, closest = None, None
     for x in np.arange(-span, span + 1e-12, step):
         try:
             m = joint_margin(geo, params, leg, float(x), samples=60)
-        except LegidError:
+        except UnreachableTargetError as exc:
+            if closest is None or exc.distance < closest.distance:
+                closest = exc
             continue
         if best is None or m > best[1]:
             best = (float(x), m)
     if best is None:
-        raise UnreachableTargetError(leg, 0.0, float('nan'),
-                                     'no stride centre makes the gait cycle reachable')
+        dist, when = (closest.distance, closest.time) if closest else (float('inf'), 0.0)
+        raise UnreachableTargetError(leg, when, dist,
+                                     'no stride centre makes the gait cycle reachable; '
+                                     'shown: the closest centre')
     return best
 
 

@@ -275,3 +275,27 @@ def solve_differential(geo: LegGeometry, times: np.ndarray, xz: np.ndarray, xz_d
                              axis=-1)
         th[k + 1] = th[k] + (times[k + 1] - times[k]) * np.linalg.solve(je, rhs[..., None])[..., 0]
     return DifferentialResult(th=th, det_je=det, foot_err=err)
+
+
+def joint_velocities(geo: LegGeometry, q: np.ndarray, targets: np.ndarray, target_vel: np.ndarray,
+                     task: str, psi_dot: np.ndarray) -> np.ndarray:
+    """Joint rates of the extended-Jacobian solution: ``thd = Je^-1 [Xd; psid]`` and the roll rate.
+
+    Args:
+        geo: Leg geometry.
+        q: Joint solution (N, 4) [rad].
+        targets: Foot positions (N, 3) in the hip frame [m].
+        target_vel: Foot velocities (N, 3) [m/s].
+        task: 'landing' or 'hip'.
+        psi_dot: Task rates (N,) [rad/s].
+
+    Returns:
+        (hip roll, hip pitch, knee, ankle) rates (N, 4) [rad/s].
+    """
+    p, v = np.asarray(targets, float), np.asarray(target_vel, float)
+    r2 = p[:, 1] ** 2 + p[:, 2] ** 2
+    th1d = (-p[:, 2] * v[:, 1] + p[:, 1] * v[:, 2]) / r2
+    zpd = -(p[:, 1] * v[:, 1] + p[:, 2] * v[:, 2]) / np.sqrt(r2)
+    rhs = np.stack([v[:, 0], zpd, np.broadcast_to(psi_dot, zpd.shape)], axis=-1)
+    thd = np.linalg.solve(extended_jacobian(q[:, 1:], geo, task), rhs[..., None])[..., 0]
+    return np.concatenate([th1d[:, None], thd], axis=-1)

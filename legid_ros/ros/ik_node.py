@@ -1,0 +1,200 @@
+"""The ik node: foot targets -> joint trajectories by the extended Jacobian method (seed 004).
+
+Subscribes ``legid/foot_targets`` (trajectory_msgs/MultiDOFJointTrajectory: one "joint" per
+leg named lf/rf/lh/rh, translation = foot position in that leg's hip frame [m], optional
+linear velocities) and publishes ``legid/joint_trajectory`` (trajectory_msgs/JointTrajectory:
+four active joints per requested leg, positions [rad], velocities [rad/s] when the request has
+foot velocities). Services ``~/start_gait`` and ``~/stop_gait`` (std_srvs/Trigger) start and
+stop the built-in trot: one cycle of all legs is solved once (closed form, so cycles repeat
+exactly) and published every cycle. ``/diagnostics`` reports every request.
+
+A thin adapter: messages -> arrays -> :class:`legid_ros.core.ik.batch.LegIk` -> messages. Bad
+input (NaN, unknown legs, unreachable targets, inconsistent gait parameters) is logged once,
+reported on ``/diagnostics`` with level ERROR, and produces no trajectory; the node keeps
+running.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Optional
+
+from diagnostic_msgs.msg import DiagnosticArray
+from rclpy.node import Node
+from std_srvs.srv import Trigger
+from trajectory_msgs.msg import JointTrajectory, MultiDOFJointTrajectory
+
+from legid_ros.core.errors import LegidError, UnreachableTargetError
+from legid_ros.core.gait.slope import slope_stability, touchdown_friction
+from legid_ros.core.gait.trot import TrotParams
+from legid_ros.core.ik.batch import LegIk
+from legid_ros.ros.conversions import diagnostic_msg
+from legid_ros.ros.conversions_ik import foot_targets_from_msg, joint_trajectory_msg
+from legid_ros.ros.executor import run_node
+from legid_ros.ros.node_util import declare
+
+DIAG_NAME = 'legid ik'
+
+PARAMETERS = {
+    'task': ('landing', "redundancy task: 'landing' (landing angle th5(t)) or 'hip' (th2(t))"),
+    'stride_m': (0.2, 'stride length S [m]'),
+    'lift_m': (0.08, 'lift height H [m]'),
+    'period_s': (0.4, 'gait cycle T [s]'),
+    'duty': (0.5, 'stance fraction of the cycle [-]'),
+    'stand_height_m': (0.75, 'hip height above the ground along the trunk normal [m]'),
+    'descent_speed_m_s': (1.1, 'peak foot descent speed V_z [m/s]'),
+    'descent_accel_time_s': (0.025, 'end of the descent acceleration T_z1 [s]'),
+    'descent_cruise_time_s': (0.07, 'end of the descent cruise T_z2 [s]'),
+    'landing_front_rad': (math.radians(30.0), 'front legs landing angle th50 at touchdown [rad]'),
+    'landing_hind_rad': (math.radians(30.0), 'hind legs landing angle th50 at touchdown [rad]'),
+    'landing_amplitude_rad': (0.15, 'landing-angle amplitude phi5 over the cycle [rad]'),
+    'hip_start_rad': (-0.7, 'hip pitch th20 at touchdown (hip task) [rad]'),
+    'hip_amplitude_rad': (0.1, 'hip-pitch amplitude phi2 (hip task) [rad]'),
+    'slope_rad': (0.0, 'ground slope beta for the stability check, > 0 uphill [rad]'),
+    'stability_threshold_m': (0.0, 'threshold r of |S1 - S2| <= r; 0 = distance from the '
+                                   'support-diagonal crossing to the nearest support edge [m]'),
+    'friction_coefficient': (0.6, 'ground friction coefficient mu for the touchdown check [-]'),
+    'gait_dt_s': (0.01, 'time between points of the published gait trajectory [s]'),
+    'frame_id': ('trunk', 'frame_id of the published trajectories'),
+}
+
+
+class IkNode(Node):
+    """Redundant-leg IK node (see the module docstring)."""
+
+    def __init__(self, **kwargs):
+        super().__init__('ik', **kwargs)
+        self.p = declare(self, PARAMETERS)
+        self.pub = self.create_publisher(JointTrajectory, 'legid/joint_trajectory', 10)
+        self.pub_diag = self.create_publisher(DiagnosticArray, '/diagnostics', 10)
+        self.create_subscription(MultiDOFJointTrajectory, 'legid/foot_targets', self._on_targets,
+                                 10)
+        self.create_service(Trigger, '~/start_gait', self._on_start)
+        self.create_service(Trigger, '~/stop_gait', self._on_stop)
+        self._ik: Optional[LegIk] = None
+        self._gait = None
+        self._timer = None
+        self._logged = set()
+        self.requests = 0
+        self.errors = 0
+
+    # ---------------------------------------------------------------- helpers
+    def _params(self) -> TrotParams:
+        p = {name: self.get_parameter(name).value for name in PARAMETERS}
+        return TrotParams(stride=p['stride_m'], lift=p['lift_m'], period=p['period_s'],
+                          duty=p['duty'], stand_height=p['stand_height_m'],
+                          vz=p['descent_speed_m_s'], tz1=p['descent_accel_time_s'],
+                          tz2=p['descent_cruise_time_s'], task=p['task'],
+                          landing_front=p['landing_front_rad'],
+                          landing_hind=p['landing_hind_rad'],
+                          landing_amplitude=p['landing_amplitude_rad'],
+                          hip_start=p['hip_start_rad'], hip_amplitude=p['hip_amplitude_rad'])
+
+    def _solver(self) -> LegIk:
+        params = self._params()
+        if self._ik is None:
+            self._ik = LegIk(params)
+        elif self._ik.params != params:
+            self._ik = LegIk(params, self._ik.kin['lf'].robot)
+        return self._ik
+
+    def _now(self) -> float:
+        return self.get_clock().now().nanoseconds * 1e-9
+
+    def _diag(self, level: str, message: str, values=None) -> None:
+        self.pub_diag.publish(diagnostic_msg(self._now(), DIAG_NAME, self.get_name(), level,
+                                             message, values))
+
+    def _fail(self, where: str, exc: Exception) -> None:
+        """Log once per distinct error, publish an ERROR diagnostic."""
+        self.errors += 1
+        text = f'{where}: {exc}'
+        if text not in self._logged:
+            if len(self._logged) < 1000:
+                self._logged.add(text)
+            self.get_logger().error(text)
+        values = {'errors': self.errors, 'requests': self.requests}
+        if isinstance(exc, UnreachableTargetError):
+            values.update(leg=exc.leg, time_s=exc.time, distance_m=exc.distance)
+        self._diag('error', text, values)
+
+    # -------------------------------------------------------------- callbacks
+    def _on_targets(self, msg: MultiDOFJointTrajectory) -> None:
+        self.requests += 1
+        try:
+            legs, times, pos, vel = foot_targets_from_msg(msg)
+            batch = self._solver().solve(legs, times, pos, vel)
+        except (LegidError, ValueError) as exc:
+            self._fail('foot-target request rejected', exc)
+            return
+        self.pub.publish(joint_trajectory_msg(batch.joint_names, batch.times, batch.q, batch.qd,
+                                              stamp=msg.header.stamp,
+                                              frame_id=self.p['frame_id']))
+        self._diag('ok', f'solved {len(times)} points for {len(legs)} legs',
+                   {'requests': self.requests, 'errors': self.errors, 'points': len(times),
+                    'min_abs_det_je_m2': batch.min_abs_det,
+                    'solve_time_ms': batch.solve_time_s * 1e3})
+
+    def _on_start(self, request, response):
+        try:
+            ik = self._solver()
+            sched = ik.scheduler
+            r = self.get_parameter('stability_threshold_m').value
+            st = slope_stability(sched, self.get_parameter('slope_rad').value,
+                                 r=r if r > 0 else None, kin=ik.kin)
+            mu = self.get_parameter('friction_coefficient').value
+            fr = touchdown_friction(sched, mu)
+            if not st.ok:
+                raise ValueError(f'slope stability check failed: |S1 - S2| = '
+                                 f'{abs(st.s1 - st.s2):.4f} m > r = {st.r:.4f} m')
+            if not all(f.ok for f in fr.values()):
+                raise ValueError(f'touchdown direction outside the friction cone (mu = {mu})')
+            self._gait = ik.gait_cycle(self.get_parameter('gait_dt_s').value)
+        except (LegidError, ValueError) as exc:
+            self._fail('start_gait refused', exc)
+            response.success, response.message = False, str(exc)
+            return response
+        if self._timer is not None:
+            self._timer.cancel()
+            self.destroy_timer(self._timer)
+        self._publish_cycle()
+        self._timer = self.create_timer(ik.params.period, self._publish_cycle)
+        response.success = True
+        response.message = (f'trot running: T = {ik.params.period} s, '
+                            f'{len(self._gait.times)} points per cycle, S1 - S2 margin '
+                            f'{st.margin:.4f} m')
+        self._diag('ok', response.message, {'margin_m': st.margin, 's1_m': st.s1,
+                                            's2_m': st.s2})
+        return response
+
+    def _on_stop(self, request, response):
+        running = self._timer is not None
+        if running:
+            self._timer.cancel()
+            self.destroy_timer(self._timer)
+            self._timer = None
+        response.success = True
+        response.message = 'trot stopped' if running else 'no gait was running'
+        return response
+
+    def _publish_cycle(self) -> None:
+        g = self._gait
+        if g is None:
+            return
+        self.pub.publish(joint_trajectory_msg(g.joint_names, g.times, g.q, g.qd,
+                                              stamp=self.get_clock().now().to_msg(),
+                                              frame_id=self.p['frame_id']))
+
+    @property
+    def gait_running(self) -> bool:
+        """Whether the built-in trot is being published."""
+        return self._timer is not None
+
+
+def main(args=None) -> int:
+    """Console script ``ik_node``: spin the node until Ctrl-C."""
+    return run_node(IkNode, args)
+
+
+if __name__ == '__main__':
+    raise SystemExit(main())

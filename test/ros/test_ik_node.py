@@ -1,0 +1,147 @@
+"""The ik node with real rclpy: requests in, joint trajectories out, errors on log and diagnostics."""
+
+import math
+
+import numpy as np
+import pytest
+import rclpy
+from diagnostic_msgs.msg import DiagnosticArray
+from rcl_interfaces.msg import Log
+from std_srvs.srv import Trigger
+from trajectory_msgs.msg import JointTrajectory, MultiDOFJointTrajectory
+
+from legid_ros.core.ik.leg import LegKinematics
+from legid_ros.ros import conversions as cv
+from legid_ros.ros.conversions_ik import foot_targets_msg, joint_trajectory_arrays
+from legid_ros.ros.ik_node import DIAG_NAME, IkNode
+
+from pipeline_helpers import params, ros_context, spin_for, spin_until
+
+pytestmark = pytest.mark.timeout(60)
+TH50 = math.radians(30.0)  # [rad]
+
+
+class Probe:
+    """A test node that sends foot targets and records trajectories, diagnostics and /rosout."""
+
+    def __init__(self, ctx, ex, nodes, **overrides):
+        self.ik = IkNode(context=ctx, parameter_overrides=params(**overrides))
+        self.io = rclpy.create_node('ik_probe', context=ctx)
+        nodes += [self.ik, self.io]
+        self.ex = ex
+        self.trajs, self.diags, self.logs = [], [], []
+        self.pub = self.io.create_publisher(MultiDOFJointTrajectory, 'legid/foot_targets', 10)
+        self.io.create_subscription(JointTrajectory, 'legid/joint_trajectory', self.trajs.append,
+                                    10)
+        self.io.create_subscription(DiagnosticArray, '/diagnostics', self.diags.append, 50)
+        self.io.create_subscription(Log, '/rosout', self.logs.append, 100)
+        self.start = self.io.create_client(Trigger, '/ik/start_gait')
+        self.stop = self.io.create_client(Trigger, '/ik/stop_gait')
+        for n in nodes:
+            ex.add_node(n)
+        assert spin_until(ex, lambda: self.pub.get_subscription_count() > 0
+                          and self.start.service_is_ready(), 5.0)
+
+    def errors(self):
+        vals = [cv.diagnostic_values(d, DIAG_NAME) for d in self.diags]
+        return [v for v in vals if v and v[0] == 2]
+
+    def call(self, client):
+        fut = client.call_async(Trigger.Request())
+        assert spin_until(self.ex, fut.done, 10.0)
+        return fut.result()
+
+
+def _known_request():
+    """Joint angles with a3 = 30 deg for lf and rh, their pinocchio foot positions and velocities."""
+    times = np.array([0.0, 0.05, 0.1])
+    q = {'lf': np.array([[0.05, -0.9, 1.2, 0.0], [0.0, -0.85, 1.1, 0.0], [-0.05, -0.8, 1.0, 0.0]]),
+         'rh': np.array([[0.0, -1.0, 1.4, 0.0], [0.1, -0.95, 1.3, 0.0], [0.0, -0.9, 1.2, 0.0]])}
+    pos, vel = {}, {}
+    for leg, qq in q.items():
+        qq[:, 3] = TH50 - qq[:, 1] - qq[:, 2]
+        lk = LegKinematics(leg)
+        pos[leg] = np.array([lk.fk(row) for row in qq])
+        vel[leg] = np.zeros_like(pos[leg])
+    return times, q, pos, vel
+
+
+def test_request_gives_the_right_joint_trajectory():
+    """Feet from known joints come back as those joints (1e-9 rad), names and times in order."""
+    times, q, pos, vel = _known_request()
+    with ros_context() as (ctx, ex, nodes):
+        pr = Probe(ctx, ex, nodes, landing_amplitude_rad=0.0, landing_front_rad=TH50,
+                   landing_hind_rad=TH50)
+        pr.pub.publish(foot_targets_msg(['lf', 'rh'], times, pos, vel))
+        assert spin_until(ex, lambda: len(pr.trajs) >= 1, 5.0)
+        names, t_out, q_out = joint_trajectory_arrays(pr.trajs[0])
+    assert names == ['lf_hip_roll', 'lf_hip_pitch', 'lf_knee', 'lf_ankle_pitch',
+                     'rh_hip_roll', 'rh_hip_pitch', 'rh_knee', 'rh_ankle_pitch']
+    assert t_out == pytest.approx(times, abs=1e-9)
+    assert np.max(np.abs(q_out - np.concatenate([q['lf'], q['rh']], axis=1))) < 1e-9
+    assert len(pr.trajs[0].points[0].velocities) == 8
+    assert not pr.errors()
+
+
+def test_unreachable_request_is_reported_not_published():
+    """An unreachable target: ERROR on /rosout and /diagnostics with leg and time, no trajectory."""
+    times, q, pos, vel = _known_request()
+    pos['rh'][1] = [0.0, 0.0, -1.5]
+    with ros_context() as (ctx, ex, nodes):
+        pr = Probe(ctx, ex, nodes)
+        pr.pub.publish(foot_targets_msg(['lf', 'rh'], times, pos))
+        assert spin_until(ex, lambda: len(pr.errors()) >= 1, 5.0)
+        assert spin_until(ex, lambda: any('unreachable' in m.msg for m in pr.logs), 3.0)
+        spin_for(ex, 0.2)
+        assert pr.trajs == []
+        level, message, values = pr.errors()[0]
+        assert values['leg'] == 'rh' and float(values['time_s']) == pytest.approx(0.05)
+        assert float(values['distance_m']) > 0.5
+        assert [m for m in pr.logs if m.level == 40 and 'rh' in m.msg]
+
+
+def test_bad_inputs_do_not_crash_the_node():
+    """NaN targets and unknown legs give ERROR diagnostics; a good request afterwards still works."""
+    times, q, pos, vel = _known_request()
+    nan = {leg: p.copy() for leg, p in pos.items()}
+    nan['lf'][2, 0] = np.nan
+    with ros_context() as (ctx, ex, nodes):
+        pr = Probe(ctx, ex, nodes)
+        pr.pub.publish(foot_targets_msg(['lf', 'rh'], times, nan))
+        pr.pub.publish(foot_targets_msg(['xx'], times, {'xx': pos['lf']}))
+        assert spin_until(ex, lambda: len(pr.errors()) >= 2, 5.0)
+        msgs = ' '.join(e[1] for e in pr.errors())
+        assert 'non-finite' in msgs and 'unknown legs' in msgs
+        pr.pub.publish(foot_targets_msg(['lf'], times, pos))
+        assert spin_until(ex, lambda: len(pr.trajs) >= 1, 5.0)
+        assert pr.ik.errors == 2
+
+
+def test_start_and_stop_gait():
+    """start_gait publishes a 16-joint trot every cycle; stop_gait stops it."""
+    with ros_context() as (ctx, ex, nodes):
+        pr = Probe(ctx, ex, nodes, period_s=0.4, gait_dt_s=0.02)
+        res = pr.call(pr.start)
+        assert res.success, res.message
+        assert spin_until(ex, lambda: len(pr.trajs) >= 2, 5.0)
+        names, t, qq = joint_trajectory_arrays(pr.trajs[0])
+        assert len(names) == 16 and qq.shape == (20, 16)
+        _, _, q2 = joint_trajectory_arrays(pr.trajs[1])
+        assert np.array_equal(qq, q2)  # closed form: every cycle identical, no drift
+        lf = names.index('lf_knee'), names.index('rf_knee')
+        assert np.max(np.abs(qq[:10, lf[0]] - qq[10:, lf[1]])) < 1e-9  # half a cycle apart
+        assert pr.call(pr.stop).success and not pr.ik.gait_running
+        n = len(pr.trajs)
+        spin_for(ex, 0.6)
+        assert len(pr.trajs) == n
+
+
+def test_start_gait_refuses_impossible_gait():
+    """A 1 m stride cannot be reached: start_gait fails, diagnostics say so, nothing published."""
+    with ros_context() as (ctx, ex, nodes):
+        pr = Probe(ctx, ex, nodes, stride_m=1.0)
+        res = pr.call(pr.start)
+        assert not res.success and 'reachable' in res.message
+        assert pr.errors() and not pr.ik.gait_running
+        spin_for(ex, 0.2)
+        assert pr.trajs == []
