@@ -23,7 +23,7 @@ from legid_ros.core.gait.slope import slope_stability, touchdown_friction
 from legid_ros.core.gait.trot import TrotParams, TrotScheduler, task_profile
 from legid_ros.core.ik.ejm import solve_closed_form, solve_differential
 from legid_ros.core.ik.gpm import solve_gpm
-from legid_ros.core.ik.leg import LEGS, LegKinematics, planar_fk, to_leg_plane
+from legid_ros.core.ik.leg import LEGS, LegKinematics, planar_fk
 from legid_ros.core.ik.pink_ref import PinkLegSolver
 
 

@@ -15,7 +15,7 @@ def traj():
 
 
 def test_velocity_and_acceleration_are_derivatives(traj):
-    """Analytic velocity and acceleration match finite differences everywhere (incl. phase switches)."""
+    """Analytic velocity and acceleration match finite differences (phase switches included)."""
     _, t, (p, v, a) = traj
     dt = t[1] - t[0]
     assert np.max(np.abs(np.gradient(p, dt, axis=0) - v)[1:-1]) < 1e-5
@@ -24,7 +24,7 @@ def test_velocity_and_acceleration_are_derivatives(traj):
 
 
 def test_no_jumps(traj):
-    """Position, velocity and acceleration change by at most a small step per sample (continuous)."""
+    """Position, velocity, acceleration change per sample by at most slope * dt (no jumps)."""
     c, t, (p, v, a) = traj
     dt = t[1] - t[0]
     # a step bigger than (max derivative) * dt would be a jump

@@ -25,7 +25,7 @@ def test_com_offset_formula():
 
 
 def test_diagonal_intersection_and_edges():
-    """Diagonals of a rectangle meet at its centre, 0.15 m from the long edges of a 0.3 m wide one."""
+    """Diagonals of a rectangle meet at its centre, 0.15 m from the edges of a 0.3 m wide one."""
     feet = {'lf': np.array([0.4, 0.15]), 'rf': np.array([0.4, -0.15]),
             'lh': np.array([-0.4, 0.15]), 'rh': np.array([-0.4, -0.15])}
     o = diagonal_intersection(feet)
@@ -34,7 +34,7 @@ def test_diagonal_intersection_and_edges():
 
 
 def test_seed_slope_case_is_stable(seed_case):
-    """beta = 12 deg, front 30 deg, hind 50 deg: |S1 - S2| <= r and hind feet placed further forward."""
+    """beta = 12 deg, front 30 deg, hind 50 deg: |S1 - S2| <= r; hind feet further forward."""
     rep = slope_stability(seed_case, np.radians(12.0))
     assert rep.ok and rep.margin >= 0
     assert abs(rep.s1 - rep.s2) <= rep.r

@@ -47,7 +47,8 @@ def test_whole_gait_reachable_with_margin(sched):
     t = np.linspace(0, 0.4, 401)
     plan = sched.plan(t)
     for leg in LEGS:
-        sol = solve_closed_form(sched.geo, plan.pos[leg], 'landing', plan.psi[leg], times=t, leg=leg)
+        sol = solve_closed_form(sched.geo, plan.pos[leg], 'landing', plan.psi[leg], times=t,
+                                leg=leg)
         assert sol.min_abs_det > 0.01
         assert joint_margin(sched.geo, sched.params, leg, sched.cycloids[leg].x_center) > 0.05
 

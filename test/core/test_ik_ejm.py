@@ -26,7 +26,7 @@ def _reachable(geo, q):
 
 @pytest.mark.parametrize('task', ['landing', 'hip'])
 def test_closed_form_recovers_joints(lk, task):
-    """Closed-form IK of FK(q) with psi(q) returns q (1e-9 rad); pinocchio foot error <= 1e-12 m."""
+    """Closed-form IK of FK(q), psi(q) returns q (1e-9 rad); pinocchio foot error <= 1e-12 m."""
     geo = lk.geometry
     q, p = _reachable(geo, _random_q(np.random.default_rng(5), geo, 400))
     psi = q[:, 1:].sum(-1) if task == 'landing' else q[:, 1]
@@ -47,7 +47,7 @@ def test_det_closed_form_matches_numeric(lk):
 
 
 def test_unreachable_target_names_leg_time_distance(lk):
-    """A target too far away raises UnreachableTargetError with leg, time and the exact distance."""
+    """A too distant target raises UnreachableTargetError with leg, time and exact distance."""
     geo = lk.geometry
     targets = np.array([[0.0, 0.0, -0.6], [0.0, 0.0, -1.5]])
     with pytest.raises(UnreachableTargetError) as info:
@@ -83,10 +83,11 @@ def test_two_link_distance_inside_is_zero():
 
 
 def test_differential_form_tracks_closed_form(lk):
-    """Differential EJM with kp = 1/dt stays within 1e-3 rad of the closed form and does not grow."""
+    """Differential EJM (kp = 1/dt) stays within 1e-3 rad of the closed form, error not growing."""
     geo = lk.geometry
     t = np.arange(0, 0.8, 1e-3)
-    xz = np.stack([0.05 * np.sin(2 * np.pi * t / 0.4) - 0.1, -0.7 + 0.03 * np.cos(2 * np.pi * t / 0.4)], -1)
+    w = 2 * np.pi / 0.4
+    xz = np.stack([0.05 * np.sin(w * t) - 0.1, -0.7 + 0.03 * np.cos(w * t)], -1)
     xzd = np.gradient(xz, t, axis=0)
     psi = 0.6 + 0.1 * np.sin(2 * np.pi * t / 0.4)
     psid = np.gradient(psi, t)

@@ -18,7 +18,7 @@ def _random_q(rng, geo):
 
 
 def test_geometry_from_urdf(legs):
-    """Link lengths come out of the URDF as 0.35, 0.35, 0.20 m with knee/ankle limits (0.05, 3.09)."""
+    """Link lengths from the URDF are 0.35, 0.35, 0.20 m; knee/ankle limits (0.05, 3.09) rad."""
     geo = legs['lf'].geometry
     assert (geo.l1, geo.l2, geo.l3) == pytest.approx((0.35, 0.35, 0.20), abs=1e-12)
     assert geo.lower[2:] == pytest.approx([0.05, 0.05])
@@ -43,7 +43,8 @@ def test_closed_form_jacobian_matches_pinocchio(legs):
     lk = legs['rf']
     for _ in range(50):
         th = _random_q(rng, lk.geometry)[1:]
-        assert np.max(np.abs(lk.planar_jacobian_pin(th) - planar_jacobian(th, lk.geometry))) < 1e-12
+        diff = lk.planar_jacobian_pin(th) - planar_jacobian(th, lk.geometry)
+        assert np.max(np.abs(diff)) < 1e-12
 
 
 def test_distal_pitch_is_sum_of_pitch_joints(legs):

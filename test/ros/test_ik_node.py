@@ -1,4 +1,4 @@
-"""The ik node with real rclpy: requests in, joint trajectories out, errors on log and diagnostics."""
+"""The ik node with real rclpy: requests in, joint trajectories out, errors on log/diagnostics."""
 
 import math
 
@@ -53,7 +53,7 @@ class Probe:
 
 
 def _known_request():
-    """Joint angles with a3 = 30 deg for lf and rh, their pinocchio foot positions and velocities."""
+    """Joints with a3 = 30 deg for lf and rh, their pinocchio foot positions and velocities."""
     times = np.array([0.0, 0.05, 0.1])
     q = {'lf': np.array([[0.05, -0.9, 1.2, 0.0], [0.0, -0.85, 1.1, 0.0], [-0.05, -0.8, 1.0, 0.0]]),
          'rh': np.array([[0.0, -1.0, 1.4, 0.0], [0.1, -0.95, 1.3, 0.0], [0.0, -0.9, 1.2, 0.0]])}
@@ -84,7 +84,7 @@ def test_request_gives_the_right_joint_trajectory():
 
 
 def test_unreachable_request_is_reported_not_published():
-    """An unreachable target: ERROR on /rosout and /diagnostics with leg and time, no trajectory."""
+    """An unreachable target: ERROR on /rosout and /diagnostics with leg and time; no output."""
     times, q, pos, vel = _known_request()
     pos['rh'][1] = [0.0, 0.0, -1.5]
     with ros_context() as (ctx, ex, nodes):
@@ -101,7 +101,7 @@ def test_unreachable_request_is_reported_not_published():
 
 
 def test_bad_inputs_do_not_crash_the_node():
-    """NaN targets and unknown legs give ERROR diagnostics; a good request afterwards still works."""
+    """NaN targets and unknown legs give ERROR diagnostics; a later good request still works."""
     times, q, pos, vel = _known_request()
     nan = {leg: p.copy() for leg, p in pos.items()}
     nan['lf'][2, 0] = np.nan

@@ -85,6 +85,7 @@ def solve_gpm(geo: LegGeometry, times: np.ndarray, xz: np.ndarray, xz_dot: np.nd
             break
         jp = damped_pinv(jac, w0, lambda_max)
         xd = xz_dot[i] + kp * e_x
-        thd = (jp @ xd[..., None])[..., 0] + k * ((eye - jp @ jac) @ grad(th[i])[..., None])[..., 0]
+        null = (eye - jp @ jac) @ grad(th[i])[..., None]
+        thd = (jp @ xd[..., None])[..., 0] + k * null[..., 0]
         th[i + 1] = th[i] + (times[i + 1] - times[i]) * thd
     return DifferentialResult(th=th, det_je=man, foot_err=err)
