@@ -1,0 +1,14 @@
+"""Inertial parameter identification of legged robots (seed 000 ZMP methods and baselines).
+
+Entry points: :func:`legid_ros.core.ident.api.identify` (batch) and
+:class:`legid_ros.core.ident.online.OnlineEstimator` (online). Imported lazily here so that
+``import legid_ros.core.ident.params`` stays light.
+"""
+
+METHODS = ('zmp_newton', 'zmp_qp', 'torque_ls', 'floating_qp', 'sdp', 'primitives')
+
+
+def identify(recording, robot, method='zmp_qp', **options):
+    """See :func:`legid_ros.core.ident.api.identify`."""
+    from legid_ros.core.ident.api import identify as _identify
+    return _identify(recording, robot, method, **options)

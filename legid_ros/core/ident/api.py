@@ -1,0 +1,133 @@
+"""Batch entry point: ``identify(recording, robot, method, **options) -> IdentResult``.
+
+Methods (rows are described in :mod:`legid_ros.core.ident.linear`):
+
+====================  =====================================================================
+``zmp_newton``        seed 000: Newton on eq. (9), reduced set (``param_set='standard'`` too)
+``zmp_qp``            linearised ZMP rows, standard set, OSQP
+``torque_ls``         joint torques, support foot as fixed base, friction, WLS (standard set
+                      by QP, or ``param_set='reduced'`` by Newton as in seed 000's Table 2)
+``floating_qp``       seed 002's floating-base rows (joint efforts + foot F/T), WLS, OSQP
+``sdp``               any rows (``rows=`` 'zmp' default) + pseudo-inertia LMIs (cvxpy)
+``primitives``        any rows + seed 002's homogeneous primitive bodies (OSQP, masses >= eps)
+====================  =====================================================================
+
+Options: every :class:`PrepareOptions` field (``diff``, ``cutoff_hz``, ``use_imu``, ...),
+``total_mass`` [kg] (default: mean measured vertical force / g), ``reg``, ``max_cond``,
+``check`` (excitation check), ``pi_cad`` and the method's own options.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Optional
+
+import numpy as np
+
+from legid_ros.core.errors import BadInputError
+from legid_ros.core.ident.linear import (Normal, build_rows, regressors_for,
+                                         total_mass_from_forces)
+from legid_ros.core.ident.prepare import PrepareOptions, Samples, prepare
+from legid_ros.core.ident.result import IdentResult
+from legid_ros.core.ident.standard import DEFAULT_REG, solve_standard
+from legid_ros.core.recording import Recording
+from legid_ros.core.robot import Robot
+
+METHODS = ('zmp_newton', 'zmp_qp', 'torque_ls', 'floating_qp', 'sdp', 'primitives')
+ROWS_OF = {'zmp_qp': 'zmp', 'torque_ls': 'torque', 'floating_qp': 'floating'}
+
+
+def split_options(options: dict):
+    """Split ``options`` into (PrepareOptions, remaining method options)."""
+    names = {f.name for f in dataclasses.fields(PrepareOptions)}
+    prep = PrepareOptions(**{k: v for k, v in options.items() if k in names})
+    return prep, {k: v for k, v in options.items() if k not in names}
+
+
+def identify(recording: Recording, robot: Robot, method: str = 'zmp_qp',
+             samples: Optional[Samples] = None, **options) -> IdentResult:
+    """Identify the inertial parameters of ``robot`` from ``recording``.
+
+    Args:
+        recording: Measured run (synthetic, MuJoCo or bag).
+        robot: Floating-base robot.
+        method: One of :data:`METHODS`.
+        samples: Already prepared samples (skips :func:`prepare`).
+        **options: See the module docstring.
+
+    Raises:
+        BadInputError: Unknown method or option, bad data.
+        NotIdentifiableError: Data not exciting enough.
+        InfeasibleProblemError: Bounds and mass equality incompatible.
+    """
+    if method not in METHODS:
+        raise BadInputError(f'unknown method {method!r}; methods: {", ".join(METHODS)}')
+    prep, opts = split_options(options)
+    if samples is None:
+        samples = prepare(recording, robot, prep)
+    if samples.n < 10:
+        raise BadInputError(f'only {samples.n} usable samples')
+    total = opts.pop('total_mass', None)
+    total = total_mass_from_forces(samples) if total is None else float(total)
+    pi_cad = opts.pop('pi_cad', None)
+    if pi_cad is None and recording is not None and recording.pi_cad is not None:
+        pi_cad = recording.pi_cad
+    if method == 'zmp_newton':
+        from legid_ros.core.ident.zmp_newton import identify_zmp_newton
+        regs = regressors_for(samples, robot, [])
+        res = identify_zmp_newton(regs.wrench, samples.zmp, samples.fz, robot, total,
+                                  pi_cad=pi_cad, **opts)
+    elif method in ROWS_OF:
+        friction = opts.pop('friction', True)
+        param_set = opts.pop('param_set', 'standard')
+        rows = build_rows(samples, robot, ROWS_OF[method],
+                          regressors_for(samples, robot, [ROWS_OF[method]]), friction)
+        if param_set == 'reduced':
+            res = _reduced_linear(rows, robot, method, total, pi_cad, **opts)
+        else:
+            res = solve_standard(rows, robot, method, total, pi_cad=pi_cad, **opts)
+    else:
+        kind = opts.pop('rows', 'zmp')
+        friction = opts.pop('friction', True)
+        rows = build_rows(samples, robot, kind, regressors_for(samples, robot, [kind]),
+                          friction)
+        if method == 'sdp':
+            from legid_ros.core.ident.sdp import identify_sdp
+            res = identify_sdp(rows, robot, total, pi_cad=pi_cad, **opts)
+        else:
+            from legid_ros.core.ident.primitives import identify_primitives
+            res = identify_primitives(rows, robot, total, pi_cad=pi_cad, **opts)
+    res.dropped = dict(samples.dropped)
+    res.info.setdefault('prepare', dataclasses.asdict(prep))
+    return res
+
+
+def _reduced_linear(rows, robot, method, total, pi_cad, reg=DEFAULT_REG, **opts):
+    """Linear rows on seed 000's reduced set by Newton (WLS weights from a CAD pass)."""
+    from legid_ros.core.ident.linear import group_rms
+    from legid_ros.core.ident.zmp_newton import identify_normal_newton
+
+    npi = rows.A.shape[1] - rows.nf
+    x0 = np.concatenate([pi_cad if pi_cad is not None else _cad(robot), np.zeros(rows.nf)])
+    normal = Normal(rows.A.shape[1])
+    normal.fold(rows.A, rows.b, rows.n_samples)
+    hs, gs, recover = normal.eliminate(npi)
+    if rows.nf:
+        x0[npi:] = recover(x0[:npi])
+    rms = np.maximum(group_rms(rows, x0), 1e-9)
+    w = 1.0 / rms[rows.group] ** 2
+    normal = Normal(rows.A.shape[1])
+    normal.fold(rows.A, rows.b, rows.n_samples, weights=w)
+    hs, gs, recover = normal.eliminate(npi)
+    bb = normal.bb - float(normal.h[npi:] @ np.linalg.solve(
+        normal.H[npi:, npi:] + 1e-12 * np.eye(rows.nf), normal.h[npi:])) if rows.nf else \
+        normal.bb
+    res = identify_normal_newton(hs, gs, bb, rows.n_samples, robot, total, method,
+                                 reg=reg, pi_cad=pi_cad, **opts)
+    res.friction = recover(res.pi) if rows.nf else None
+    return res
+
+
+def _cad(robot):
+    from legid_ros.core.inertial import get_parameters
+    return get_parameters(robot.model)

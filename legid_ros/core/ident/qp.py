@@ -1,0 +1,176 @@
+"""Parameter-space QP solved by OSQP, and Euclidean projection on the mass plane and box.
+
+The QP every linear method ends in (ZMP rows, torque rows, floating-base rows, online)::
+
+    min_x  (x^T H x - 2 h^T x) / n + reg * sum_k ((x_k - x_cad_k) / s_k)^2
+    s.t.   c . x = M_free,   lb <= x <= ub
+
+``H = sum A^T A``, ``h = sum A^T b`` (sufficient statistics), ``n`` the (effective) number of
+samples, so the data term is the mean squared residual and ``reg`` [residual units^2] does not
+depend on the amount of data. OSQP works in scaled variables ``z = (x - x_cad) / s``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+import numpy as np
+import osqp
+import scipy.sparse as sp
+
+from legid_ros.core.errors import InfeasibleProblemError, SolverError
+
+INF = 1e20
+
+
+def check_bounds(lb: np.ndarray, ub: np.ndarray, c: Optional[np.ndarray], total: Optional[float],
+                 names=None) -> None:
+    """Raise :class:`InfeasibleProblemError` if the box (and the mass plane) is empty."""
+    bad = np.flatnonzero(lb > ub)
+    if bad.size:
+        which = ', '.join((names[i] if names else str(i)) for i in bad[:5])
+        raise InfeasibleProblemError('lower bound above upper bound', which)
+    if c is not None and total is not None:
+        nz = c != 0
+        c, lb, ub = c[nz], lb[nz], ub[nz]
+        lo = float(np.sum(np.where(c > 0, c * lb, c * ub)))
+        hi = float(np.sum(np.where(c > 0, c * ub, c * lb)))
+        if not lo - 1e-9 <= total <= hi + 1e-9:
+            raise InfeasibleProblemError(
+                'total-mass equality outside the bounds',
+                f'mass {total:.4g} kg must lie in [{lo:.4g}, {hi:.4g}] kg')
+
+
+def project_mass_box(y: np.ndarray, c: np.ndarray, total: float, lb: np.ndarray,
+                     ub: np.ndarray, iters: int = 200) -> np.ndarray:
+    """Euclidean projection of ``y`` on ``{c.x = total, lb <= x <= ub}`` (``c >= 0``).
+
+    The solution is ``clip(y - lam c, lb, ub)`` with ``lam`` found by bisection.
+    """
+    check_bounds(lb, ub, c, total)
+
+    def g(lam):
+        return float(c @ np.clip(y - lam * c, lb, ub)) - total
+    lo, hi = -1.0, 1.0
+    while g(lo) < 0:
+        lo *= 2
+    while g(hi) > 0:
+        hi *= 2
+    for _ in range(iters):
+        mid = 0.5 * (lo + hi)
+        if g(mid) > 0:
+            lo = mid
+        else:
+            hi = mid
+    return np.clip(y - 0.5 * (lo + hi) * c, lb, ub)
+
+
+@dataclass
+class QPSolution:
+    """Result of :class:`ParameterQP`.
+
+    Attributes:
+        x: Solution.
+        status: OSQP status string.
+        iterations: OSQP iterations.
+        solve_time_s: OSQP setup + solve time [s].
+    """
+
+    x: np.ndarray
+    status: str
+    iterations: int
+    solve_time_s: float
+
+
+class ParameterQP:
+    """The regularised, constrained least-squares QP in parameter space (OSQP, warm-started).
+
+    Build once per problem shape; call :meth:`solve` with new statistics. The Hessian's
+    sparsity pattern is the full upper triangle, so later solves only update values.
+
+    Args:
+        x_cad: Prior (CAD) parameters.
+        scales: Parameter scales ``s`` (regularisation and OSQP scaling).
+        lb, ub: Bounds (use +-inf for none).
+        c: Mass row, or None for no equality.
+        total: Right-hand side of the mass equality [kg].
+        reg: Regularisation weight.
+        eps: OSQP absolute/relative tolerance.
+    """
+
+    def __init__(self, x_cad, scales, lb, ub, c=None, total=None, reg=1e-6, eps=1e-7,
+                 names=None):
+        self.x_cad = np.asarray(x_cad, float)
+        self.s = np.asarray(scales, float)
+        self.n = self.x_cad.size
+        lb = np.asarray(lb, float)
+        ub = np.asarray(ub, float)
+        check_bounds(lb, ub, c, total, names)
+        self.reg = float(reg)
+        rows = [sp.identity(self.n, format='csc')]
+        lo = [np.maximum((lb - self.x_cad) / self.s, -INF)]
+        hi = [np.minimum((ub - self.x_cad) / self.s, INF)]
+        if c is not None:
+            cz = np.asarray(c, float) * self.s
+            rows.insert(0, sp.csc_matrix(cz[None, :]))
+            rhs = float(total - c @ self.x_cad)
+            lo.insert(0, [rhs])
+            hi.insert(0, [rhs])
+        self.A = sp.vstack(rows, format='csc')
+        self.l = np.concatenate(lo)
+        self.u = np.concatenate(hi)
+        self.eps = eps
+        self._prob = None
+        self._z = None
+        iu = np.triu_indices(self.n)
+        self._iu = iu
+
+    def _pq(self, H, h, n_eff):
+        s = self.s
+        p = (s[:, None] * H * s[None, :]) / n_eff
+        p[np.diag_indices(self.n)] += self.reg
+        q = s * (H @ self.x_cad - h) / n_eff
+        return 2.0 * p, 2.0 * q
+
+    def solve(self, H: np.ndarray, h: np.ndarray, n_eff: float,
+              warm: Optional[np.ndarray] = None) -> QPSolution:
+        """Solve for statistics ``H``, ``h`` over ``n_eff`` samples.
+
+        Args:
+            H: ``sum A^T A`` (n, n).
+            h: ``sum A^T b`` (n,).
+            n_eff: Effective number of samples (> 0).
+            warm: Warm start ``x`` (default: last solution).
+
+        Raises:
+            InfeasibleProblemError: OSQP proves the constraints infeasible.
+            SolverError: Other failures.
+        """
+        import time
+
+        t0 = time.perf_counter()
+        p, q = self._pq(np.asarray(H, float), np.asarray(h, float), max(n_eff, 1e-12))
+        pu = sp.csc_matrix((p[self._iu], self._iu), shape=(self.n, self.n))
+        if self._prob is None:
+            self._prob = osqp.OSQP()
+            self._prob.setup(pu, q, self.A, self.l, self.u, eps_abs=self.eps,
+                             eps_rel=self.eps, max_iter=20000, polishing=True, verbose=False,
+                             adaptive_rho=True)
+        else:
+            self._prob.update(Px=pu.data, q=q)
+        if warm is not None:
+            self._z = (np.asarray(warm, float) - self.x_cad) / self.s
+        if self._z is not None:
+            self._prob.warm_start(x=self._z)
+        res = self._prob.solve()
+        status = str(res.info.status)
+        dt = time.perf_counter() - t0
+        if 'infeasible' in status.lower():
+            raise InfeasibleProblemError('parameter QP is infeasible', status)
+        if res.x is None or not np.all(np.isfinite(res.x)) or \
+                status.lower() not in ('solved', 'solved inaccurate', 'solved_inaccurate',
+                                       'maximum iterations reached'):
+            raise SolverError('OSQP failed on the parameter QP', status, res.info.iter)
+        self._z = np.array(res.x)
+        return QPSolution(self.x_cad + self.s * self._z, status, int(res.info.iter), dt)

@@ -1,0 +1,236 @@
+"""Signal processing for identification: measured ZMP, filters, numerical derivatives.
+
+Conventions: time along axis 0; ground plane ``z = z_ground`` [m] in the world; forces [N],
+moments [N.m], positions [m].
+"""
+
+from __future__ import annotations
+
+from typing import Optional, Sequence, Tuple
+
+import numpy as np
+from scipy import signal as sps
+
+from legid_ros.core.errors import BadInputError
+
+#: Vertical force [N] below which a foot (or the whole robot) counts as unloaded.
+MIN_FZ = 1.0
+
+
+def zmp_from_sensors(forces: np.ndarray, positions: np.ndarray,
+                     min_fz: float = MIN_FZ) -> Tuple[np.ndarray, np.ndarray]:
+    """Centre of pressure of point sensors: ``p = sum f_k p_k / sum f_k`` (seed 000).
+
+    Works for one foot or both (stack the sensors of every foot in contact).
+
+    Args:
+        forces: Normal forces, shape (N, k) [N].
+        positions: Sensor positions on the ground in the world, shape (k, 2|3) (fixed) or
+            (N, k, 2|3) (per sample) [m].
+        min_fz: Total force below which the ZMP is undefined (NaN) [N].
+
+    Returns:
+        ZMP ``(N, 2)`` [m] (NaN where unloaded) and the total normal force ``(N,)`` [N].
+    """
+    f = np.atleast_2d(np.asarray(forces, float))
+    pos = np.asarray(positions, float)[..., :2]
+    if pos.ndim == 2:
+        pos = np.broadcast_to(pos, (f.shape[0],) + pos.shape)
+    if pos.shape[:2] != f.shape:
+        raise BadInputError(f'{f.shape[1]} forces but positions of shape {pos.shape}')
+    total = f.sum(axis=1)
+    with np.errstate(invalid='ignore', divide='ignore'):
+        zmp = np.einsum('nk,nkd->nd', f, pos) / total[:, None]
+    zmp[total < min_fz] = np.nan
+    return zmp, total
+
+
+def wrench_to_world(wrench: np.ndarray, rotation: np.ndarray, origin: np.ndarray
+                    ) -> np.ndarray:
+    """Express wrenches measured in a sensor frame in world axes at the world origin.
+
+    Args:
+        wrench: ``[f, n]`` in the sensor axes at the sensor origin, (N, 6) [N, N.m].
+        rotation: Sensor orientation in the world, (3, 3) or (N, 3, 3).
+        origin: Sensor origin in the world, (3,) or (N, 3) [m].
+
+    Returns:
+        ``[f, n]`` in world axes about the world origin, (N, 6).
+    """
+    w = np.atleast_2d(np.asarray(wrench, float))
+    rot = np.broadcast_to(rotation, (w.shape[0], 3, 3))
+    org = np.broadcast_to(origin, (w.shape[0], 3))
+    f = np.einsum('nij,nj->ni', rot, w[:, :3])
+    n = np.einsum('nij,nj->ni', rot, w[:, 3:]) + np.cross(org, f)
+    return np.hstack([f, n])
+
+
+def zmp_from_wrench(wrench_world: np.ndarray, z_ground: float = 0.0,
+                    min_fz: float = MIN_FZ) -> Tuple[np.ndarray, np.ndarray]:
+    """ZMP of a ground-on-robot wrench: the point of the ground where its moment is vertical.
+
+    For double support, sum the feet's wrenches (all about the world origin) first.
+
+    Args:
+        wrench_world: ``[f, n]`` in world axes about the world origin, (N, 6) [N, N.m].
+        z_ground: Height of the ground plane [m].
+        min_fz: Vertical force below which the ZMP is undefined (NaN) [N].
+
+    Returns:
+        ZMP ``(N, 2)`` [m] and vertical force ``(N,)`` [N].
+    """
+    w = np.atleast_2d(np.asarray(wrench_world, float))
+    fx, fy, fz, nx, ny = w[:, 0], w[:, 1], w[:, 2], w[:, 3], w[:, 4]
+    with np.errstate(invalid='ignore', divide='ignore'):
+        px = (-ny - z_ground * fx) / fz
+        py = (nx - z_ground * fy) / fz
+    zmp = np.column_stack([px, py])
+    zmp[fz < min_fz] = np.nan
+    return zmp, fz
+
+
+def lag_filter(u: np.ndarray, lam: float, z0: Optional[np.ndarray] = None) -> np.ndarray:
+    """Seed 000's first-order lag ("inertial") filter ``z_k = l z_{k-1} + (1 - l) u_k``.
+
+    Args:
+        u: Input, shape (N, ...).
+        lam: Filter constant ``l`` in [0, 1).
+        z0: Initial state (default: the first sample).
+    """
+    if not 0.0 <= lam < 1.0:
+        raise BadInputError(f'lag filter constant {lam} not in [0, 1)')
+    u = np.asarray(u, float)
+    if u.shape[0] == 0:
+        return u.copy()
+    zi = (u[0] if z0 is None else np.asarray(z0, float)) * lam
+    out, _ = sps.lfilter([1.0 - lam], [1.0, -lam], u, axis=0,
+                         zi=np.expand_dims(zi, 0))
+    return out
+
+
+def _sos(cutoff_hz: float, rate_hz: float, order: int) -> np.ndarray:
+    if not 0.0 < cutoff_hz < 0.5 * rate_hz:
+        raise BadInputError(f'cutoff {cutoff_hz} Hz must lie in (0, {0.5 * rate_hz}) Hz')
+    return sps.butter(order, cutoff_hz, fs=rate_hz, output='sos')
+
+
+def butter_zero_phase(x: np.ndarray, cutoff_hz: float, rate_hz: float,
+                      order: int = 4) -> np.ndarray:
+    """Zero-phase (forward-backward) Butterworth low-pass along axis 0, for offline use."""
+    x = np.asarray(x, float)
+    sos = _sos(cutoff_hz, rate_hz, order)
+    padlen = min(3 * (2 * len(sos) + 1), x.shape[0] - 1)
+    if padlen < 1:
+        return x.copy()
+    return sps.sosfiltfilt(sos, x, axis=0, padlen=padlen)
+
+
+class CausalButterworth:
+    """Causal Butterworth low-pass that keeps its state across calls (online use).
+
+    Args:
+        cutoff_hz: Cut-off frequency [Hz].
+        rate_hz: Sample rate [Hz].
+        order: Filter order.
+    """
+
+    def __init__(self, cutoff_hz: float, rate_hz: float, order: int = 2):
+        self.sos = _sos(cutoff_hz, rate_hz, order)
+        self._zi = None
+
+    def reset(self) -> None:
+        """Forget the state (the next sample initialises the filter at steady state)."""
+        self._zi = None
+
+    def __call__(self, x: np.ndarray) -> np.ndarray:
+        """Filter the next chunk ``x`` (N, ...) and return it, continuing the state."""
+        x = np.asarray(x, float)
+        if x.shape[0] == 0:
+            return x.copy()
+        if self._zi is None:
+            zi = sps.sosfilt_zi(self.sos)  # (sections, 2)
+            self._zi = zi.reshape(zi.shape + (1,) * (x.ndim - 1)) * x[0]
+        y, self._zi = sps.sosfilt(self.sos, x, axis=0, zi=self._zi)
+        return y
+
+
+def _dt(t: np.ndarray) -> float:
+    t = np.asarray(t, float)
+    if t.ndim != 1 or t.size < 3:
+        raise BadInputError('need at least 3 samples to differentiate')
+    d = np.diff(t)
+    if np.any(d <= 0):
+        raise BadInputError('sample times must increase strictly')
+    return float(d.mean())
+
+
+def finite_differences(t: np.ndarray, x: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    """First and second derivatives by second-order central differences (one-sided at ends).
+
+    Args:
+        t: Sample times [s], (N,) (may be non-uniform).
+        x: Signal, (N, ...).
+
+    Returns:
+        ``(dx/dt, d2x/dt2)`` with the shape of ``x``.
+    """
+    _dt(t)
+    x = np.asarray(x, float)
+    xd = np.gradient(x, t, axis=0, edge_order=2)
+    xdd = np.gradient(xd, t, axis=0, edge_order=2)
+    return xd, xdd
+
+
+def savgol_derivatives(t: np.ndarray, x: np.ndarray, window_s: float = 0.1,
+                       polyorder: int = 3) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Smoothed signal and its first two derivatives by a Savitzky-Golay filter.
+
+    Assumes (nearly) uniform sampling; the window is made odd and at least ``polyorder + 2``.
+
+    Args:
+        t: Sample times [s], (N,).
+        x: Signal, (N, ...).
+        window_s: Window length [s].
+        polyorder: Polynomial order (>= 2 for the second derivative).
+
+    Returns:
+        ``(x_smooth, dx/dt, d2x/dt2)``.
+    """
+    dt = _dt(t)
+    x = np.asarray(x, float)
+    n = x.shape[0]
+    win = int(round(window_s / dt)) | 1
+    win = max(win, polyorder + 2 + (polyorder % 2 == 0))
+    if win % 2 == 0:
+        win += 1
+    if win > n:
+        win = n if n % 2 else n - 1
+    if win <= polyorder:
+        raise BadInputError(f'{n} samples are too few for a Savitzky-Golay fit of order '
+                            f'{polyorder}')
+    out = [sps.savgol_filter(x, win, polyorder, deriv=k, delta=dt, axis=0, mode='interp')
+           for k in (0, 1, 2)]
+    return out[0], out[1], out[2]
+
+
+def derivatives(t: np.ndarray, x: np.ndarray, method: str = 'savgol',
+                window_s: float = 0.1) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(x, xd, xdd)`` by ``method`` 'savgol' (smoothed) or 'fd' (central differences)."""
+    if method == 'savgol':
+        return savgol_derivatives(t, x, window_s)
+    if method == 'fd':
+        xd, xdd = finite_differences(t, x)
+        return np.asarray(x, float), xd, xdd
+    raise BadInputError(f'unknown differentiation method {method!r} (savgol, fd)')
+
+
+def finite_rows(*arrays: Sequence[np.ndarray]) -> np.ndarray:
+    """Boolean mask of samples (axis 0) where every given array is finite."""
+    mask = None
+    for a in arrays:
+        if a is None:
+            continue
+        a = np.asarray(a, float)
+        ok = np.isfinite(a.reshape(a.shape[0], -1)).all(axis=1)
+        mask = ok if mask is None else mask & ok
+    return mask
