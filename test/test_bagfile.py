@@ -177,3 +177,27 @@ def test_bad_bags(tmp_path, rec, robot):
     assert read_bag(path, robot).n == 10
     with pytest.raises(BadInputError, match='storage'):
         write_bag(rec, tmp_path / 'x', storage='zip', robot=robot)
+
+
+def test_fast_mcap_scans_match_rosbags(tmp_path, rec, robot):
+    """Both MCAP scans (indexed, sequential) give the same Recording as rosbags' reader."""
+    from unittest import mock
+
+    import legid_ros.bagio.codec as codec
+    from legid_ros.bagio.mcap_scan import McapScanError
+
+    path = write_bag(rec, tmp_path / 'run', robot=robot)
+    with mock.patch.object(codec, '_mcap_files', lambda reader: []):
+        ref = read_bag(path, robot)
+
+    def broken(*args):
+        raise McapScanError('forced')
+    readings = [read_bag(path, robot)]
+    with mock.patch.object(codec, 'scan_mcap_indexed', broken):
+        readings.append(read_bag(path, robot))
+    for got in readings:
+        for name in ('t', 'q', 'qd', 'tau', 'imu_quat', 'imu_acc', 'zmp_true', 'base_pose_true',
+                     'pi_true'):
+            np.testing.assert_array_equal(getattr(got, name), getattr(ref, name), err_msg=name)
+        np.testing.assert_array_equal(got.fsr['right'], ref.fsr['right'])
+        assert got.meta == ref.meta

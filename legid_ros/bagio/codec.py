@@ -11,10 +11,13 @@ layout checks itself against ``rosbags`` serialisation when built; decoding fall
 from __future__ import annotations
 
 import struct
-from typing import List, Optional
+from pathlib import Path
+from typing import Dict, List, Optional
 
 import numpy as np
+import yaml
 
+from legid_ros.bagio.mcap_scan import McapScanError, scan_mcap, scan_mcap_indexed
 from legid_ros.core.errors import BadInputError
 
 TYPES = {'joint_state': 'sensor_msgs/msg/JointState', 'imu': 'sensor_msgs/msg/Imu',
@@ -175,11 +178,19 @@ class FixedLayout:
             arr[f'v{i}'] = values[:, i]
         return rows
 
-    def unpack(self, raws: List[bytes]):
-        """(stamps [ns], values (N, slots)) if every message matches the layout, else None."""
-        if any(len(r) != self.itemsize for r in raws):
+    def unpack(self, raws):
+        """(stamps [ns], values (N, slots)) if every message matches the layout, else None.
+
+        ``raws``: list of serialised messages, or an (N, L) uint8 matrix of them.
+        """
+        if isinstance(raws, np.ndarray):
+            if raws.ndim != 2 or raws.shape[1] != self.itemsize:
+                return None
+            rows = np.ascontiguousarray(raws)
+        elif any(len(r) != self.itemsize for r in raws):
             return None
-        rows = np.frombuffer(b''.join(raws), np.uint8).reshape(len(raws), self.itemsize)
+        else:
+            rows = np.frombuffer(b''.join(raws), np.uint8).reshape(len(raws), self.itemsize)
         if not np.array_equal(rows[:, self.fixed_mask],
                               np.broadcast_to(self.template[self.fixed_mask],
                                               (len(raws), int(self.fixed_mask.sum())))):
@@ -190,9 +201,52 @@ class FixedLayout:
         return stamps, values
 
 
+def _mcap_files(reader) -> List[Path]:
+    """Storage files of an MCAP bag (empty for other storages)."""
+    bag = Path(reader.path)
+    try:
+        meta = yaml.safe_load((bag / 'metadata.yaml').read_text())['rosbag2_bagfile_information']
+    except (OSError, yaml.YAMLError, KeyError, TypeError):
+        return []
+    if meta.get('storage_identifier') != 'mcap' or meta.get('compression_mode'):
+        return []
+    return [bag / p for p in meta.get('relative_file_paths', [])]
+
+
+def _merge(blocks: list):
+    """One (N, L) uint8 matrix if every block is a matrix of the same width, else a list of
+    byte strings (scan_mcap gives a flat list of payloads already)."""
+    if blocks and all(isinstance(b, np.ndarray) for b in blocks):
+        if len({b.shape[1] for b in blocks}) == 1:
+            return np.vstack(blocks)
+    if not any(isinstance(b, (np.ndarray, list)) for b in blocks):
+        return blocks
+    out = []
+    for b in blocks:
+        out.extend(bytes(r) for r in b) if isinstance(b, (np.ndarray, list)) else out.append(b)
+    return out
+
+
 def collect(reader, typenames) -> dict:
-    """One pass over a bag: ``{topic: (type, [log stamps ns], [raw bytes])}`` for the types."""
+    """One pass over a bag: ``{topic: (type, [log stamps ns], [raw bytes])}`` for the types.
+
+    MCAP bags are scanned by :func:`scan_mcap` (falls back to ``rosbags`` on anything
+    unexpected, including a message count differing from the bag's index).
+    """
     conns = [c for c in reader.connections if c.msgtype in typenames]
+    types = {c.topic: c.msgtype for c in conns}
+    counts: Dict[str, int] = {}
+    for c in conns:
+        counts[c.topic] = counts.get(c.topic, 0) + int(c.msgcount)
+    files = _mcap_files(reader)
+    for scan in (scan_mcap_indexed, scan_mcap) if files else ():
+        try:
+            found = scan(files, set(types))
+        except (McapScanError, struct.error, ValueError, OSError, IndexError):
+            continue
+        if all(len(found.get(t, ([], []))[0]) == n for t, n in counts.items()):
+            return {t: (types[t], np.asarray(found[t][0], np.int64), _merge(found[t][1]))
+                    if t in found else (types[t], np.zeros(0, np.int64), []) for t in types}
     out = {c.topic: (c.msgtype, [], []) for c in conns}
     for conn, log, raw in reader.messages(connections=conns):
         entry = out[conn.topic]
@@ -210,12 +264,12 @@ def decode_topic(ts, topic: str, typename: str, logs: List[int], raws: List[byte
     """
     out = {'log': np.array(logs, np.int64), 'type': typename}
     if typename in (TYPES['array'], TYPES['string']):
-        out['messages'] = [ts.deserialize_cdr(r, typename) for r in raws]
+        out['messages'] = [ts.deserialize_cdr(bytes(r), typename) for r in raws]
         return out
-    if not raws:
+    if len(raws) == 0:
         out.update(stamp=np.zeros(0, np.int64), values=np.zeros((0, 0)), frame='', names=[])
         return out
-    first = ts.deserialize_cdr(raws[0], typename)
+    first = ts.deserialize_cdr(bytes(raws[0]), typename)
     names = list(getattr(first, 'name', []))
     out['frame'], out['names'] = first.header.frame_id, names
     fast = None
@@ -227,7 +281,7 @@ def decode_topic(ts, topic: str, typename: str, logs: List[int], raws: List[byte
         return out
     stamps, values = [], []
     for r in raws:
-        msg = ts.deserialize_cdr(r, typename)
+        msg = ts.deserialize_cdr(bytes(r), typename)
         if typename == TYPES['joint_state'] and list(msg.name) != names:
             raise BadInputError(f'{topic}: joint names change between messages')
         stamps.append(msg.header.stamp.sec * 10 ** 9 + msg.header.stamp.nanosec)

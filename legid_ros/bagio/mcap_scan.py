@@ -1,0 +1,193 @@
+"""Fast sequential scan of the messages of MCAP files (uncompressed or zstd/lz4 chunks).
+
+``rosbags`` reads MCAP message by message through a heap merge (about 15 us per message);
+this scan walks the records once and only slices out ``(channel, log time, payload)``, which
+is several times faster for the million-message bags of a 95 s run at 1 kHz. Anything it does
+not understand raises :class:`McapScanError` and the caller falls back to ``rosbags``.
+Record layouts follow the MCAP specification (https://mcap.dev/spec).
+"""
+
+from __future__ import annotations
+
+import struct
+from pathlib import Path
+from typing import Dict, List, Set, Tuple
+
+import numpy as np
+
+MAGIC = b'\x89MCAP0\r\n'
+OP_CHANNEL, OP_MESSAGE, OP_CHUNK, OP_INDEX, OP_DATA_END, OP_FOOTER = (
+    0x04, 0x05, 0x06, 0x07, 0x0F, 0x02)
+_MSG_HEAD = 9 + 22  # record opcode + length, then channel, sequence, log and publish time
+_REC = struct.Struct('<BQ')
+_MSG = struct.Struct('<HIQQ')
+_CHUNK = struct.Struct('<QQQI')
+
+
+class McapScanError(Exception):
+    """The file is not an MCAP this scanner handles."""
+
+
+def _string(buf, pos: int) -> Tuple[str, int]:
+    (n,) = struct.unpack_from('<I', buf, pos)
+    return bytes(buf[pos + 4:pos + 4 + n]).decode(), pos + 4 + n
+
+
+def _decompress(kind: str, data: bytes, size: int) -> bytes:
+    if kind == '':
+        return data
+    if kind == 'zstd':
+        try:
+            import zstandard
+        except ImportError as exc:
+            raise McapScanError('zstd chunks need the zstandard module') from exc
+        return zstandard.ZstdDecompressor().decompress(data, max_output_size=size)
+    if kind == 'lz4':
+        try:
+            import lz4.frame
+        except ImportError as exc:
+            raise McapScanError('lz4 chunks need the lz4 module') from exc
+        return lz4.frame.decompress(data)
+    raise McapScanError(f'unknown chunk compression {kind!r}')
+
+
+class _Scan:
+    def __init__(self, topics: Set[str]):
+        self.topics = topics
+        self.channels: Dict[int, str] = {}
+        self.out: Dict[str, Tuple[List[int], List[bytes]]] = {}
+
+    def records(self, buf, pos: int, end: int, top: bool) -> None:
+        unpack_rec, unpack_msg = _REC.unpack_from, _MSG.unpack_from
+        channels, out = self.channels, self.out
+        while pos < end:
+            if end - pos < 9:
+                raise McapScanError('truncated record')
+            op, length = unpack_rec(buf, pos)
+            body = pos + 9
+            pos = body + length
+            if pos > end:
+                raise McapScanError('record runs past the end of the data')
+            if op == OP_MESSAGE:
+                chan, _seq, log, _pub = unpack_msg(buf, body)
+                topic = channels.get(chan)
+                if topic is None:
+                    raise McapScanError('message before its channel')
+                entry = out.get(topic)
+                if entry is not None:
+                    entry[0].append(log)
+                    entry[1].append(buf[body + 22:pos])
+            elif op == OP_CHANNEL:
+                (chan,) = struct.unpack_from('<H', buf, body)
+                topic, _ = _string(buf, body + 4)
+                channels[chan] = topic
+                if topic in self.topics:
+                    out.setdefault(topic, ([], []))
+            elif op == OP_CHUNK and top:
+                _t0, _t1, size, _crc = _CHUNK.unpack_from(buf, body)
+                kind, p = _string(buf, body + _CHUNK.size)
+                (n,) = struct.unpack_from('<Q', buf, p)
+                inner = _decompress(kind, bytes(buf[p + 8:p + 8 + n]) if kind else
+                                    buf[p + 8:p + 8 + n], size)
+                self.records(memoryview(inner), 0, len(inner), False)
+            elif op in (OP_DATA_END, OP_FOOTER) and top:
+                return
+
+
+def _gather(chunk: np.ndarray, offsets: np.ndarray):
+    """Payloads of the message records at ``offsets``: a (k, L) matrix if all have the same
+    length, else a list of byte strings."""
+    if offsets.size == 0:
+        return np.zeros((0, 0), np.uint8)
+    if offsets.max() + _MSG_HEAD > chunk.size or np.any(chunk[offsets] != OP_MESSAGE):
+        raise McapScanError('message index points outside a message record')
+    lens = chunk[offsets[:, None] + 1 + np.arange(8)].copy().view('<u8').ravel()
+    if np.any(offsets + 9 + lens > chunk.size) or np.any(lens < 22):
+        raise McapScanError('message record runs past its chunk')
+    if np.all(lens == lens[0]):
+        return chunk[(offsets + _MSG_HEAD)[:, None] + np.arange(int(lens[0]) - 22)]
+    return [chunk[o + _MSG_HEAD:o + 9 + n].tobytes() for o, n in zip(offsets, lens)]
+
+
+def _summary_channels(data: bytes) -> Dict[int, str]:
+    """Channel id -> topic from the summary section (channels may live inside chunks)."""
+    foot = len(data) - 8 - 29
+    if foot < 8 or data[-8:] != MAGIC or data[foot] != OP_FOOTER:
+        return {}
+    (summary_start,) = struct.unpack_from('<Q', data, foot + 9)
+    out = {}
+    pos = summary_start
+    while 0 < pos < foot:
+        op, length = _REC.unpack_from(data, pos)
+        if op == OP_CHANNEL:
+            (chan,) = struct.unpack_from('<H', data, pos + 9)
+            out[chan] = _string(data, pos + 13)[0]
+        pos += 9 + length
+    return out
+
+
+def scan_mcap_indexed(paths: List[Path], topics: Set[str]) -> Dict[str, Tuple[np.ndarray, list]]:
+    """``{topic: (log times ns, [payload blocks])}`` read through the chunks' message indexes.
+
+    Each payload block is a (k, L) uint8 matrix (equal-length messages) or a list of bytes.
+    Vectorised with numpy; raises :class:`McapScanError` when a chunk has no index.
+    """
+    channels: Dict[int, str] = {}
+    logs: Dict[str, list] = {t: [] for t in topics}
+    blocks: Dict[str, list] = {t: [] for t in topics}
+    for path in paths:
+        data = Path(path).read_bytes()
+        if data[:8] != MAGIC:
+            raise McapScanError(f'{path} is not an MCAP file')
+        channels.update(_summary_channels(data))
+        pos, end = 8, len(data) - 8
+        chunk, indexed = None, True
+        while pos < end:
+            op, length = _REC.unpack_from(data, pos)
+            body = pos + 9
+            pos = body + length
+            if op == OP_CHANNEL:
+                (chan,) = struct.unpack_from('<H', data, body)
+                channels[chan] = _string(data, body + 4)[0]
+            elif op == OP_CHUNK:
+                if not indexed:
+                    raise McapScanError('chunk without message index')
+                _t0, _t1, size, _crc = _CHUNK.unpack_from(data, body)
+                kind, p = _string(data, body + _CHUNK.size)
+                (n,) = struct.unpack_from('<Q', data, p)
+                chunk = np.frombuffer(_decompress(kind, data[p + 8:p + 8 + n], size), np.uint8)
+                indexed = False
+            elif op == OP_INDEX:
+                (chan,) = struct.unpack_from('<H', data, body)
+                if chunk is None or chan not in channels:
+                    raise McapScanError('message index before its chunk or channel')
+                indexed = True
+                topic = channels[chan]
+                if topic not in topics:
+                    continue
+                (nbytes,) = struct.unpack_from('<I', data, body + 2)
+                pairs = np.frombuffer(data, '<u8', nbytes // 8, body + 6).reshape(-1, 2)
+                logs[topic].append(pairs[:, 0].astype(np.int64))
+                blocks[topic].append(_gather(chunk, pairs[:, 1].astype(np.int64)))
+            elif op in (OP_DATA_END, OP_FOOTER):
+                break
+        if chunk is not None and not indexed:
+            raise McapScanError('chunk without message index')
+    return {t: (np.concatenate(logs[t]) if logs[t] else np.zeros(0, np.int64), blocks[t])
+            for t in topics if t in channels.values()}
+
+
+def scan_mcap(paths: List[Path], topics: Set[str]) -> Dict[str, Tuple[List[int], list]]:
+    """``{topic: ([log time ns], [payload memoryview])}`` of the wanted topics.
+
+    Raises:
+        McapScanError: Not an MCAP file, or a feature this scanner does not handle.
+    """
+    scan = _Scan(set(topics))
+    for path in paths:
+        data = Path(path).read_bytes()
+        if data[:8] != MAGIC:
+            raise McapScanError(f'{path} is not an MCAP file')
+        buf = memoryview(data)
+        scan.records(buf, 8, len(data) - 8, True)
+    return scan.out
