@@ -47,7 +47,21 @@ class ExcitationReport:
     lines: List[str] = field(default_factory=list)
 
 
+_CACHE: dict = {}
+
+
 def _core(robot: Robot, pi_ref: np.ndarray):
+    key = (id(robot.model), np.asarray(pi_ref, float).tobytes())
+    if key not in _CACHE:
+        if len(_CACHE) > 64:
+            _CACHE.clear()
+        jac, c, names = _core_uncached(robot, pi_ref)
+        z = sla.null_space((c / np.linalg.norm(c))[None, :])
+        _CACHE[key] = (jac, c, names, z)
+    return _CACHE[key]
+
+
+def _core_uncached(robot: Robot, pi_ref: np.ndarray):
     if robot.link_groups:
         core = ReducedSet(robot, pi_cad=pi_ref)
         x0 = core.from_standard(pi_ref)
@@ -92,14 +106,14 @@ def excitation(robot: Robot, info: np.ndarray, n: int, pi_ref: np.ndarray,
         poor_spread: Spread (in core-scale units) above which a combination is "poor".
         raise_error: Raise :class:`NotIdentifiableError` when above ``max_cond``.
     """
-    jac, c, names = _core(robot, pi_ref)
+    jac, c, names, z = _core(robot, pi_ref)
     m = jac.T @ info @ jac / max(n, 1)
-    z = sla.null_space((c / np.linalg.norm(c))[None, :])
     mz = z.T @ m @ z
     lam, vec = np.linalg.eigh(0.5 * (mz + mz.T))
     top = max(lam[-1], 1e-300)
     cond = float(top / lam[0]) if lam[0] > 1e-14 * top else float('inf')
-    dirs = [describe(z @ vec[:, i], names) for i in range(lam.size)]
+    dirs = [describe(z @ vec[:, i], names) for i in range(lam.size)] if (
+        sigma_res is not None or cond > max_cond) else []
     spreads = []
     lines = [f'core information condition number {cond:.3g}']
     if sigma_res is not None and n > 0:

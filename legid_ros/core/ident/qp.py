@@ -97,10 +97,12 @@ class ParameterQP:
         total: Right-hand side of the mass equality [kg].
         reg: Regularisation weight.
         eps: OSQP absolute/relative tolerance.
+        names: Parameter names (for error messages).
+        polish: OSQP solution polishing (one more factorisation per solve).
     """
 
     def __init__(self, x_cad, scales, lb, ub, c=None, total=None, reg=1e-6, eps=1e-7,
-                 names=None):
+                 names=None, polish=True):
         self.x_cad = np.asarray(x_cad, float)
         self.s = np.asarray(scales, float)
         self.n = self.x_cad.size
@@ -117,10 +119,12 @@ class ParameterQP:
             rhs = float(total - c @ self.x_cad)
             lo.insert(0, [rhs])
             hi.insert(0, [rhs])
+        self._cz = np.asarray(c, float) * self.s if c is not None else None
         self.A = sp.vstack(rows, format='csc')
         self.l = np.concatenate(lo)
         self.u = np.concatenate(hi)
         self.eps = eps
+        self.polish = polish
         self._prob = None
         self._z = None
         iu = np.triu_indices(self.n)
@@ -133,8 +137,29 @@ class ParameterQP:
         q = s * (H @ self.x_cad - h) / n_eff
         return 2.0 * p, 2.0 * q
 
+    def _kkt(self, p, q):
+        """Minimiser with the equality only (None if it violates a bound)."""
+        n = self.n
+        if self.A.shape[0] == n:
+            kkt, rhs = p, -q
+        else:
+            cz = self._cz
+            kkt = np.zeros((n + 1, n + 1))
+            kkt[:n, :n] = p
+            kkt[:n, n] = cz
+            kkt[n, :n] = cz
+            rhs = np.concatenate([-q, [self.l[0]]])
+        try:
+            z = np.linalg.solve(kkt, rhs)[:n]
+        except np.linalg.LinAlgError:
+            return None
+        lo, hi = self.l[-n:], self.u[-n:]
+        if not np.all(np.isfinite(z)) or np.any(z < lo - 1e-9) or np.any(z > hi + 1e-9):
+            return None
+        return z
+
     def solve(self, H: np.ndarray, h: np.ndarray, n_eff: float,
-              warm: Optional[np.ndarray] = None) -> QPSolution:
+              warm: Optional[np.ndarray] = None, fast: bool = False) -> QPSolution:
         """Solve for statistics ``H``, ``h`` over ``n_eff`` samples.
 
         Args:
@@ -142,6 +167,9 @@ class ParameterQP:
             h: ``sum A^T b`` (n,).
             n_eff: Effective number of samples (> 0).
             warm: Warm start ``x`` (default: last solution).
+            fast: First solve the equality-constrained problem exactly (one KKT solve); if
+                no bound is violated that is the QP's solution and OSQP is skipped
+                (status 'solved (kkt)'); otherwise OSQP, warm-started.
 
         Raises:
             InfeasibleProblemError: OSQP proves the constraints infeasible.
@@ -151,11 +179,17 @@ class ParameterQP:
 
         t0 = time.perf_counter()
         p, q = self._pq(np.asarray(H, float), np.asarray(h, float), max(n_eff, 1e-12))
+        if fast:
+            z = self._kkt(p, q)
+            if z is not None:
+                self._z = z
+                return QPSolution(self.x_cad + self.s * z, 'solved (kkt)', 0,
+                                  time.perf_counter() - t0)
         pu = sp.csc_matrix((p[self._iu], self._iu), shape=(self.n, self.n))
         if self._prob is None:
             self._prob = osqp.OSQP()
             self._prob.setup(pu, q, self.A, self.l, self.u, eps_abs=self.eps,
-                             eps_rel=self.eps, max_iter=20000, polishing=True, verbose=False,
+                             eps_rel=self.eps, max_iter=20000, polishing=self.polish, verbose=False,
                              adaptive_rho=True)
         else:
             self._prob.update(Px=pu.data, q=q)

@@ -1,0 +1,256 @@
+"""Online identification: fold windows into sufficient statistics, solve a warm-started QP.
+
+Each window's rows (ZMP rows by default) are computed once and folded into
+``H = sum A^T A``, ``h = sum A^T b`` with a forgetting factor per sample; each
+:meth:`OnlineEstimator.update` solves the parameter QP of
+:class:`legid_ros.core.ident.qp.ParameterQP` (standard set, total-mass equality, bounds,
+regularisation toward CAD) warm-started from the last solution: its cost does not depend on
+how long the estimator has been running.
+
+Rows are divided by ``row_sigma`` (expected noise: 2 mm for ZMP rows, 0.5 N.m for torques,
+1 for floating-base rows), so ``reg`` has the meaning of
+:mod:`legid_ros.core.ident.standard`.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Dict, Optional
+
+import numpy as np
+
+from legid_ros.core import signals
+from legid_ros.core.errors import BadInputError
+from legid_ros.core.ident.excitation import DEFAULT_MAX_COND, excitation
+from legid_ros.core.ident.linear import GRAVITY, Normal
+from legid_ros.core.ident.params import StandardSet
+from legid_ros.core.ident.qp import ParameterQP
+from legid_ros.core.ident.result import IdentResult
+from legid_ros.core.ident.standard import DEFAULT_REG, standard_bounds
+from legid_ros.core.inertial import check_consistency
+from legid_ros.core.regressors import (compute_regressors, friction_columns, support_base_state,
+                                       zmp_rows)
+from legid_ros.core.robot import Robot
+from legid_ros.core.zmp import model_zmp
+
+ROW_SIGMA = {'zmp': 0.002, 'torque': 0.5, 'floating': 1.0}
+
+
+class OnlineEstimator:
+    """Recursive identification of the standard parameters from windows of samples.
+
+    Args:
+        robot: Floating-base robot.
+        method: Row kind: 'zmp' (default), 'torque' or 'floating'.
+        forgetting: Forgetting factor per sample in (0, 1] (1: remember everything).
+        reg: Regularisation weight toward CAD (dimensionless, see module docstring).
+        total_mass: Total-mass equality [kg] (default: running mean of ``fz / g``).
+        row_sigma: Row normalisation (default :data:`ROW_SIGMA`).
+        pi_cad: Prior parameters (default: the model's).
+        use_imu: Base roll/pitch from the IMU quaternion when given.
+        window_s: Savitzky-Golay window for missing velocities/accelerations [s].
+        max_cond: Excitation threshold; :meth:`update` raises NotIdentifiableError above it.
+        min_samples: Samples needed before the first update.
+    """
+
+    def __init__(self, robot: Robot, method: str = 'zmp', forgetting: float = 1.0,
+                 reg: float = DEFAULT_REG, total_mass: Optional[float] = None,
+                 row_sigma: Optional[float] = None, pi_cad: Optional[np.ndarray] = None,
+                 use_imu: bool = True, window_s: float = 0.15,
+                 max_cond: float = DEFAULT_MAX_COND, min_samples: int = 50):
+        if method not in ROW_SIGMA:
+            raise BadInputError(f'unknown online method {method!r} ({", ".join(ROW_SIGMA)})')
+        if not 0.0 < forgetting <= 1.0:
+            raise BadInputError(f'forgetting factor {forgetting} not in (0, 1]')
+        self.robot = robot
+        self.method = method
+        self.forgetting = float(forgetting)
+        self.reg = float(reg)
+        self.fixed_total_mass = total_mass
+        self.sigma = ROW_SIGMA[method] if row_sigma is None else float(row_sigma)
+        self.param = StandardSet(robot, pi_cad)
+        self.use_imu = use_imu
+        self.window_s = window_s
+        self.max_cond = max_cond
+        self.min_samples = min_samples
+        self.nj = robot.model.nv - 6
+        self.nf = 0 if method == 'zmp' else 2 * self.nj
+        self.lb, self.ub = standard_bounds(self.param)
+        self.link_names = robot.body_names
+        self._qp = None
+        self._qp_mass = None
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget all data and the last solution."""
+        self.normal = Normal(self.param.size + self.nf)
+        self.mass_sum = 0.0
+        self.mass_n = 0.0
+        self.x = self.param.cad()
+        self.dropped = 0
+        self.last_zmp_pred = np.zeros((0, 2))
+        self._qp = None
+
+    @property
+    def total_mass(self) -> float:
+        """Total mass used by the equality [kg]."""
+        if self.fixed_total_mass is not None:
+            return float(self.fixed_total_mass)
+        if self.mass_n <= 0:
+            return float(self.param.mass_row() @ self.param.cad())
+        return self.mass_sum / self.mass_n
+
+    def add_window(self, t: np.ndarray, q: np.ndarray, qd: Optional[np.ndarray] = None,
+                   qdd: Optional[np.ndarray] = None, zmp: Optional[np.ndarray] = None,
+                   fz: Optional[np.ndarray] = None, imu_quat: Optional[np.ndarray] = None,
+                   support='right', tau: Optional[np.ndarray] = None,
+                   foot_wrench: Optional[Dict[str, np.ndarray]] = None) -> int:
+        """Fold one window of samples into the statistics.
+
+        Args:
+            t: Times [s] (N,).
+            q: Joint positions (N, nj) [rad].
+            qd, qdd: Joint velocities/accelerations, or None (Savitzky-Golay on the window).
+            zmp: Measured ZMP in the support-sole frame (N, 2) [m] (method 'zmp').
+            fz: Measured total vertical force (N,) [N].
+            imu_quat: IMU orientation [x, y, z, w] (N, 4), optional.
+            support: Support foot per sample (N,) or one name.
+            tau: Joint efforts (N, nj) [N.m] (methods 'torque', 'floating').
+            foot_wrench: Per foot, wrench in its F/T frame (N, 6) (method 'floating').
+
+        Returns:
+            Number of samples folded (non-finite samples are dropped and counted).
+        """
+        t = np.asarray(t, float)
+        q = np.atleast_2d(np.asarray(q, float))
+        n = t.size
+        if q.shape != (n, self.nj):
+            raise BadInputError(f'q has shape {q.shape}, expected ({n}, {self.nj})')
+        if qd is None or qdd is None:
+            _, d1, d2 = signals.savgol_derivatives(t, q, self.window_s)
+            qd = d1 if qd is None else np.asarray(qd, float)
+            qdd = d2 if qdd is None else np.asarray(qdd, float)
+        need = [q, qd, qdd]
+        if self.method == 'zmp':
+            if zmp is None or fz is None:
+                raise BadInputError('online ZMP identification needs zmp and fz')
+            need += [zmp, fz]
+        else:
+            if tau is None:
+                raise BadInputError(f'online {self.method} identification needs tau')
+            need.append(tau)
+        if self.method == 'floating':
+            if foot_wrench is None:
+                raise BadInputError('online floating-base identification needs foot_wrench')
+            need += list(foot_wrench.values())
+        quat = None if (imu_quat is None or not self.use_imu) else np.asarray(imu_quat, float)
+        if quat is not None:
+            need.append(quat)
+        ok = signals.finite_rows(*need)
+        if fz is not None:
+            ok &= np.asarray(fz, float) > signals.MIN_FZ
+        sup = np.broadcast_to(np.asarray(support, dtype=object), (n,))
+        self.dropped += int(np.sum(~ok))
+        idx = np.flatnonzero(ok)
+        if idx.size == 0:
+            return 0
+        st = support_base_state(self.robot, q[idx], qd[idx], qdd[idx], sup[idx],
+                                None if quat is None else quat[idx])
+        kinds = {'zmp': ('wrench',), 'torque': ('wrench', 'torque'),
+                 'floating': ('wrench', 'floating')}[self.method]
+        regs = compute_regressors(self.robot, st['q'], st['v'], st['a'], sup[idx], kinds,
+                                  tau=None if tau is None else np.asarray(tau, float)[idx],
+                                  foot_wrench=None if foot_wrench is None else
+                                  {k: np.asarray(v, float)[idx] for k, v in foot_wrench.items()})
+        lam = self.forgetting ** idx.size
+        if self.method == 'zmp':
+            fzs = np.asarray(fz, float)[idx]
+            a = zmp_rows(regs.wrench, np.asarray(zmp, float)[idx], fzs) / self.sigma
+            b = np.zeros(a.shape[0])
+            self.mass_sum = lam * self.mass_sum + float(np.sum(fzs)) / GRAVITY
+            self.mass_n = lam * self.mass_n + idx.size
+        else:
+            qdi = qd[idx]
+            if self.method == 'torque':
+                a = np.concatenate([np.hstack([regs.torque[k], friction_columns(qdi[k])])
+                                    for k in range(idx.size)])
+                b = np.asarray(tau, float)[idx].reshape(-1)
+            else:
+                blocks = []
+                for k in range(idx.size):
+                    fr = np.zeros((self.robot.model.nv, self.nf))
+                    fr[6:] = -friction_columns(qdi[k])
+                    blocks.append(np.hstack([regs.floating[k], fr]))
+                a = np.concatenate(blocks)
+                b = regs.floating_rhs.reshape(-1)
+            a, b = a / self.sigma, b / self.sigma
+        self.normal.fold(a, b, idx.size, forget=lam)
+        self.last_zmp_pred = model_zmp(regs.wrench, self.x)[0]
+        return int(idx.size)
+
+    def update(self) -> IdentResult:
+        """Solve the parameter QP on the current statistics (warm start: last solution).
+
+        Raises:
+            NotIdentifiableError: Too few samples or poorly excited core.
+        """
+        from legid_ros.core.errors import NotIdentifiableError
+
+        t0 = time.perf_counter()
+        npi = self.param.size
+        if self.normal.n < self.min_samples:
+            raise NotIdentifiableError(f'only {self.normal.n:.0f} samples folded, need '
+                                       f'{self.min_samples}', float('inf'), ['all parameters'])
+        hs, gs, recover = self.normal.eliminate(npi)
+        rep = excitation(self.robot, hs, self.normal.n, self.param.pi_cad,
+                         max_cond=self.max_cond)
+        total = self.total_mass
+        if self._qp is None or self._qp_mass is None or abs(total - self._qp_mass) > 1e-6:
+            self._qp = ParameterQP(self.param.cad(), self.param.scales(), self.lb, self.ub,
+                                   self.param.mass_row(), total, self.reg, eps=1e-5,
+                                   polish=False)
+            self._qp_mass = total
+        sol = self._qp.solve(hs, gs, self.normal.n, warm=self.x, fast=True)
+        self.x = sol.x
+        fr = recover(self.x)
+        full = np.concatenate([self.x, fr if fr is not None else []])
+        res2 = max(self.normal.residual_sq(full), 0.0)
+        rms = float(np.sqrt(res2 / max(self.normal.n, 1e-12))) * self.sigma
+        cons = check_consistency(self.x, self.link_names)
+        return IdentResult(
+            method=f'online_{self.method}', pi=self.x.copy(), x=self.x.copy(),
+            names=self.param.names, param_names=self.param.names, total_mass=total,
+            condition_number=rep.condition_number, residual_rms=rms,
+            solve_time_s=time.perf_counter() - t0, iterations=sol.iterations, consistency=cons,
+            identifiable=rep.lines, friction=fr, n_samples=int(round(self.normal.n)),
+            dropped={'non-finite or unloaded': self.dropped} if self.dropped else {},
+            info={'status': sol.status, 'qp_time_s': sol.solve_time_s, 'reg': self.reg,
+                  'forgetting': self.forgetting})
+
+    def state_dict(self) -> Dict[str, np.ndarray]:
+        """Plain numpy arrays of the whole state (for ``np.savez``)."""
+        return {'H': self.normal.H.copy(), 'h': self.normal.h.copy(),
+                'bb': np.array(self.normal.bb), 'n': np.array(self.normal.n),
+                'x': self.x.copy(), 'mass_sum': np.array(self.mass_sum),
+                'mass_n': np.array(self.mass_n), 'dropped': np.array(self.dropped),
+                'method': np.array(self.method), 'forgetting': np.array(self.forgetting),
+                'reg': np.array(self.reg), 'sigma': np.array(self.sigma)}
+
+    def load_state_dict(self, state: Dict[str, np.ndarray]) -> None:
+        """Restore a state from :meth:`state_dict` (same robot and method)."""
+        if str(state['method']) != self.method or state['H'].shape != self.normal.H.shape:
+            raise BadInputError(f'state is for method {str(state["method"])!r} with '
+                                f'{state["H"].shape[0]} columns; estimator: {self.method!r} '
+                                f'with {self.normal.H.shape[0]}')
+        self.normal.H = np.array(state['H'], float)
+        self.normal.h = np.array(state['h'], float)
+        self.normal.bb = float(state['bb'])
+        self.normal.n = float(state['n'])
+        self.x = np.array(state['x'], float)
+        self.mass_sum = float(state['mass_sum'])
+        self.mass_n = float(state['mass_n'])
+        self.dropped = int(state['dropped'])
+        self.forgetting = float(state['forgetting'])
+        self.reg = float(state['reg'])
+        self.sigma = float(state['sigma'])
+        self._qp = None

@@ -1,0 +1,76 @@
+"""Accuracy metrics of identified parameters: ZMP deviation, mass/COM errors, torque errors."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Dict, List, Optional
+
+import numpy as np
+
+from legid_ros.core.inertial import PARAMS_PER_LINK, unpack
+
+
+@dataclass
+class ZmpDeviation:
+    """Euclidean distance between model and measured ZMP.
+
+    Attributes:
+        mean_mm: Mean [mm].
+        p95_mm: 95th percentile [mm].
+        max_mm: Maximum [mm].
+        n: Samples.
+    """
+
+    mean_mm: float
+    p95_mm: float
+    max_mm: float
+    n: int
+
+
+def zmp_deviation(zmp_model: np.ndarray, zmp_measured: np.ndarray) -> ZmpDeviation:
+    """Mean, 95th percentile and max of ``|p_model - p_measured|`` (non-finite rows ignored)."""
+    d = np.linalg.norm(np.asarray(zmp_model) - np.asarray(zmp_measured), axis=1)
+    d = d[np.isfinite(d)] * 1e3
+    if d.size == 0:
+        return ZmpDeviation(float('nan'), float('nan'), float('nan'), 0)
+    return ZmpDeviation(float(d.mean()), float(np.percentile(d, 95)), float(d.max()), d.size)
+
+
+def mass_com_errors(pi: np.ndarray, pi_true: np.ndarray, link_names: List[str]
+                    ) -> Dict[str, Dict[str, float]]:
+    """Per link: mass error [%] and COM error [mm] against the truth."""
+    out = {}
+    for i, name in enumerate(link_names):
+        sl = slice(PARAMS_PER_LINK * i, PARAMS_PER_LINK * (i + 1))
+        m, h, _ = unpack(pi[sl])
+        mt, ht, _ = unpack(pi_true[sl])
+        c = h / m if m > 0 else np.full(3, np.nan)
+        out[name] = {'mass_err_pct': float(100 * (m - mt) / mt),
+                     'com_err_mm': float(1e3 * np.linalg.norm(c - ht / mt))}
+    return out
+
+
+def reduced_errors(x: np.ndarray, x_true: np.ndarray, names: List[str]) -> Dict[str, float]:
+    """Seed 000's reduced set: mass errors [%] (m_*) and COM errors [mm] (lc_*)."""
+    out = {}
+    for v, vt, n in zip(x, x_true, names):
+        out[n] = float(1e3 * (v - vt)) if n.startswith('lc_') else float(100 * (v - vt) / vt)
+    return out
+
+
+def torque_rel_rms(tau_model: np.ndarray, tau_measured: np.ndarray) -> np.ndarray:
+    """Per joint ``rms(tau_model - tau_meas) / rms(tau_meas)`` (non-finite rows ignored)."""
+    ok = np.isfinite(tau_model).all(axis=1) & np.isfinite(tau_measured).all(axis=1)
+    e = tau_model[ok] - tau_measured[ok]
+    den = np.sqrt(np.mean(tau_measured[ok] ** 2, axis=0))
+    return np.sqrt(np.mean(e ** 2, axis=0)) / np.maximum(den, 1e-12)
+
+
+def condition_number(a: np.ndarray, scales: Optional[np.ndarray] = None) -> float:
+    """2-norm condition number of ``A diag(scales)`` over its non-zero singular values."""
+    a = np.asarray(a, float)
+    if scales is not None:
+        a = a * np.asarray(scales, float)[None, :]
+    s = np.linalg.svd(a, compute_uv=False)
+    s = s[s > 1e-12 * s[0]] if s.size and s[0] > 0 else s
+    return float(s[0] / s[-1]) if s.size else float('inf')
