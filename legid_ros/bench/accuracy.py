@@ -25,7 +25,10 @@ from legid_ros.core.robot import Robot, load_robot
 
 METHODS = ('cad', 'torque_ls', 'floating_qp', 'zmp_newton', 'zmp_qp', 'sdp')
 LABELS = {'cad': 'CAD', 'torque_ls': 'torque LS', 'floating_qp': 'floating-base',
-          'zmp_newton': 'ZMP Newton', 'zmp_qp': 'ZMP QP', 'sdp': 'SDP'}
+          'zmp_newton': 'ZMP Newton', 'zmp_qp': 'ZMP QP', 'sdp': 'SDP',
+          'torque_ls_current': 'torque LS, current-based efforts',
+          'floating_qp_current': 'floating-base, current-based efforts'}
+EFFORT_METHODS = ('torque_ls', 'floating_qp')
 ZMP_METHODS = ('zmp_newton', 'zmp_qp')
 VALIDATION_SEED = 100
 ZMP_GOAL_MM = 3.0
@@ -42,6 +45,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help='methods to compare')
     parser.add_argument('--quick', action='store_true',
                         help='quick check: 2 runs of 20 s and a 20 s validation run')
+    parser.add_argument('--step', type=int, default=4,
+                        help='identify on every step-th sample (after filtering); 4: 50 Hz')
+    parser.add_argument('--effort-gain-std', type=float, default=0.08,
+                        help='also run the effort-based methods on efforts computed from motor '
+                        'current with this relative torque-constant error (0: skip)')
     parser.add_argument('--cache', default=None,
                         help='directory to keep the physics runs (.npz) and reuse them')
 
@@ -82,11 +90,11 @@ def simulate_runs(robot: Robot, seeds: List[int], duration_s: float, rate_hz: fl
 class Validator:
     """Model ZMP of a parameter set on the validation run versus the measured ZMP."""
 
-    def __init__(self, robot: Robot, rec: Recording):
-        from legid_ros.core.ident.prepare import prepare
+    def __init__(self, robot: Robot, rec: Recording, step: int = 1):
+        from legid_ros.core.ident.prepare import PrepareOptions, prepare
         from legid_ros.core.regressors import compute_regressors
 
-        self.samples = prepare(rec, robot)
+        self.samples = prepare(rec, robot, PrepareOptions(step=step))
         s = self.samples
         self.wrench = compute_regressors(robot, s.q, s.v, s.a).wrench
 
@@ -113,18 +121,31 @@ def reduced_errors(red: ReducedParameterization, pi: np.ndarray, pi_true: np.nda
     return out
 
 
-def identify_runs(robot: Robot, recs: List[Recording], method: str) -> tuple:
-    """Identify every run with one method; returns (list of pi, list of times [s], notes)."""
+def identify_runs(robot: Robot, recs: List[Recording], samples: list, method: str,
+                  gain_std: float = 0.0) -> tuple:
+    """Identify every run with one method; returns (list of pi, list of times [s], notes).
+
+    ``method`` may end in ``_current``: the efforts then carry a per-joint torque-constant
+    error of relative std ``gain_std`` (:mod:`legid_ros.core.sim.effort`).
+    """
+    import dataclasses
+
     from legid_ros.core.ident import identify
     from legid_ros.core.inertial import get_parameters
+    from legid_ros.core.sim.effort import current_based_efforts, torque_constant_gains
 
+    if method.endswith('_current'):
+        method = method[:-len('_current')]
+        gains = torque_constant_gains(len(recs[0].joint_names), gain_std)
+        samples = [dataclasses.replace(smp, tau=smp.tau * gains[None, :]) for smp in samples]
+        recs = [current_based_efforts(rec, gain_std) for rec in recs]
     pis, times, notes = [], [], []
-    for rec in recs:
+    for rec, smp in zip(recs, samples):
         start = time.perf_counter()
         if method == 'cad':
             pis.append(get_parameters(robot.model))
         else:
-            res = identify(rec, robot, method)
+            res = identify(rec, robot, method, samples=smp)
             pis.append(np.asarray(res.pi, float))
             if not res.consistency.ok:
                 notes.append('inconsistent: ' + ', '.join(res.consistency.failing))
@@ -147,11 +168,19 @@ def run(args: argparse.Namespace) -> dict:
         'support_yaw_slip_max_rad', 'swing_force_max_n')) for r in train + [val]]
     fell = any(p['fell'] for p in physics)
     pi_true = val.pi_true
-    validator = Validator(robot, val)
+    from legid_ros.core.ident.prepare import PrepareOptions, prepare
+
+    start = time.perf_counter()
+    samples = [prepare(rec, robot, PrepareOptions(step=args.step)) for rec in train]
+    validator = Validator(robot, val, args.step)
+    prep_s = (time.perf_counter() - start) / (len(train) + 1)
     table: Dict[str, dict] = {}
-    for method in args.methods:
+    variants = list(args.methods)
+    if args.effort_gain_std > 0:
+        variants += [f'{m}_current' for m in args.methods if m in EFFORT_METHODS]
+    for method in variants:
         _log(f'identifying with {method} ...')
-        pis, times, notes = identify_runs(robot, train, method)
+        pis, times, notes = identify_runs(robot, train, samples, method, args.effort_gain_std)
         pi_mean = np.mean(pis, axis=0)
         dev = validator.deviation_mm(pi_mean)
         per_run = [float(np.mean(validator.deviation_mm(p))) for p in pis]
@@ -175,8 +204,9 @@ def run(args: argparse.Namespace) -> dict:
     for m in ZMP_METHODS:
         if m in table:
             checks[f'{m}_zmp_dev_le_{ZMP_GOAL_MM:g}mm'] = zmp_dev[m] <= ZMP_GOAL_MM
-            if 'torque_ls' in table:
-                checks[f'{m}_below_torque_ls'] = zmp_dev[m] < zmp_dev['torque_ls']
+            for t in ('torque_ls', 'torque_ls_current'):
+                if t in table:
+                    checks[f'{m}_below_{t}'] = zmp_dev[m] < zmp_dev[t]
             checks[f'{m}_masses_within_{MASS_GOAL_PCT:g}pct'] = mass_max[m] <= MASS_GOAL_PCT
             checks[f'{m}_trunk_thigh_shank+foot_within_{MASS_GOAL_PCT:g}pct'] = (
                 table[m]['mass_err_pct_max_identifiable'] <= MASS_GOAL_PCT)
@@ -192,11 +222,15 @@ def run(args: argparse.Namespace) -> dict:
         'methods': table, 'reduced_names': red.names,
         'phi_true': red.from_standard(pi_true).tolist(), 'phi_cad': red.cad().tolist(),
         'checks': checks, 'passed': all(checks.values()),
+        'prepare_s_per_run': prep_s, 'step': args.step,
+        'effort_gain_std': args.effort_gain_std,
         'total_wall_s': time.perf_counter() - wall0,
         'command': 'legid bench accuracy' + (' --quick' if args.quick else '')
         + ('' if args.quick or (runs, duration) == (5, 95.0) else
            f' --runs {runs} --duration {duration:g}')
-        + ('' if args.rate == 200.0 else f' --rate {args.rate:g}')}
+        + ('' if args.rate == 200.0 else f' --rate {args.rate:g}')
+        + ('' if args.step == 4 else f' --step {args.step}')
+        + ('' if args.effort_gain_std == 0.08 else f' --effort-gain-std {args.effort_gain_std:g}')}
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / 'accuracy.md').write_text(markdown(result))
@@ -213,7 +247,9 @@ def markdown(r: dict) -> str:
              f'{r["runs"]} runs of {r["duration_s"]:g} s at {r["rate_hz"]:g} Hz (physics and '
              f'servos at 1 kHz), validation run seed {r["validation_seed"]}; '
              f'robot fell: {"yes" if r["fell"] else "no"}; physics real-time factor '
-             f'{r["real_time_factor"] or float("nan"):.1f}; total {r["total_wall_s"]:.0f} s.', '']
+             f'{r["real_time_factor"] or float("nan"):.1f}; identification on every '
+             f'{r["step"]}-th sample; data preparation {r["prepare_s_per_run"]:.1f} s per run '
+             f'(not in the times below); total {r["total_wall_s"]:.0f} s.', '']
     p = r['physics']
     lines += ['Physics over all runs: smallest support-corner force '
               f'{min(x["support_corner_force_min_n"] for x in p):.1f} N, largest sole slip '
@@ -232,6 +268,12 @@ def markdown(r: dict) -> str:
                      + ' | '.join(f'{me[n[2:]]:+.1f}' for n in names[len(names) // 2:])
                      + f' | {me.get("shank+foot", float("nan")):+.1f} | '
                      f'{t["com_err_mm_max"]:.1f} | {t["time_s"]:.2f} |')
+    if r['effort_gain_std'] > 0:
+        lines += ['', f'"current-based efforts": the joint efforts the torque and floating-base '
+                  f'methods see are the servo forces times a fixed per-joint torque-constant '
+                  f'error (relative std {100 * r["effort_gain_std"]:g} %), as when the torque is '
+                  f'computed from the motor current (seed 000\'s argument); the other rows use '
+                  f'the exact servo forces (plus noise).']
     lines += ['', 'Reduced set, mean +/- std over the runs (lc [mm], m [kg]):', '',
               '| set | ' + ' | '.join(names) + ' |', '|---' * (len(names) + 1) + '|']
     scale = [1e3] * (len(names) // 2) + [1.0] * (len(names) // 2)
