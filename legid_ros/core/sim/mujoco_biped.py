@@ -19,13 +19,12 @@ support-corner forces, foot slip, ``fell``).
 from __future__ import annotations
 
 import sys
-from dataclasses import asdict, dataclass, field
-from typing import Optional, Tuple
+from dataclasses import dataclass
+from typing import Optional
 
 import mujoco
 import numpy as np
 import pinocchio as pin
-from scipy.interpolate import CubicSpline
 from scipy.spatial.transform import Rotation
 from tqdm import tqdm
 
@@ -311,4 +310,3 @@ def physics_summary(rec: Recording) -> dict:
 
 __all__ = ['PhysicsConfig', 'Reference', 'SimOptions', 'plan_reference', 'physics_summary',
            'simulate_biped_mujoco', 'sim_options_for', 'stability']
-_ = (asdict, field, Tuple, CubicSpline)
