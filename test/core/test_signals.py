@@ -1,0 +1,104 @@
+"""Tests of legid_ros.core.signals on signals with known answers."""
+
+import numpy as np
+import pytest
+
+from legid_ros.core import signals
+from legid_ros.core.errors import BadInputError
+
+
+def test_zmp_from_sensors_is_force_weighted_centroid():
+    """Four corner forces give the force-weighted mean position; unloaded gives NaN."""
+    pos = np.array([[0.06, 0.05], [0.06, -0.05], [-0.06, 0.05], [-0.06, -0.05]])
+    f = np.array([[10.0, 30.0, 20.0, 40.0], [0.1, 0.1, 0.1, 0.1]])
+    zmp, fz = signals.zmp_from_sensors(f, pos)
+    assert zmp[0] == pytest.approx([(0.6 + 1.8 - 1.2 - 2.4) / 100, (0.5 - 1.5 + 1.0 - 2.0) / 100])
+    assert fz[0] == pytest.approx(100.0)
+    assert np.isnan(zmp[1]).all()
+
+
+def test_zmp_from_wrench_recovers_point_of_application():
+    """A point force applied at p, seen by a rotated sensor elsewhere, has its ZMP at p."""
+    rng = np.random.default_rng(0)
+    p = np.array([0.03, -0.02, 0.0])
+    force = np.array([5.0, -3.0, 300.0])
+    tz = 0.7  # a vertical moment does not move the ZMP
+    rot = np.array([[np.cos(0.3), -np.sin(0.3), 0], [np.sin(0.3), np.cos(0.3), 0], [0, 0, 1]])
+    s = np.array([0.01, 0.02, 0.104]) + rng.normal(0, 0.01, 3)
+    # wrench at the sensor origin, in sensor axes
+    n_world_at_s = np.cross(p - s, force) + np.array([0, 0, tz])
+    w_sensor = np.concatenate([rot.T @ force, rot.T @ n_world_at_s])
+    world = signals.wrench_to_world(w_sensor[None], rot, s)
+    zmp, fz = signals.zmp_from_wrench(world)
+    assert zmp[0] == pytest.approx(p[:2], abs=1e-12)
+    assert fz[0] == pytest.approx(300.0)
+
+
+def test_zmp_double_support_sums_wrenches():
+    """Two feet: the ZMP of the summed wrench is the force-weighted mean of both CoPs."""
+    f1, p1 = np.array([0, 0, 100.0]), np.array([0.0, 0.1, 0.0])
+    f2, p2 = np.array([0, 0, 300.0]), np.array([0.1, -0.1, 0.0])
+    w = np.concatenate([f1 + f2, np.cross(p1, f1) + np.cross(p2, f2)])
+    zmp, _ = signals.zmp_from_wrench(w[None])
+    assert zmp[0] == pytest.approx([0.075, -0.05])
+
+
+def test_lag_filter_step_response():
+    """Seed 000's lag filter answers a unit step with 1 - l^(k+1)."""
+    lam = 0.8
+    u = np.ones(20)
+    z = signals.lag_filter(u, lam, z0=np.array(0.0))
+    assert z == pytest.approx(1 - lam ** (np.arange(20) + 1))
+    with pytest.raises(BadInputError):
+        signals.lag_filter(u, 1.0)
+
+
+def test_butter_zero_phase_keeps_phase_and_cuts_noise():
+    """A 1 Hz sine passes a 5 Hz zero-phase low-pass without lag; 40 Hz is removed."""
+    t = np.arange(0, 4, 0.001)
+    slow = np.sin(2 * np.pi * t)
+    y = signals.butter_zero_phase(slow + 0.3 * np.sin(2 * np.pi * 40 * t), 5.0, 1000.0)
+    inner = slice(500, -500)
+    assert np.max(np.abs(y[inner] - slow[inner])) < 0.01
+
+
+def test_causal_butterworth_chunks_equal_one_pass():
+    """Filtering in chunks continues the state: same output as one call; DC passes."""
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(300, 2)) + 5.0
+    f1 = signals.CausalButterworth(10.0, 200.0)
+    one = f1(x)
+    f2 = signals.CausalButterworth(10.0, 200.0)
+    chunks = np.concatenate([f2(x[:70]), f2(x[70:200]), f2(x[200:])])
+    assert chunks == pytest.approx(one)
+    dc = signals.CausalButterworth(10.0, 200.0)(np.full((50, 1), 3.0))
+    assert dc == pytest.approx(np.full((50, 1), 3.0))
+
+
+def test_finite_differences_exact_on_quadratic():
+    """Central differences are exact for a quadratic, even with non-uniform times."""
+    t = np.cumsum(np.r_[0.0, np.random.default_rng(2).uniform(0.01, 0.02, 49)])
+    x = 3 * t ** 2 - t + 1
+    xd, xdd = signals.finite_differences(t, x)
+    assert xd == pytest.approx(6 * t - 1, abs=1e-9)
+    assert xdd == pytest.approx(np.full_like(t, 6.0), abs=1e-6)
+
+
+def test_savgol_derivatives_of_noisy_sine():
+    """Savitzky-Golay velocity and acceleration of a noisy sine are close to the truth."""
+    t = np.arange(0, 5, 0.001)
+    rng = np.random.default_rng(3)
+    x = np.sin(2 * t) + rng.normal(0, 1e-5, t.size)
+    _, xd, xdd = signals.savgol_derivatives(t, x, 0.1)
+    inner = slice(100, -100)
+    assert np.max(np.abs(xd[inner] - 2 * np.cos(2 * t[inner]))) < 2e-3
+    assert np.max(np.abs(xdd[inner] + 4 * np.sin(2 * t[inner]))) < 0.05
+
+
+def test_finite_rows_masks_nan_and_inf():
+    """finite_rows flags every sample with a NaN or inf in any array."""
+    a = np.ones((5, 2))
+    b = np.ones(5)
+    a[1, 0] = np.nan
+    b[3] = np.inf
+    assert signals.finite_rows(a, b, None).tolist() == [True, False, True, False, True]
