@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Optional
 
 import numpy as np
@@ -61,7 +62,7 @@ def _add_noise(rec: Recording, noise: NoiseModel, rng: np.random.Generator) -> N
 
 
 def simulate_biped(config: Optional[SyntheticConfig] = None,
-                   robot: Optional[Robot] = None) -> Recording:
+                   robot: Optional[Robot] = None, progress: Optional[bool] = None) -> Recording:
     """Exact synthetic data of the biped standing on its right foot (seed 000's excitation).
 
     The right sole is the world frame at all times; the left foot moves between random lifted
@@ -73,6 +74,7 @@ def simulate_biped(config: Optional[SyntheticConfig] = None,
         config: Run settings (default: :class:`SyntheticConfig`()).
         robot: The biped (default: ``load_robot('biped')``); its model holds the CAD
             parameters and is not modified.
+        progress: Show a tqdm bar (default: for runs over 20000 samples on a TTY).
 
     Returns:
         The :class:`Recording`, with ground truth (``pi_true``, base motion, ``zmp_true``,
@@ -101,10 +103,11 @@ def simulate_biped(config: Optional[SyntheticConfig] = None,
     rounds = guard_zmp(traj, model, sole_id, cfg.duration_s, limit - 0.001)
     n = int(round(cfg.duration_s * cfg.rate_hz))
     t = np.arange(n) / cfg.rate_hz
+    show = (n > 20000 and sys.stderr.isatty()) if progress is None else progress
     for _ in range(10):
         qj, qdj, qddj = traj.evaluate(t)
         dyn = contact_dynamics(model, model.createData(), qj, qdj, qddj, sole_id,
-                               robot.frame_id(robot.imu_frame))
+                               robot.frame_id(robot.imu_frame), progress=show)
         outside = np.any(np.abs(dyn.zmp) > limit, axis=1)
         if not outside.any():
             break

@@ -65,8 +65,8 @@ def base_pose_from_joints(model: pin.Model, data: pin.Data, qj: np.ndarray,
 
 
 def contact_dynamics(model: pin.Model, data: pin.Data, qj: np.ndarray, qdj: np.ndarray,
-                     qddj: np.ndarray, sole_id: int, imu_id: Optional[int] = None
-                     ) -> ContactDynamics:
+                     qddj: np.ndarray, sole_id: int, imu_id: Optional[int] = None,
+                     progress: bool = False) -> ContactDynamics:
     """Base motion, contact wrench, motor torques, ZMP (and IMU) for a joint trajectory.
 
     Args:
@@ -77,7 +77,10 @@ def contact_dynamics(model: pin.Model, data: pin.Data, qj: np.ndarray, qdj: np.n
         qddj: Joint accelerations [rad/s^2], (N, nj).
         sole_id: Frame id of the support sole (held at the world origin).
         imu_id: Frame id of the IMU, or None to skip the IMU signals.
+        progress: Show a tqdm bar on stderr.
     """
+    from tqdm import tqdm
+
     n, nj = qj.shape
     q_all = np.zeros((n, model.nq))
     v_all = np.zeros((n, model.nv))
@@ -91,7 +94,8 @@ def contact_dynamics(model: pin.Model, data: pin.Data, qj: np.ndarray, qdj: np.n
     acc = np.zeros((n, 3)) if do_imu else None
     g = model.gravity.linear
     zeros = np.zeros(model.nv)
-    for k in range(n):
+    for k in tqdm(range(n), desc='dynamics', unit='sample', unit_scale=True, disable=not progress,
+                  mininterval=0.5):
         q = base_pose_from_joints(model, data, qj[k], sole_id)
         jac = pin.computeFrameJacobian(model, data, q, sole_id, LOCAL)
         jb, jj = jac[:, :6], jac[:, 6:]
