@@ -6,7 +6,8 @@ Row kinds (``A x = b`` with ``x = [pi, friction]``):
   in metres; the total-mass equality makes the homogeneous problem well posed.
 - 'torque': joint torques with the support foot as the fixed base plus viscous and Coulomb
   friction columns, ``b = tau`` (double-support samples dropped).
-- 'floating': seed 002's ``Y pi - [0; F] f = S^T tau + J_ft^T w_ft`` (base and joint rows).
+- 'floating': seed 002's ``Y pi + [0; F] f = S^T tau + J_ft^T w_ft`` (base and joint rows;
+  the measured efforts include the friction torque ``F f``).
 
 Friction columns are eliminated by a Schur complement before the QP (so every QP is in the
 standard parameters only) and recovered afterwards.
@@ -92,7 +93,7 @@ def build_rows(samples: Samples, robot: Robot, kind: str,
         if friction:
             fr = np.zeros((n, nv, nf))
             for k in range(n):
-                fr[k, 6:] = -friction_columns(qd[k])
+                fr[k, 6:] = friction_columns(qd[k])
             blocks.append(fr.reshape(-1, nf))
         return Rows(np.hstack(blocks), regs.floating_rhs.reshape(-1),
                     np.tile(np.arange(nv), n), n, nf, kind)

@@ -179,7 +179,7 @@ class OnlineEstimator:
                 blocks = []
                 for k in range(idx.size):
                     fr = np.zeros((self.robot.model.nv, self.nf))
-                    fr[6:] = -friction_columns(qdi[k])
+                    fr[6:] = friction_columns(qdi[k])
                     blocks.append(np.hstack([regs.floating[k], fr]))
                 a = np.concatenate(blocks)
                 b = regs.floating_rhs.reshape(-1)

@@ -197,7 +197,7 @@ class ParameterQP:
             self._z = (np.asarray(warm, float) - self.x_cad) / self.s
         if self._z is not None:
             self._prob.warm_start(x=self._z)
-        res = self._prob.solve()
+        res = self._prob.solve(raise_error=False)
         status = str(res.info.status)
         dt = time.perf_counter() - t0
         if 'infeasible' in status.lower():
