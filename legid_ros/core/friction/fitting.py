@@ -14,6 +14,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 import pyswarms
+import scipy.linalg
 from scipy.optimize import least_squares, minimize_scalar
 
 from legid_ros.core.errors import BadInputError, SolverError
@@ -57,8 +58,11 @@ def _prepare(v, tau, weights, mirror):
 
 def _wls(phi: np.ndarray, tau: np.ndarray, w: np.ndarray) -> np.ndarray:
     sw = np.sqrt(w)
-    theta, *_ = np.linalg.lstsq(phi * sw[:, None], tau * sw, rcond=None)
-    return theta
+    a, y = phi * sw[:, None], tau * sw
+    try:  # normal equations: cheap and thread-free for these small systems
+        return scipy.linalg.cho_solve(scipy.linalg.cho_factor(a.T @ a), a.T @ y)
+    except np.linalg.LinAlgError:
+        return np.linalg.lstsq(a, y, rcond=None)[0]
 
 
 def _mse(model, v, tau):

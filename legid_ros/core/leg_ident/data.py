@@ -147,7 +147,8 @@ def true_torque(robot: Robot, truth: LegTruth, q: np.ndarray, qd: np.ndarray,
 def simulate(robot: Robot, truth: LegTruth, t: np.ndarray, q: np.ndarray, qd: np.ndarray,
              qdd: np.ndarray, seed: int = 0, current_noise: Optional[float] = None,
              position_noise: Optional[float] = None, outlier_fraction: float = 0.0,
-             outlier_torque: float = 3.0, labels: Optional[dict] = None) -> LegData:
+             outlier_torque: float = 3.0, outlier_sign: str = 'positive',
+             labels: Optional[dict] = None) -> LegData:
     """Measure a prescribed motion: torques through noisy currents, noisy encoder.
 
     Args:
@@ -158,7 +159,8 @@ def simulate(robot: Robot, truth: LegTruth, t: np.ndarray, q: np.ndarray, qd: np
         current_noise: Current noise std [A] (default from the description).
         position_noise: Encoder noise std [rad] (default from the description).
         outlier_fraction: Fraction of samples whose torque gets a spike (all joints).
-        outlier_torque: Spike magnitude scale [N.m]: uniform in [1, 2] times this, random sign.
+        outlier_torque: Spike magnitude scale [N.m]: uniform in [1, 2] times this.
+        outlier_sign: 'positive' (a current channel glitching high, the default) or 'random'.
         labels: Per-sample labels to carry along.
     """
     ident = robot.description.get('identification') or {}
@@ -174,13 +176,17 @@ def simulate(robot: Robot, truth: LegTruth, t: np.ndarray, q: np.ndarray, qd: np
     if outlier_fraction > 0:
         k = int(round(outlier_fraction * n))
         idx = rng.choice(n, k, replace=False)
-        spikes = rng.uniform(1, 2, (k, tau.shape[1])) * rng.choice([-1, 1], (k, tau.shape[1]))
+        if outlier_sign not in ('positive', 'random'):
+            raise BadInputError(f"outlier_sign must be 'positive' or 'random', not {outlier_sign!r}")
+        spikes = rng.uniform(1, 2, (k, tau.shape[1]))
+        if outlier_sign == 'random':
+            spikes *= rng.choice([-1, 1], (k, tau.shape[1]))
         tau[idx] += outlier_torque * spikes
     q_meas = q + rng.normal(0.0, pn, q.shape)
     return LegData(t=np.asarray(t, float), q=q_meas, tau=tau, q_true=q, qd_true=qd,
                    qdd_true=qdd, tau_true=tau0, labels=dict(labels or {}),
                    meta={'current_noise_a': cn, 'position_noise_rad': pn, 'seed': seed,
-                         'outlier_fraction': outlier_fraction})
+                         'outlier_fraction': outlier_fraction, 'outlier_sign': outlier_sign})
 
 
 def preprocess(data: LegData, cutoff_hz: float = 7.5, filter_torque: bool = False,

@@ -19,7 +19,7 @@ from legid_ros.core.friction.sweep import (DEFAULT_SPEEDS, SweepFriction, SweepP
                                            extract_friction, sweep_trajectory)
 from legid_ros.core.leg_ident.data import LegData, LegTruth, simulate
 from legid_ros.core.leg_ident.identify import LegContext
-from legid_ros.core.leg_ident.regressor import friction_columns, joint_limits
+from legid_ros.core.leg_ident.regressor import cond_ne, friction_columns, joint_limits
 from legid_ros.core.robot import Robot
 from legid_ros.core.signals import butter_zero_phase, finite_differences
 
@@ -63,12 +63,12 @@ def leg_cond_function(ctx: LegContext, period: float, n_grid: int = 100,
         a = ctx.base_regressor(q, qd, qdd)
         if friction:
             a = np.hstack([a, friction_columns(cv, qd)])
-        return float(np.linalg.cond(a * scale))
+        return cond_ne(a * scale)
     return cond_of
 
 
 def design_excitation(ctx: LegContext, seed: int = 0, starts: int = 2, n_grid: int = 100,
-                      maxiter: int = 150, period: Optional[float] = None) -> ExcitationResult:
+                      maxiter: int = 300, period: Optional[float] = None) -> ExcitationResult:
     """Optimised excitation of the leg under the configured limits."""
     robot = ctx.robot
     period = float(period or ident_settings(robot).get('excitation_period_s', 5.0))

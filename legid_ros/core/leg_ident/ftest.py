@@ -16,6 +16,7 @@ import numpy as np
 from scipy import stats
 
 from legid_ros.core.errors import BadInputError
+from legid_ros.core.leg_ident.regressor import solve_ls
 
 
 @dataclass
@@ -69,7 +70,7 @@ def relative_std(a: np.ndarray, y: np.ndarray):
     m, b = a.shape
     if m <= b:
         raise BadInputError(f'{m} rows are too few for {b} parameters')
-    x, *_ = np.linalg.lstsq(a, y, rcond=None)
+    x = solve_ls(a, y)
     rss = float(np.sum((a @ x - y) ** 2))
     s2 = rss / (m - b)
     cov = s2 * np.linalg.pinv(a.T @ a)
@@ -98,7 +99,7 @@ def f_test_reduction(a: np.ndarray, y: np.ndarray, names: List[str], start: floa
             eps0 -= step
             continue
         keep = np.setdiff1d(np.arange(b), drop)
-        xr, *_ = np.linalg.lstsq(a[:, keep], y, rcond=None)
+        xr = solve_ls(a[:, keep], y)
         rss_r = float(np.sum((a[:, keep] @ xr - y) ** 2))
         br = keep.size
         f_stat = ((rss_r - rss) / (b - br)) / (rss / (m - b))

@@ -9,7 +9,7 @@ friction columns of a linear model (Coulomb-viscous, Stribeck) sit in the same L
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import List, Optional, Sequence
 
 import numpy as np
@@ -47,6 +47,7 @@ class LegContext:
     link_names: List[str]
     mass_tol: float
     rotor_min: float
+    sdp_cache: dict = field(default_factory=dict, repr=False)
 
     @property
     def n_links(self) -> int:
@@ -79,8 +80,14 @@ def _stack(tau: np.ndarray) -> np.ndarray:
 def consistent_fit(ctx: LegContext, a_base: np.ndarray, b: np.ndarray,
                    a_extra: Optional[np.ndarray] = None):
     """SDP fit; returns ``(theta, extra, status)``."""
-    prob = build_consistent_ls(a_base, b, ctx.base, ctx.theta_cad, ctx.n_links, ctx.mass_tol,
-                               ctx.rotor_min, a_extra)
+    n_extra = 0 if a_extra is None else a_extra.shape[1]
+    key = (a_base.shape[1], n_extra)
+    if key not in ctx.sdp_cache:
+        ctx.sdp_cache[key] = build_consistent_ls(a_base.shape[1], ctx.base, ctx.theta_cad,
+                                                 ctx.n_links, ctx.mass_tol, ctx.rotor_min,
+                                                 n_extra)
+    prob = ctx.sdp_cache[key]
+    prob.set_data(a_base, b, a_extra)
     return solve_consistent_ls(prob)
 
 

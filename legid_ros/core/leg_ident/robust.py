@@ -22,7 +22,7 @@ from scipy.optimize import minimize_scalar
 from legid_ros.core.errors import BadInputError, SolverError
 from legid_ros.core.friction.models import ExponentialViscous, JointFriction
 from legid_ros.core.leg_ident.identify import LegContext, _result, consistent_fit
-from legid_ros.core.leg_ident.regressor import friction_columns
+from legid_ros.core.leg_ident.regressor import friction_columns, solve_ls
 from legid_ros.core.leg_ident.result import LegIdentResult
 
 TALWAR_PHI = 2.795
@@ -94,7 +94,7 @@ def _refit_delta(models, qd, target, keep, bounds):
         def cost(d, m=m, v=v, y=y):
             m.delta = float(d)
             phi = m.regressor(v)
-            th, *_ = np.linalg.lstsq(phi, y, rcond=None)
+            th = solve_ls(phi, y)
             return float(np.sum((phi @ th - y) ** 2))
         res = minimize_scalar(cost, bounds=tuple(bounds), method='bounded',
                               options={'xatol': 1e-4})
@@ -175,7 +175,7 @@ def robust_identify(ctx: LegContext, q, qd, qdd, tau,
     a_full = np.hstack([a_b, phi])
     aw, bw = (_whiten(a_full, sigma, nj), _whiten(b, sigma, nj)) if s.whiten else (a_full, b)
     rows = np.repeat(keep, nj)
-    x_ls, *_ = np.linalg.lstsq(aw[rows], bw[rows], rcond=None)
+    x_ls = solve_ls(aw[rows], bw[rows])
     names = list(ctx.base.names) + [f'{j}.{p}' for j in ctx.drive.joint_names
                                      for p in ExponentialViscous.names]
     state = RobustState(aw[rows], bw[rows], x_ls, names, keep, sigma)

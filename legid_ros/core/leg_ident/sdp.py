@@ -1,11 +1,12 @@
 """Physically consistent least squares on base parameters (SDP, cvxpy with CLARABEL/SCS).
 
-``min || A_b B theta + A_x x - b ||^2`` over the standard parameters ``theta = [pi, J]`` and
+``min || A_b B theta + A_x x - b ||`` over the standard parameters ``theta = [pi, J]`` and
 free extra columns ``x`` (friction), subject to, per link, the pseudo-inertia LMI
 ``[[tr(I)/2 E - I, h], [h^T, m]] >> eps`` (which implies seed 001's spatial-inertia LMI and the
 triangle inequalities), mass bounds ``(1 - d) m_cad <= m <= (1 + d) m_cad`` and rotor inertia
-``J >= J_min > 0``. The data enter only through the triangular factor of ``[A_b A_x]`` (QR),
-so the SDP size does not grow with the number of samples. A tiny pull towards CAD picks one
+``J >= J_min > 0``. The data enter only through the triangular factor of ``[A_b A_x]``,
+so the SDP size does not grow with the number of samples; it is compiled once per shape and
+re-solved with new data (cvxpy parameters), which the robust loops rely on. A tiny pull towards CAD picks one
 point of the (unidentifiable) null space; it does not change the base parameters noticeably.
 """
 
@@ -16,26 +17,51 @@ from typing import Optional
 
 import cvxpy as cp
 import numpy as np
+import scipy.linalg
 
-from legid_ros.core.errors import InfeasibleProblemError, SolverError
+from legid_ros.core.errors import BadInputError, InfeasibleProblemError, SolverError
 from legid_ros.core.leg_ident.regressor import BaseParameters
 
 
 @dataclass
 class ConsistentLSProblem:
-    """A built SDP, ready to solve.
+    """A built SDP (compiled once, re-solved with new data through cvxpy parameters).
 
     Attributes:
         problem: The cvxpy problem.
         theta: Standard-parameter variable ``[pi, J]``.
         extra: Extra-column variable (None if no extra columns).
+        r: Parameter: triangular factor of the scaled data matrix.
+        c: Parameter: matching right-hand side.
         n_links: Links.
     """
 
     problem: cp.Problem
     theta: cp.Variable
     extra: Optional[cp.Variable]
+    r: cp.Parameter
+    c: cp.Parameter
     n_links: int
+
+    def set_data(self, a_base: np.ndarray, b: np.ndarray,
+                 a_extra: Optional[np.ndarray] = None) -> None:
+        """Load weighted data rows: ``min |[a_base a_extra] [beta; x] - b|^2``.
+
+        Uses the normal equations (Cholesky of ``A^T A``) rather than a QR of the tall
+        matrix: same triangular factor, far cheaper on a loaded machine.
+        """
+        a = a_base if a_extra is None else np.hstack([a_base, a_extra])
+        if a.shape[1] != self.r.shape[0]:
+            raise BadInputError(f'data has {a.shape[1]} columns, problem {self.r.shape[0]}')
+        if a.shape[0] < a.shape[1]:
+            raise BadInputError(f'{a.shape[0]} rows are too few for {a.shape[1]} unknowns')
+        ata = a.T @ a
+        jitter = 1e-12 * np.trace(ata) / ata.shape[0]
+        lmat = np.linalg.cholesky(ata + jitter * np.eye(ata.shape[0]))
+        rhs = scipy.linalg.solve_triangular(lmat, a.T @ b, lower=True)
+        rnorm = max(float(np.linalg.norm(lmat)), 1e-12)
+        self.r.value = lmat.T / rnorm
+        self.c.value = rhs / rnorm
 
 
 def _link_lmi(th, i, eps):
@@ -50,36 +76,35 @@ def _link_lmi(th, i, eps):
     return 0.5 * (mat + mat.T) >> eps * np.eye(4)
 
 
-def build_consistent_ls(a_base: np.ndarray, b: np.ndarray, base: BaseParameters,
-                        theta_cad: np.ndarray, n_links: int, mass_tol: float = 0.2,
-                        rotor_min: float = 1e-7, a_extra: Optional[np.ndarray] = None,
-                        reg: float = 1e-6, lmi_eps: float = 1e-7) -> ConsistentLSProblem:
-    """Build the SDP.
+def build_consistent_ls(n_base: int, base: BaseParameters, theta_cad: np.ndarray,
+                        n_links: int, mass_tol: float = 0.2, rotor_min: float = 1e-7,
+                        n_extra: int = 0, reg: float = 1e-8, lmi_eps: float = 1e-7
+                        ) -> ConsistentLSProblem:
+    """Build the SDP; load data with :meth:`ConsistentLSProblem.set_data`.
 
     Args:
-        a_base: Base regressor rows (already weighted), (M, r).
-        b: Torques (already weighted), (M,).
+        n_base: Base parameters (columns of the base regressor).
         base: Base parameter map ``beta = B theta``.
         theta_cad: CAD ``[pi, J]`` (for mass bounds and the null-space pull).
         n_links: Links (10 parameters each, first in theta).
         mass_tol: ``d`` of the mass bounds.
         rotor_min: Lower bound of every rotor inertia [kg.m^2] (> 0).
-        a_extra: Extra free columns (friction), (M, k).
+        n_extra: Extra free columns (friction).
         reg: Weight of the pull towards CAD, relative to the data term.
         lmi_eps: Margin of the pseudo-inertia LMI.
     """
-    a_full = a_base if a_extra is None else np.hstack([a_base, a_extra])
-    q, r = np.linalg.qr(a_full, mode='reduced')
-    rhs = q.T @ b
-    rnorm = max(float(np.linalg.norm(r)), 1e-12)
-    r_s, rhs_s = r / rnorm, rhs / rnorm
+    k = n_base + n_extra
     p = base.B.shape[1]
     theta = cp.Variable(p)
-    extra = None if a_extra is None else cp.Variable(a_extra.shape[1])
+    extra = cp.Variable(n_extra) if n_extra else None
+    r = cp.Parameter((k, k))
+    c = cp.Parameter(k)
     beta = base.B @ theta
     x = beta if extra is None else cp.hstack([beta, extra])
     scale = np.maximum(np.abs(theta_cad), 1e-3)
-    obj = cp.sum_squares(r_s @ x - rhs_s) + reg * cp.sum_squares(
+    # the residual norm (one second-order cone), not its square: with the square the solver's
+    # relative accuracy swamps weakly excited directions (a 2 % bias on noise-free data)
+    obj = cp.norm(r @ x - c, 2) + reg * cp.sum_squares(
         cp.multiply(1.0 / scale, theta - theta_cad)) / p
     cons = []
     for i in range(n_links):
@@ -87,7 +112,7 @@ def build_consistent_ls(a_base: np.ndarray, b: np.ndarray, base: BaseParameters,
         m_cad = theta_cad[10 * i]
         cons += [theta[10 * i] >= (1 - mass_tol) * m_cad, theta[10 * i] <= (1 + mass_tol) * m_cad]
     cons.append(theta[10 * n_links:] >= rotor_min)
-    return ConsistentLSProblem(cp.Problem(cp.Minimize(obj), cons), theta, extra, n_links)
+    return ConsistentLSProblem(cp.Problem(cp.Minimize(obj), cons), theta, extra, r, c, n_links)
 
 
 def solve_consistent_ls(prob: ConsistentLSProblem):
