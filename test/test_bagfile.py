@@ -187,7 +187,7 @@ def test_fast_mcap_scans_match_rosbags(tmp_path, rec, robot):
     from legid_ros.bagio.mcap_scan import McapScanError
 
     path = write_bag(rec, tmp_path / 'run', robot=robot)
-    with mock.patch.object(codec, '_mcap_files', lambda reader: []):
+    with mock.patch.object(codec, '_storage_files', lambda reader: ('', [])):
         ref = read_bag(path, robot)
 
     def broken(*args):

@@ -201,16 +201,17 @@ class FixedLayout:
         return stamps, values
 
 
-def _mcap_files(reader) -> List[Path]:
-    """Storage files of an MCAP bag (empty for other storages)."""
+def _storage_files(reader):
+    """(storage id, storage files) of an uncompressed bag, or ('', [])."""
     bag = Path(reader.path)
     try:
         meta = yaml.safe_load((bag / 'metadata.yaml').read_text())['rosbag2_bagfile_information']
     except (OSError, yaml.YAMLError, KeyError, TypeError):
-        return []
-    if meta.get('storage_identifier') != 'mcap' or meta.get('compression_mode'):
-        return []
-    return [bag / p for p in meta.get('relative_file_paths', [])]
+        return '', []
+    if meta.get('compression_mode'):
+        return '', []
+    return (str(meta.get('storage_identifier', '')),
+            [bag / p for p in meta.get('relative_file_paths', [])])
 
 
 def _merge(blocks: list):
@@ -230,7 +231,7 @@ def _merge(blocks: list):
 def collect(reader, typenames) -> dict:
     """One pass over a bag: ``{topic: (type, [log stamps ns], [raw bytes])}`` for the types.
 
-    MCAP bags are scanned by :func:`scan_mcap` (falls back to ``rosbags`` on anything
+    MCAP bags are scanned directly (falls back to ``rosbags`` on anything
     unexpected, including a message count differing from the bag's index).
     """
     conns = [c for c in reader.connections if c.msgtype in typenames]
@@ -238,8 +239,9 @@ def collect(reader, typenames) -> dict:
     counts: Dict[str, int] = {}
     for c in conns:
         counts[c.topic] = counts.get(c.topic, 0) + int(c.msgcount)
-    files = _mcap_files(reader)
-    for scan in (scan_mcap_indexed, scan_mcap) if files else ():
+    storage, files = _storage_files(reader)
+    scans = {'mcap': (scan_mcap_indexed, scan_mcap)}
+    for scan in scans.get(storage, ()) if files else ():
         try:
             found = scan(files, set(types))
         except (McapScanError, struct.error, ValueError, OSError, IndexError):
