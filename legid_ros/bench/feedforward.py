@@ -27,7 +27,7 @@ import numpy as np
 from legid_ros.core.feedforward import (FeedforwardModel, PdFeedforwardController,
                                         from_identification, reflected_rotor_inertia)
 from legid_ros.core.robot import load_robot
-from legid_ros.core.sim.leg_closed_loop import (FourierTrajectory, LegSimConfig,
+from legid_ros.core.sim.leg_closed_loop import (FourierTrajectory, LegSimConfig, PlantFriction,
                                                 SampledTrajectory, run_tracking)
 
 SWEEP_SPEEDS = (0.01, 0.02, 0.04, 0.07, 0.1, 0.15, 0.2, 0.3, 0.45, 0.7, 1.0, 1.5, 2.0, 3.0)
@@ -47,6 +47,8 @@ def add_arguments(parser) -> None:
                         help='how long to run the controller node for the jitter figure [s]')
     parser.add_argument('--no-node', action='store_true', help='skip the node jitter run')
     parser.add_argument('--seed', type=int, default=7, help='seed of the truth and the noise')
+    parser.add_argument('--friction-scale', type=float, default=1.0,
+                        help="multiplies the plant's true friction torques (description law)")
 
 
 def _log(msg: str) -> None:
@@ -159,9 +161,11 @@ def run(args) -> dict:
                            * float(robot.description['joints'][j]['torque_constant_nm_per_a'])
                            for j in robot.actuated_joint_names])
     noise = float(ident.get('current_noise_a', 0.02)) * float(drive_gain.mean())
+    plant_friction = PlantFriction.from_description(robot).scaled(args.friction_scale)
     cfg_id = LegSimConfig(pi_true=truth.pi, armature=truth.drive.reflected_inertia,
-                          torque_noise_nm=noise, seed=args.seed)
-    cfg = LegSimConfig(pi_true=truth.pi, armature=truth.drive.reflected_inertia)
+                          friction=plant_friction, torque_noise_nm=noise, seed=args.seed)
+    cfg = LegSimConfig(pi_true=truth.pi, armature=truth.drive.reflected_inertia,
+                       friction=plant_friction)
     _log('recording identification data on the MuJoCo leg')
     idr = identify_from_mujoco(robot, cfg_id, args.excitation, args.sweep_reps, args.seed)
     traj = FourierTrajectory.seed001_validation()

@@ -2,10 +2,10 @@
 
 The plant is real MuJoCo physics built by :func:`legid_ros.core.sim.mjcf.build_spec` (true
 inertials, joint armature = reflected rotor inertia). Its joint friction follows a law no
-Coulomb-viscous model captures exactly (:class:`PlantFriction`): the Coulomb part is MuJoCo's
-``frictionloss`` (real stiction through the constraint solver), the viscous part is joint
-``damping``, and a Stribeck bump plus a quadratic drag are applied each physics step as a
-velocity-dependent generalised force.
+Coulomb-viscous model captures exactly (:class:`PlantFriction`, the synthetic generator's
+Stribeck + viscous + ``|v|^1.5`` + ripple law): the viscous part is joint ``damping``, the rest
+a velocity- and position-dependent generalised force applied each physics step; optionally the
+Coulomb part is MuJoCo's ``frictionloss`` instead (constraint-based stiction).
 
 The controller (:class:`legid_ros.core.feedforward.PdFeedforwardController`) runs at the
 control rate; between cycles its command is held (zero-order hold) over the physics sub-steps.
@@ -44,15 +44,17 @@ class PlantFriction:
     ``tau_f = [f_c + (f_s - f_c) exp(-(|v|/v_s)^a)] sign(v) + f_v v + f_q sign(v) |v|^b
     + ripple sin(ripple_periods q)``: the law of C's synthetic leg generator
     (:class:`legid_ros.core.leg_ident.data.TrueFriction`, ``b`` = 1.5), outside every fitted
-    family. ``f_c`` is MuJoCo ``frictionloss`` (true stiction), ``f_v`` joint ``damping``,
-    the rest an applied generalised force each physics step.
+    family. ``f_v`` is joint ``damping``; the rest is an applied generalised force each
+    physics step, except, with ``coulomb='frictionloss'``, ``f_c`` (MuJoCo dry friction).
 
     Attributes:
         f_c: Coulomb level [N.m]. f_s: static (breakaway) level [N.m].
         v_s: Stribeck velocity [rad/s]. stribeck_exp: Stribeck exponent ``a`` [-].
         f_v: Viscous coefficient [N.m.s/rad]. f_q: Coefficient of ``|v|^b`` [N.m (s/rad)^b].
         ripple: Position ripple amplitude [N.m]. ripple_periods: Its periods per radian [-].
-        q_exp: Exponent ``b`` [-]. v_eps: Smoothing velocity of the applied bump's sign [rad/s].
+        q_exp: Exponent ``b`` [-]. v_eps: Smoothing velocity ``tanh(v / v_eps)`` [rad/s].
+        coulomb: 'applied' (the generator's law exactly: ``f_c tanh(v / v_eps)`` applied as a
+            force) or 'frictionloss' (MuJoCo's constraint-based dry friction: true stiction).
     """
 
     f_c: np.ndarray
@@ -65,6 +67,7 @@ class PlantFriction:
     ripple_periods: np.ndarray = 0.0
     q_exp: float = 1.5
     v_eps: float = 0.004
+    coulomb: str = 'applied'
 
     def __post_init__(self):
         n = np.asarray(self.f_c, float).size
@@ -86,25 +89,40 @@ class PlantFriction:
         eps = [float(table[j].get('v_eps', 0.004)) for j in names]
         return cls(**kw, v_eps=float(np.mean(eps)))
 
+    def scaled(self, k: float) -> 'PlantFriction':
+        """The same law with every torque level (f_c, f_s, f_v, f_q, ripple) times ``k``."""
+        return PlantFriction(k * self.f_c, k * self.f_s, self.v_s, k * self.f_v, k * self.f_q,
+                             self.stribeck_exp, k * self.ripple, self.ripple_periods, self.q_exp,
+                             self.v_eps, self.coulomb)
+
     @classmethod
     def none(cls, n: int) -> 'PlantFriction':
         """No friction at all."""
         z = np.zeros(n)
         return cls(z, z, np.ones(n), z, z)
 
+    @property
+    def frictionloss(self) -> np.ndarray:
+        """MuJoCo ``frictionloss`` per joint [N.m] (zero when the Coulomb part is applied)."""
+        return self.f_c if self.coulomb == 'frictionloss' else np.zeros_like(self.f_c)
+
     def applied(self, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
-        """Generalised force applied each step: minus (bump + |v|^b term + ripple) [N.m]."""
+        """Generalised force applied each step [N.m]: minus (bump + |v|^b term + ripple, and
+        the Coulomb term ``f_c tanh(v / v_eps)`` unless it is MuJoCo's frictionloss)."""
         v = np.asarray(qd, float)
         av = np.abs(v)
-        bump = (self.f_s - self.f_c) * np.exp(-(av / self.v_s) ** self.stribeck_exp)
-        return -(bump * np.tanh(v / self.v_eps) + self.f_q * np.sign(v) * av ** self.q_exp
+        level = (self.f_s - self.f_c) * np.exp(-(av / self.v_s) ** self.stribeck_exp)
+        if self.coulomb != 'frictionloss':
+            level = level + self.f_c
+        return -(level * np.tanh(v / self.v_eps) + self.f_q * np.sign(v) * av ** self.q_exp
                  + self.ripple * np.sin(self.ripple_periods * np.asarray(q, float)))
 
     def __call__(self, qd: np.ndarray, q=None) -> np.ndarray:
-        """The whole law while sliding: the torque the motor supplies to overcome it [N.m]."""
+        """The whole law: the torque the motor supplies to overcome it [N.m] (while sliding,
+        for the frictionloss variant)."""
         v = np.asarray(qd, float)
         q = np.zeros_like(v) if q is None else q
-        return self.f_c * np.sign(v) + self.f_v * v - self.applied(q, v)
+        return self.frictionloss * np.sign(v) + self.f_v * v - self.applied(q, v)
 
 
 @dataclass
@@ -250,21 +268,22 @@ class LegPlant:
         self.armature = np.asarray(arm, float)
         names = self.joint_names
         opts = SimOptions(timestep_s=cfg.physics_dt_s, kp=0.0, kv=0.0,
-                          friction=dict(zip(names, self.friction.f_c)),
+                          friction=dict(zip(names, self.friction.frictionloss)),
                           damping=dict(zip(names, self.friction.f_v)),
                           armature=dict(zip(names, self.armature)), floor=False)
         spec, self.info = build_spec(robot, cfg.pi_true, opts)
         spec.compiler.degree = False  # joint ranges are written in radians
-        self.kd_implicit = np.zeros(n) if kd_implicit is None else np.asarray(kd_implicit, float)
         if cfg.damping not in ('implicit', 'explicit'):
             raise BadInputError(f"damping must be 'implicit' or 'explicit', not {cfg.damping!r}")
+        self.kd_implicit = np.zeros(n) if kd_implicit is None or cfg.damping == 'explicit' \
+            else np.asarray(kd_implicit, float)
         for i, act in enumerate(spec.actuators):
             act.gaintype = mujoco.mjtGain.mjGAIN_FIXED
             act.gainprm[0] = 1.0
             act.biastype = mujoco.mjtBias.mjBIAS_AFFINE
             act.biasprm[0] = 0.0
             act.biasprm[1] = 0.0
-            act.biasprm[2] = -self.kd_implicit[i] if cfg.damping == 'implicit' else 0.0
+            act.biasprm[2] = -self.kd_implicit[i]
         self.model = spec.compile()
         self.data = mujoco.MjData(self.model)
         self.qadr = np.array([self.model.joint(j).qposadr[0] for j in names])
@@ -288,15 +307,21 @@ class LegPlant:
         return q, self.data.qvel[self.vadr].copy()
 
     def step(self, ctrl: np.ndarray) -> np.ndarray:
-        """Hold ``ctrl`` [N.m] for one control period; returns the mean actuator torque."""
+        """Hold ``ctrl`` [N.m] for one control period; returns the mean motor torque [N.m].
+
+        With implicit damping the torque really applied over a step is
+        ``ctrl - Kd qd_new`` (the end-of-step velocity), not MuJoCo's ``actuator_force``
+        (``ctrl - Kd qd_old``); the difference ``Kd dt qdd`` would bias identified inertias.
+        """
         d = self.data
         d.ctrl[:] = ctrl
         acc = np.zeros(self.n)
+        lim = self.model.actuator_forcerange
         for _ in range(self.substeps):
             d.qfrc_applied[self.vadr] = self.friction.applied(d.qpos[self.qadr],
                                                               d.qvel[self.vadr])
             mujoco.mj_step(self.model, d)
-            acc += d.actuator_force
+            acc += np.clip(d.ctrl - self.kd_implicit * d.qvel[self.vadr], lim[:, 0], lim[:, 1])
         return acc / self.substeps
 
 
@@ -309,6 +334,7 @@ class TrackingResult:
         joint_names: Joint names.
         t: Control-cycle times [s], (N,).
         q_d, q, qd: Desired and measured positions [rad], measured velocities [rad/s], (N, n).
+        q_true: True (unquantised) positions [rad], (N, n).
         tau: Mean actuator torque over each cycle [N.m], (N, n).
         tau_ff: Feedforward torque [N.m], (N, n).
         ff_us: Compute time of tau_ff per cycle [us], (N,).
@@ -320,6 +346,7 @@ class TrackingResult:
     t: np.ndarray
     q_d: np.ndarray
     q: np.ndarray
+    q_true: np.ndarray
     qd: np.ndarray
     tau: np.ndarray
     tau_ff: np.ndarray
@@ -328,8 +355,9 @@ class TrackingResult:
     meta: Dict[str, float] = field(default_factory=dict)
 
     def errors(self, skip_s: float = 0.0) -> tuple:
-        """``(max |e|, RMS e)`` per joint [rad], ignoring the first ``skip_s`` seconds."""
-        e = (self.q_d - self.q)[self.t >= skip_s]
+        """``(max |e|, RMS e)`` per joint [rad] of the true position, ignoring the first
+        ``skip_s`` seconds."""
+        e = (self.q_d - self.q_true)[self.t >= skip_s]
         return np.abs(e).max(axis=0), np.sqrt((e ** 2).mean(axis=0))
 
 
@@ -354,7 +382,7 @@ def run_tracking(robot: Robot, controller: PdFeedforwardController,
     half = 0.5 * plant.control_dt if cfg.half_step_preview else 0.0
     r_q, r_qd, r_qdd = trajectory.sample(t + half) if half else (q_d, qd_d, qdd_d)
     n = plant.n
-    q_log, qd_log = np.zeros((steps, n)), np.zeros((steps, n))
+    q_log, qd_log, q_true = np.zeros((steps, n)), np.zeros((steps, n)), np.zeros((steps, n))
     tau_log, ff_log, ff_us = np.zeros((steps, n)), np.zeros((steps, n)), np.zeros(steps)
     kd = controller.gains.kd
     controller.reset()
@@ -368,12 +396,13 @@ def run_tracking(robot: Robot, controller: PdFeedforwardController,
         # implicit: the actuator adds -Kd qd itself and its force range does the clamping
         ctrl = out.tau_ff + out.tau_pd + kd * qd if implicit else out.tau
         q_log[k], qd_log[k], ff_log[k] = q, qd, out.tau_ff
+        q_true[k] = plant.data.qpos[plant.qadr]
         tau_log[k] = plant.step(ctrl)
     if cfg.torque_noise_nm > 0:
         tau_log += np.random.default_rng(cfg.seed).normal(0.0, cfg.torque_noise_nm,
                                                           tau_log.shape)
     return TrackingResult(label=label, joint_names=plant.joint_names, t=t, q_d=q_d, q=q_log,
-                          qd=qd_log, tau=tau_log, tau_ff=ff_log, ff_us=ff_us,
+                          q_true=q_true, qd=qd_log, tau=tau_log, tau_ff=ff_log, ff_us=ff_us,
                           saturated_cycles=controller.diagnostics.saturated_cycles,
                           meta={'control_dt_s': plant.control_dt,
                                 'physics_dt_s': cfg.physics_dt_s, 'damping': cfg.damping})
