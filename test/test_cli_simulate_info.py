@@ -36,12 +36,14 @@ def test_simulate_then_info(tmp_path):
 
 
 def test_simulate_sqlite3(tmp_path):
-    """--storage sqlite3 writes a .db3 bag; an existing output needs --force."""
+    """--storage sqlite3 writes a .db3 bag, --truth cad keeps CAD truth, reuse needs --force."""
     out = tmp_path / 'run'
     args = ['simulate', '--duration', '0.3', '--rate', '100', '--storage', 'sqlite3',
-            '--out', str(out)]
+            '--truth', 'cad', '--out', str(out)]
     assert _legid(*args).returncode == 0
     assert list(out.glob('*.db3'))
+    rec = read_bag(out)
+    np.testing.assert_array_equal(rec.pi_true, rec.pi_cad)
     again = _legid(*args)
     assert again.returncode == 2 and 'exists' in again.stderr
     assert _legid(*args, '--force').returncode == 0

@@ -18,6 +18,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument('--seed', type=int, default=0, help='seed of the motion and the noise')
     parser.add_argument('--noise', choices=['none', 'default'], default='default',
                         help='sensor noise model')
+    parser.add_argument('--truth', choices=['seed000', 'cad'], default='seed000',
+                        help="true parameters: seed 000's Table 2 perturbation, or the CAD ones")
     parser.add_argument('--no-friction', action='store_true',
                         help='joint efforts without joint friction')
     parser.add_argument('--speed', type=float, default=1.0, help='motion speed scale')
@@ -64,6 +66,8 @@ def run(args: argparse.Namespace) -> int:
                              else FrictionModel(),
                              zmp_margin=args.zmp_margin, speed_scale=args.speed,
                              robot=args.robot)
+    if args.truth == 'cad':
+        config.truth = {}
     start = time.perf_counter()
     if args.engine == 'mujoco':
         rec = _mujoco()(config)
