@@ -96,7 +96,9 @@ def test_zmp_inside_margin_even_when_fast(robot):
 
 
 def test_feet_placement(robot, exact, true_model):
-    """Right sole stays at the world origin, at rest; the left sole stays above the ground."""
+    """Right sole at the world origin, at rest; left sole level above ground; joints in limits."""
+    assert np.all(exact.q >= robot.model.lowerPositionLimit[7:])
+    assert np.all(exact.q <= robot.model.upperPositionLimit[7:])
     data = true_model.createData()
     rs = robot.frame_id(robot.feet['right'].sole_frame)
     left_ids = [robot.frame_id(f) for f in robot.feet['left'].sensor_frames]
