@@ -38,7 +38,8 @@ class PrepareOptions:
         base: 'support' (kinematics from the support foot) or 'true' (ground truth).
         support: 'auto' (from the forces), or a foot name for every sample.
         contact_fraction: A foot is in contact above this fraction of the total weight.
-        step: Keep every step-th sample after filtering and differentiation.
+        step: Keep every step-th sample after filtering and differentiation (e.g. 10 turns
+            1 kHz into 100 Hz; choose the cut-off below the new Nyquist frequency).
         lag: If set, seed 000's first-order lag filter constant on the measured ZMP instead
             of the Butterworth on the forces.
     """
@@ -164,6 +165,12 @@ def prepare(rec: Recording, robot: Robot, options: Optional[PrepareOptions] = No
         q_f, qd, qdd = signals.derivatives(t, q_f, 'savgol' if o.diff == 'savgol' else 'fd',
                                            o.window_s)
     tau = rec.tau[keep]
+    # decimate after filtering and differentiation at the full rate
+    sel = np.arange(0, t.size, max(1, int(o.step)))
+    t, q_f, qd, qdd, tau = t[sel], q_f[sel], qd[sel], qdd[sel], tau[sel]
+    force = {f: x[sel] for f, x in force.items()}
+    wrench = {f: x[sel] for f, x in wrench.items()}
+    kept = np.flatnonzero(keep)[sel]
     # support feet from vertical forces
     fz_feet = {f: (x.sum(axis=1) if src == 'fsr' else x[:, 2]) for f, x in force.items()}
     total_fz = sum(fz_feet.values()) if fz_feet else np.full(t.size, np.nan)
@@ -181,30 +188,30 @@ def prepare(rec: Recording, robot: Robot, options: Optional[PrepareOptions] = No
     if o.base == 'true':
         if rec.base_pose_true is None:
             raise BadInputError('recording has no true base state')
-        q = np.hstack([rec.base_pose_true[keep], q_f])
-        v = np.hstack([rec.base_vel_true[keep], qd])
-        a = np.hstack([rec.base_acc_true[keep], qdd])
+        q = np.hstack([rec.base_pose_true[kept], q_f])
+        v = np.hstack([rec.base_vel_true[kept], qd])
+        a = np.hstack([rec.base_acc_true[kept], qdd])
     else:
         st = support_base_state(robot, q_f, qd, qdd, support,
-                                rec.imu_quat[keep] if o.use_imu else None)
+                                rec.imu_quat[kept] if o.use_imu else None)
         q, v, a = st['q'], st['v'], st['a']
-    zmp, fz = _measured_zmp(robot, q, src, force, rec, keep, support, double)
+    zmp, fz = _measured_zmp(robot, q, src, force, rec, kept, support, double)
     if o.lag is not None:
         zmp = signals.lag_filter(zmp, o.lag)
     good = np.isfinite(zmp).all(axis=1) & ~none
     if np.sum(~good):
         dropped['no contact / unloaded'] = int(np.sum(~good))
-    idx = np.flatnonzero(good)[::max(1, int(o.step))]
-    zt = rec.zmp_true[keep][idx] if rec.zmp_true is not None else None
+    idx = np.flatnonzero(good)
+    zt = rec.zmp_true[kept][idx] if rec.zmp_true is not None else None
     return Samples(t[idx], q[idx], v[idx], a[idx], zmp[idx], fz[idx], tau[idx],
                    {f: w[idx] for f, w in wrench.items()}, support[idx], double[idx], dropped,
                    zt)
 
 
-def _measured_zmp(robot, q, src, force, rec, keep, support, double):
+def _measured_zmp(robot, q, src, force, rec, kept, support, double):
     n = q.shape[0]
     if src == 'true':
-        zmp = rec.zmp_true[keep]
+        zmp = rec.zmp_true[kept]
         fz = np.full(n, robot.total_mass * 9.81)
         return zmp, fz
     model = robot.model

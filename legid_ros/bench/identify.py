@@ -1,0 +1,259 @@
+"""``legid bench identify``: seed 000's protocol on synthetic biped runs.
+
+For each sample rate (the seed's 20 Hz and 1 kHz): ``--runs`` runs of ``--duration`` s of
+seed 000's excitation (single support on the right foot, random left-foot targets, ZMP
+tracking), truth = CAD perturbed by seed 000's Table 2 (:data:`SEED000_TRUTH`), joint efforts
+with viscous + Coulomb friction and noise, sole sensors with noise. Every method identifies
+each run; the reduced set (seed 000's Table 2 shape: mean +- std over runs) is reported, and
+each identified set predicts the ZMP of a separate validation run (Fig. 11's shape).
+
+At 1 kHz the signals are filtered (zero-phase Butterworth) and differentiated at 1 kHz, then
+decimated to 100 Hz for every batch method; the Newton method takes every 2nd of those (50 Hz)
+to keep its cost down. The online estimator is timed on one long run (``--online-duration``)
+folded in 0.5 s windows: median update time and the ratio of the median update time at the end
+(600 s of history) to that at 10 s.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+METHODS = ('zmp_newton', 'torque_ls', 'zmp_qp', 'floating_qp', 'sdp', 'primitives')
+# Seed 000 compares the reduced set: ZMP Newton and the torque baseline on the reduced set.
+OPTIONS = {'zmp_newton': {}, 'torque_ls': {'param_set': 'reduced'}, 'zmp_qp': {},
+           'floating_qp': {}, 'sdp': {}, 'primitives': {}}
+SEED_TABLE2 = {'CAD nominal': [210.6, 191.9, 55.2, 76.1, 13.87, 3.67, 3.19, 2.41],
+               'ZMP-based': [212.1, 189.7, 56.3, 74.3, 14.85, 3.41, 2.91, 1.26],
+               'torque-based': [215.4, 201.3, 53.2, 71.6, 15.73, 3.92, 2.54, 0.68]}
+
+
+def add_arguments(parser) -> None:
+    """Options of the benchmark."""
+    parser.add_argument('--runs', type=int, default=5, help='identification runs per rate')
+    parser.add_argument('--duration', type=float, default=95.0, help='run length [s]')
+    parser.add_argument('--rates', default='20,1000', help='sample rates [Hz], comma separated')
+    parser.add_argument('--methods', default=','.join(METHODS), help='methods to compare')
+    parser.add_argument('--online-duration', type=float, default=600.0,
+                        help='length of the online timing run [s] (0: skip)')
+    parser.add_argument('--quick', action='store_true',
+                        help='2 runs of 30 s, 20 Hz only, 60 s online run (smoke test)')
+
+
+def _progress(total, desc):
+    from tqdm import tqdm
+    return tqdm(total=total, desc=desc, file=sys.stderr, disable=not sys.stderr.isatty())
+
+
+def _prep_options(rate):
+    from legid_ros.core.ident.prepare import PrepareOptions
+    if rate > 200:
+        return PrepareOptions(step=int(round(rate / 100.0)), cutoff_hz=6.0)
+    return PrepareOptions()
+
+
+def _evaluate_rate(rate, args, robot, methods):
+    from legid_ros.core.ident.api import identify
+    from legid_ros.core.ident.linear import regressors_for
+    from legid_ros.core.ident.params import ReducedSet
+    from legid_ros.core.ident.prepare import prepare
+    from legid_ros.core.metrics import zmp_deviation
+    from legid_ros.core.synthetic import SyntheticConfig, simulate_biped
+    from legid_ros.core.zmp import model_zmp
+
+    red = ReducedSet(robot)
+    opts = _prep_options(rate)
+    val = simulate_biped(SyntheticConfig(duration_s=args.duration, rate_hz=rate, seed=900))
+    sval = prepare(val, robot, opts)
+    wval = regressors_for(sval, robot, []).wrench
+
+    def dev(pi):
+        return zmp_deviation(model_zmp(wval, pi)[0], sval.zmp).mean_mm
+    out = {m: {'x': [], 'dev': [], 'consistent': [], 'time_s': [], 'converged': []}
+           for m in methods}
+    truth = red.from_standard(val.pi_true)
+    bar = _progress(args.runs * (len(methods) + 1), f'{rate:g} Hz')
+    for run in range(args.runs):
+        rec = simulate_biped(SyntheticConfig(duration_s=args.duration, rate_hz=rate,
+                                             seed=run + 1))
+        samples = prepare(rec, robot, opts)
+        bar.update(1)
+        for m in methods:
+            s = samples.take(slice(0, samples.n, 2)) if (m == 'zmp_newton' and rate > 200) \
+                else samples
+            t0 = time.perf_counter()
+            res = identify(rec, robot, m, samples=s, **OPTIONS[m])
+            out[m]['time_s'].append(time.perf_counter() - t0)
+            out[m]['x'].append(red.from_standard(res.pi))
+            out[m]['dev'].append(dev(res.pi))
+            out[m]['consistent'].append(bool(res.consistency.ok))
+            out[m]['converged'].append(bool(res.info.get('converged', True)))
+            bar.update(1)
+    bar.close()
+    summary = {'rate_hz': rate, 'n_validation': int(sval.n), 'truth': truth.tolist(),
+               'cad': red.cad().tolist(), 'names': red.names,
+               'zmp_dev_mm': {'cad': dev(val.pi_cad), 'truth': dev(val.pi_true)},
+               'methods': {}}
+    g = red.n_groups
+    for m, d in out.items():
+        x = np.array(d['x'])
+        err_m = 100 * (x[:, g:] - truth[g:]) / truth[g:]
+        err_c = 1e3 * (x[:, :g] - truth[:g])
+        combo = np.column_stack([x[:, g], x[:, g + 1], x[:, g + 2] + x[:, g + 3]])
+        combo_t = np.array([truth[g], truth[g + 1], truth[g + 2] + truth[g + 3]])
+        summary['methods'][m] = {
+            'mean': x.mean(axis=0).tolist(), 'std': x.std(axis=0).tolist(),
+            'zmp_dev_mm': float(np.mean(d['dev'])), 'zmp_dev_mm_runs': d['dev'],
+            'mass_err_pct_max': float(np.abs(err_m).max()),
+            'com_err_mm_max': float(np.abs(err_c).max()),
+            'mass_err_pct_max_identifiable': float(np.abs(100 * (combo - combo_t)
+                                                          / combo_t).max()),
+            'consistent': all(d['consistent']), 'converged': all(d['converged']),
+            'time_s_mean': float(np.mean(d['time_s']))}
+        summary['zmp_dev_mm'][m] = float(np.mean(d['dev']))
+    return summary
+
+
+def _online_timing(duration, robot):
+    from legid_ros.core.ident.online import OnlineEstimator
+    from legid_ros.core.ident.prepare import PrepareOptions, prepare
+    from legid_ros.core.synthetic import SyntheticConfig, simulate_biped
+
+    rate = 100.0
+    rec = simulate_biped(SyntheticConfig(duration_s=duration, rate_hz=rate, seed=77))
+    s = prepare(rec, robot, PrepareOptions())
+    est = OnlineEstimator(robot)
+    win = int(0.5 * rate)
+    times, hist = [], []
+    bar = _progress(s.n // win, 'online')
+    for k in range(0, s.n - win + 1, win):
+        sl = slice(k, k + win)
+        est.add_window(s.t[sl], s.q[sl, 7:], s.v[sl, 6:], s.a[sl, 6:], s.zmp[sl], s.fz[sl],
+                       rec.imu_quat[sl], 'right')
+        bar.update(1)
+        if s.t[k + win - 1] - s.t[0] < 5.0:
+            continue
+        t0 = time.perf_counter()
+        est.update()
+        times.append(time.perf_counter() - t0)
+        hist.append(s.t[k + win - 1] - s.t[0])
+    bar.close()
+    times, hist = np.array(times), np.array(hist)
+    early = times[(hist >= 10.0) & (hist < 20.0)]
+    late = times[hist >= hist.max() - 10.0]
+    return {'online_update_ms_median': float(1e3 * np.median(times)),
+            'online_update_ms_p95': float(1e3 * np.percentile(times, 95)),
+            'online_update_ms_at_10s': float(1e3 * np.median(early)),
+            'online_update_ms_at_end': float(1e3 * np.median(late)),
+            'update_ratio_600s_vs_10s': float(np.median(late) / np.median(early)),
+            'online_history_s': float(hist.max()), 'online_updates': int(times.size)}
+
+
+def run(args) -> dict:
+    """Run the benchmark; returns the results (also written to ``<out>/identify.md``)."""
+    from legid_ros.core.ident.threads import limit_blas_threads
+    from legid_ros.core.robot import load_robot
+
+    limit_blas_threads(1)
+    if args.quick:
+        args.runs, args.duration, args.rates = 2, 30.0, '20'
+        args.online_duration = min(args.online_duration, 60.0)
+    robot = load_robot('biped')
+    methods = [m for m in args.methods.split(',') if m]
+    rates = [float(r) for r in args.rates.split(',') if r]
+    t_start = time.perf_counter()
+    per_rate = {f'{r:g}': _evaluate_rate(r, args, robot, methods) for r in rates}
+    results = {'protocol': {'runs': args.runs, 'duration_s': args.duration, 'rates_hz': rates,
+                            'methods': methods, 'validation_seed': 900},
+               'rates': per_rate}
+    main = per_rate[f'{rates[0]:g}']
+    results['zmp_dev_mm'] = {k: main['zmp_dev_mm'].get(k) for k in
+                             ('cad', 'truth', 'torque_ls', 'zmp_newton', 'zmp_qp')
+                             if k in main['zmp_dev_mm']}
+    zn = [per_rate[k]['methods'].get('zmp_newton') for k in per_rate]
+    zn = [z for z in zn if z]
+    if zn:
+        results['mass_err_pct_max'] = max(z['mass_err_pct_max'] for z in zn)
+        results['com_err_mm_max'] = max(z['com_err_mm_max'] for z in zn)
+        results['mass_err_pct_max_identifiable'] = max(z['mass_err_pct_max_identifiable']
+                                                       for z in zn)
+    results['consistent'] = {m: all(per_rate[k]['methods'][m]['consistent'] for k in per_rate)
+                             for m in methods}
+    if args.online_duration > 0:
+        results.update(_online_timing(args.online_duration, robot))
+    results['elapsed_s'] = time.perf_counter() - t_start
+    results['passed'] = _passed(results, per_rate)
+    _write_markdown(results, Path(args.out) / 'identify.md')
+    return results
+
+
+def _passed(res, per_rate) -> bool:
+    ok = True
+    for d in per_rate.values():
+        dev = d['zmp_dev_mm']
+        for m in ('zmp_newton', 'zmp_qp'):
+            if m in dev:
+                ok &= dev[m] <= 2.0 and ('torque_ls' not in dev or dev[m] < dev['torque_ls'])
+    ok &= res.get('mass_err_pct_max', 0.0) <= 2.0 and res.get('com_err_mm_max', 0.0) <= 2.0
+    for m in ('sdp', 'primitives'):
+        ok &= res['consistent'].get(m, True)
+    if 'online_update_ms_median' in res:
+        ok &= res['online_update_ms_median'] <= 5.0 and res['update_ratio_600s_vs_10s'] <= 1.2
+    return bool(ok)
+
+
+def _fmt_row(vals, stds=None):
+    cells = []
+    for i, v in enumerate(vals):
+        unit = 1e3 if i < 4 else 1.0
+        digits = 1 if i < 4 else 2
+        cell = f'{v * unit:.{digits}f}'
+        if stds is not None:
+            cell += f' ± {stds[i] * unit:.{digits}f}'
+        cells.append(cell)
+    return cells
+
+
+def _write_markdown(res, path: Path) -> None:
+    lines = ['# `legid bench identify`', '',
+             f'Protocol: {res["protocol"]["runs"]} synthetic runs of '
+             f'{res["protocol"]["duration_s"]:g} s per rate, truth = CAD perturbed by seed '
+             '000\'s Table 2, efforts with friction and noise, validation on a separate run.',
+             f'Elapsed {res["elapsed_s"]:.0f} s. Passed: {res["passed"]}.', '']
+    for key, d in res['rates'].items():
+        lines += [f'## {key} Hz: reduced set (mean ± std over runs; lc [mm], m [kg])', '',
+                  '| set | ' + ' | '.join(d['names']) + ' |',
+                  '|---' * (len(d['names']) + 1) + '|',
+                  '| truth | ' + ' | '.join(_fmt_row(d['truth'])) + ' |',
+                  '| CAD | ' + ' | '.join(_fmt_row(d['cad'])) + ' |']
+        for m, md in d['methods'].items():
+            lines.append(f'| {m} | ' + ' | '.join(_fmt_row(md['mean'], md['std'])) + ' |')
+        lines += ['', f'Validation ZMP deviation ({key} Hz, mean over runs) and facts:', '',
+                  '| method | ZMP dev [mm] | max mass err [%] | max mass err, identifiable '
+                  'combos [%] | max COM err [mm] | consistent | time [s] |',
+                  '|---|---|---|---|---|---|---|',
+                  f'| CAD | {d["zmp_dev_mm"]["cad"]:.2f} | | | | | |',
+                  f'| truth (noise floor) | {d["zmp_dev_mm"]["truth"]:.2f} | | | | | |']
+        for m, md in d['methods'].items():
+            lines.append(f'| {m} | {md["zmp_dev_mm"]:.2f} | {md["mass_err_pct_max"]:.1f} | '
+                         f'{md["mass_err_pct_max_identifiable"]:.1f} | '
+                         f'{md["com_err_mm_max"]:.1f} | {md["consistent"]} | '
+                         f'{md["time_s_mean"]:.1f} |')
+        lines.append('')
+    if 'online_update_ms_median' in res:
+        lines += ['## Online estimator (full standard set, 130 parameters)', '',
+                  f'median update {res["online_update_ms_median"]:.2f} ms '
+                  f'(p95 {res["online_update_ms_p95"]:.2f} ms) over '
+                  f'{res["online_updates"]} updates; at 10 s of history '
+                  f'{res["online_update_ms_at_10s"]:.2f} ms, at '
+                  f'{res["online_history_s"]:.0f} s {res["online_update_ms_at_end"]:.2f} ms '
+                  f'(ratio {res["update_ratio_600s_vs_10s"]:.2f}).', '']
+    lines += ['Seed 000\'s Table 2 for comparison (real robot; its truth is unknown):', '',
+              '| set | lc0 | lc1 | lc2 | lc3 | m0 | m1 | m2 | m3 |', '|---' * 9 + '|']
+    for k, v in SEED_TABLE2.items():
+        lines.append(f'| {k} | ' + ' | '.join(f'{x:g}' for x in v) + ' |')
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text('\n'.join(lines) + '\n')
