@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -105,6 +106,11 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         print('legid: interrupted', file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # Output piped into a reader that closed early (e.g. `| head`): not an error.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
 
 
 if __name__ == '__main__':
