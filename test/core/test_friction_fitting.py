@@ -1,0 +1,66 @@
+"""Tests of legid_ros.core.friction.fitting."""
+
+import numpy as np
+import pytest
+
+from legid_ros.core.errors import BadInputError
+from legid_ros.core.friction.fitting import (fit_exponential, fit_linear, fit_model,
+                                             fit_piecewise, fit_stribeck)
+from legid_ros.core.friction.models import CoulombViscous, ExponentialViscous, Stribeck
+
+SPEEDS = np.array([0.01, 0.02, 0.04, 0.07, 0.1, 0.15, 0.2, 0.3, 0.45, 0.7, 1.0, 1.5, 2.0,
+                   3.0, 4.0, 5.0])
+
+
+def _truth(v):
+    """A friction law outside every family: Stribeck exponent 1.4 plus a |v|^1.5 term."""
+    av = np.abs(v)
+    return (np.sign(v) * (0.6 + 0.35 * np.exp(-(av / 0.08) ** 1.4)) + 0.1 * v
+            + 0.07 * np.sign(v) * av ** 1.5)
+
+
+def test_linear_fit_recovers_parameters_with_noise():
+    """Coulomb-viscous LS recovers f_c and f_v from noisy points."""
+    rng = np.random.default_rng(0)
+    v = np.r_[SPEEDS, -SPEEDS]
+    tau = CoulombViscous(0.5, 0.12)(v) + rng.normal(0, 0.005, v.size)
+    fit = fit_linear(CoulombViscous(), v, tau)
+    assert fit.model.f_c == pytest.approx(0.5, abs=0.01)
+    assert fit.model.f_v == pytest.approx(0.12, abs=0.01)
+
+
+def test_stribeck_and_exponent_fits_recover_shape_constants():
+    """The Stribeck velocity and the exponential-viscous exponent are found by the 1-D search."""
+    rng = np.random.default_rng(1)
+    tau = Stribeck(0.5, 0.9, 0.1, v_s=0.06)(SPEEDS) + rng.normal(0, 0.002, SPEEDS.size)
+    assert fit_stribeck(SPEEDS, tau, mirror=True).model.v_s == pytest.approx(0.06, rel=0.1)
+    tau = ExponentialViscous(0.5, 0.2, 0.0, delta=1.6)(SPEEDS) + rng.normal(0, 0.002,
+                                                                            SPEEDS.size)
+    assert fit_exponential(SPEEDS, tau, mirror=True).model.delta == pytest.approx(1.6, abs=0.1)
+
+
+def test_piecewise_beats_other_families_and_is_continuous():
+    """Seed 001's piecewise fit of a foreign law has far lower MSE and meets at v_th."""
+    rng = np.random.default_rng(2)
+    tau = _truth(SPEEDS) + rng.normal(0, 0.002, SPEEDS.size)
+    pw = fit_piecewise(SPEEDS, tau, mirror=True, n_particles=20, iters=60)
+    cv = fit_model('coulomb_viscous', SPEEDS, tau, mirror=True)
+    st = fit_model('stribeck', SPEEDS, tau, mirror=True)
+    assert pw.mse < 0.2 * st.mse < cv.mse
+    m = pw.model
+    assert m.low(np.array([m.v_th]))[0] == pytest.approx(m.high(np.array([m.v_th]))[0],
+                                                          abs=1e-6)
+    dense = np.linspace(0.02, 5.0, 300)
+    assert np.sqrt(np.mean((m(dense) - _truth(dense)) ** 2)) < 0.02
+
+
+def test_piecewise_needs_enough_speeds():
+    """Too few distinct speeds for the two branches is a BadInputError."""
+    with pytest.raises(BadInputError, match='too few'):
+        fit_piecewise(SPEEDS[:6], _truth(SPEEDS[:6]))
+
+
+def test_unknown_model_kind():
+    """An unknown model name is a BadInputError listing the known ones."""
+    with pytest.raises(BadInputError, match='coulomb_viscous'):
+        fit_model('lugre', SPEEDS, _truth(SPEEDS))
