@@ -95,12 +95,14 @@ class ReducedSet:
         robot: Robot with ``link_groups``.
         pi_cad: CAD parameters (default: the model's).
         point_mass: Zero every inertia about the COM (seed 000's point-mass model).
+        lc_scale: Scale (prior spread) of each axial COM offset [m].
+        mass_scale: Scale of each mass, as a fraction of its CAD value.
     """
 
     linear = False
 
     def __init__(self, robot: Robot, pi_cad: Optional[np.ndarray] = None,
-                 point_mass: bool = False):
+                 point_mass: bool = False, lc_scale: float = 0.02, mass_scale: float = 0.2):
         base = get_parameters(robot.model) if pi_cad is None else np.array(pi_cad, float)
         if point_mass:
             base = point_mass_parameters(base)
@@ -111,6 +113,7 @@ class ReducedSet:
         self.fixed_mass = self.red.fixed_mass
         self.link_names = robot.body_names
         self.n_groups = self.red.n_groups
+        self.lc_scale, self.mass_scale = float(lc_scale), float(mass_scale)
 
     def to_standard(self, x: np.ndarray) -> np.ndarray:
         """Standard parameters of ``x``."""
@@ -146,6 +149,7 @@ class ReducedSet:
         return self.red.mass_row()
 
     def scales(self) -> np.ndarray:
-        """Typical magnitudes: 0.02 m for each lc, 20 % of the CAD mass for each mass."""
+        """Typical magnitudes: ``lc_scale`` for each lc, ``mass_scale`` x CAD for each mass."""
         cad = self.cad()
-        return np.concatenate([np.full(self.n_groups, 0.02), 0.2 * cad[self.n_groups:]])
+        return np.concatenate([np.full(self.n_groups, self.lc_scale),
+                               self.mass_scale * cad[self.n_groups:]])

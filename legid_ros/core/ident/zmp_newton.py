@@ -31,10 +31,11 @@ from legid_ros.core.zmp import ZmpObjective, ZmpObjectiveValue
 DEFAULT_REG_M2 = 1e-7
 
 
-def make_param(robot: Robot, param_set: str, pi_cad=None, form: str = 'rigid'):
+def make_param(robot: Robot, param_set: str, pi_cad=None, form: str = 'rigid',
+               lc_scale: float = 0.02):
     """Parameterisation by name: 'reduced' or 'standard'."""
     if param_set == 'reduced':
-        return ReducedSet(robot, pi_cad, point_mass=form == 'point_mass')
+        return ReducedSet(robot, pi_cad, point_mass=form == 'point_mass', lc_scale=lc_scale)
     if param_set == 'standard':
         return StandardSet(robot, pi_cad)
     from legid_ros.core.errors import BadInputError
@@ -57,7 +58,7 @@ def identify_zmp_newton(wrench: np.ndarray, zmp: np.ndarray, fz: np.ndarray, rob
                         reg: float = DEFAULT_REG_M2, eps: float = 1e-4, alpha: float = 1.0,
                         max_iter: int = 300, pi_cad: Optional[np.ndarray] = None,
                         bounds=None, max_cond: float = DEFAULT_MAX_COND,
-                        check: bool = True) -> IdentResult:
+                        check: bool = True, lc_scale: float = 0.02) -> IdentResult:
     """Seed 000's ZMP method.
 
     Args:
@@ -70,9 +71,10 @@ def identify_zmp_newton(wrench: np.ndarray, zmp: np.ndarray, fz: np.ndarray, rob
         form: 'rigid' or 'point_mass' (seed 000's eq. 8).
         reg: Regularisation weight [m^2].
         eps, alpha, max_iter: Newton settings (stop on ``||dx|| <= eps``).
+        lc_scale: Prior spread of the axial COM offsets [m] (reduced set).
     """
     t0 = time.perf_counter()
-    param = make_param(robot, param_set, pi_cad, form)
+    param = make_param(robot, param_set, pi_cad, form, lc_scale)
     if check:
         rows = zmp_rows(wrench, zmp, fz)
         excitation(robot, rows.T @ rows, len(zmp), param.pi_cad, max_cond=max_cond)
@@ -129,10 +131,11 @@ class NormalObjective:
 
 def identify_normal_newton(H, h, bb, n, robot: Robot, total_mass: float, method: str,
                            param_set: str = 'reduced', reg: float = 1e-3, eps: float = 1e-4,
-                           max_iter: int = 300, pi_cad=None, bounds=None) -> IdentResult:
+                           max_iter: int = 300, pi_cad=None, bounds=None,
+                           lc_scale: float = 0.02) -> IdentResult:
     """Newton on a linear LS cost in a (possibly nonlinear) parameterisation."""
     t0 = time.perf_counter()
-    param = make_param(robot, param_set, pi_cad)
+    param = make_param(robot, param_set, pi_cad, lc_scale=lc_scale)
     lb, ub = bounds if bounds is not None else param_bounds(param)
     obj = NormalObjective(H, h, bb, n, param, reg)
     res = newton_solve(obj, param.cad(), param.mass_row(), total_mass - param.fixed_mass, lb,
