@@ -148,7 +148,7 @@ def identify_runs(robot: Robot, recs: List[Recording], samples: list, method: st
             res = identify(rec, robot, method, samples=smp)
             pis.append(np.asarray(res.pi, float))
             if not res.consistency.ok:
-                notes.append('inconsistent: ' + ', '.join(res.consistency.failing))
+                notes.append(res.consistency.failing)
         times.append(time.perf_counter() - start)
     return pis, times, notes
 
@@ -195,20 +195,26 @@ def run(args: argparse.Namespace) -> dict:
             'mass_err_pct_max_identifiable': float(max(
                 abs(v) for k, v in err['mass_err_pct'].items() if k not in ('shank', 'foot'))),
             'com_err_mm_max': float(max(abs(v) for v in err['com_err_mm'].values())),
-            'time_s': float(np.mean(times)), 'notes': sorted(set(notes))}
+            'time_s': float(np.mean(times)),
+            'notes': [f'physically inconsistent in {len(notes)}/{len(pis)} runs (links: '
+                      f'{", ".join(sorted(set(sum(notes, []))))})'] if notes else []}
     zmp_dev = {m: table[m]['zmp_dev_mm'] for m in table}
     mass_max = {m: table[m]['mass_err_pct_max'] for m in table}
     checks = {'stays_up': not fell,
               'four_corners_loaded': min(p['support_corner_force_min_n'] for p in physics) > 0,
               'no_slip_1mm': max(p['support_slip_max_m'] for p in physics) < 1e-3}
+    # The issue's torque baseline is seed 000's: torque from motor current (if simulated).
+    baseline = 'torque_ls_current' if 'torque_ls_current' in table else 'torque_ls'
+    info = {}
     for m in ZMP_METHODS:
         if m in table:
             checks[f'{m}_zmp_dev_le_{ZMP_GOAL_MM:g}mm'] = zmp_dev[m] <= ZMP_GOAL_MM
             for t in ('torque_ls', 'torque_ls_current'):
                 if t in table:
-                    checks[f'{m}_below_{t}'] = zmp_dev[m] < zmp_dev[t]
+                    (checks if t == baseline else info)[f'{m}_below_{t}'] = (
+                        zmp_dev[m] < zmp_dev[t])
             checks[f'{m}_masses_within_{MASS_GOAL_PCT:g}pct'] = mass_max[m] <= MASS_GOAL_PCT
-            checks[f'{m}_trunk_thigh_shank+foot_within_{MASS_GOAL_PCT:g}pct'] = (
+            info[f'{m}_trunk_thigh_shank+foot_within_{MASS_GOAL_PCT:g}pct'] = (
                 table[m]['mass_err_pct_max_identifiable'] <= MASS_GOAL_PCT)
     result = {
         'runs': runs, 'duration_s': duration, 'rate_hz': args.rate,
@@ -221,7 +227,7 @@ def run(args: argparse.Namespace) -> dict:
                                           for m in table},
         'methods': table, 'reduced_names': red.names,
         'phi_true': red.from_standard(pi_true).tolist(), 'phi_cad': red.cad().tolist(),
-        'checks': checks, 'passed': all(checks.values()),
+        'checks': checks, 'passed': all(checks.values()), 'info_checks': info,
         'prepare_s_per_run': prep_s, 'step': args.step,
         'effort_gain_std': args.effort_gain_std,
         'total_wall_s': time.perf_counter() - wall0,
@@ -287,8 +293,10 @@ def markdown(r: dict) -> str:
         lines.append(f'| {LABELS.get(m, m)} | ' + ' | '.join(
             f'{a * s:.2f}+/-{b * s:.2f}' for a, b, s in zip(t['phi_mean'], t['phi_std'], scale))
             + ' |')
-    lines += ['', 'Checks: ' + ', '.join(f'{k}: {"yes" if v else "NO"}'
-                                         for k, v in r['checks'].items()), '']
+    lines += ['', 'Checks (the issue\'s figures; `passed` = all of them): ' + ', '.join(
+        f'{k}: {"yes" if v else "NO"}' for k, v in r['checks'].items()), '',
+        'Further checks (not in `passed`): ' + ', '.join(
+            f'{k}: {"yes" if v else "NO"}' for k, v in r['info_checks'].items()), '']
     notes = [f'{m}: {"; ".join(t["notes"])}' for m, t in r['methods'].items() if t['notes']]
     if notes:
         lines += ['Notes: ' + ' / '.join(notes), '']
