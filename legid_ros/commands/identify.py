@@ -1,0 +1,135 @@
+"""``legid identify``: identify inertial parameters from a rosbag2 and write URDF, YAML, report.
+
+Example::
+
+    legid identify --bag run.mcap --robot biped --method zmp_newton --out out/ident
+
+Writes ``<robot>_identified.urdf``, ``parameters.yaml`` (per-link mass, COM, inertia, the
+standard vector, friction, the method's facts), ``report.md`` and ``zmp.png`` (measured vs
+predicted ZMP; parameter table against CAD and, for synthetic bags, the truth).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+METHODS = ('zmp_newton', 'zmp_qp', 'torque_ls', 'floating_qp', 'sdp', 'primitives')
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Options of ``legid identify``."""
+    parser.add_argument('--bag', required=True,
+                        help='rosbag2 directory or .mcap/.db3 file (a Recording .npz works too)')
+    parser.add_argument('--robot', default='biped', help='built-in robot or description YAML')
+    parser.add_argument('--method', default='zmp_qp', choices=METHODS)
+    parser.add_argument('--out', default='identified', help='output directory')
+    parser.add_argument('--validate', help='second bag for the ZMP validation (default: the '
+                                           'last 25 %% of --bag is held out)')
+    parser.add_argument('--param-set', choices=('reduced', 'standard'),
+                        help='parameter set (zmp_newton: reduced; others: standard)')
+    parser.add_argument('--rows', choices=('zmp', 'torque', 'floating'),
+                        help='rows for sdp / primitives (default zmp)')
+    parser.add_argument('--reg', type=float, help='regularisation weight toward CAD')
+    parser.add_argument('--total-mass', type=float, help='total mass [kg] (default: mean '
+                                                         'vertical force / g)')
+    parser.add_argument('--cutoff-hz', type=float, default=6.0,
+                        help='zero-phase low-pass on positions and forces [Hz]')
+    parser.add_argument('--step', type=int, default=0,
+                        help='keep every step-th sample (default: down to about 100 Hz)')
+    parser.add_argument('--zmp-source', default='auto', choices=('auto', 'fsr', 'wrench'))
+    parser.add_argument('--no-imu', action='store_true',
+                        help='assume the support sole exactly flat (no IMU roll/pitch)')
+    parser.add_argument('--no-check', action='store_true', help='skip the excitation check')
+
+
+def _load(path: str, robot):
+    from legid_ros.core.errors import BadInputError
+    from legid_ros.core.recording import Recording
+
+    p = Path(path)
+    if p.suffix == '.npz':
+        return Recording.load_npz(p)
+    if not p.exists():
+        raise BadInputError(f'bag not found: {path}')
+    from legid_ros.bagfile import read_bag
+    return read_bag(p, robot)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Identify, write the URDF, YAML and report; print a summary."""
+    import numpy as np
+    from tqdm import tqdm
+
+    from legid_ros.core.ident.api import identify
+    from legid_ros.core.ident.linear import regressors_for
+    from legid_ros.core.ident.prepare import PrepareOptions, prepare
+    from legid_ros.core.ident.threads import limit_blas_threads
+    from legid_ros.core.inertial import get_parameters
+    from legid_ros.core.report import write_report
+    from legid_ros.core.robot import load_robot
+    from legid_ros.core.urdf_io import write_parameter_yaml, write_urdf
+    from legid_ros.core.zmp import model_zmp
+
+    limit_blas_threads(1)
+    bar = tqdm(total=5, desc='identify', file=sys.stderr, disable=not sys.stderr.isatty())
+    robot = load_robot(args.robot)
+    rec = _load(args.bag, robot)
+    bar.update(1)
+    step = args.step or max(1, int(round(rec.rate / 100.0)))
+    prep = PrepareOptions(cutoff_hz=args.cutoff_hz, step=step, zmp_source=args.zmp_source,
+                          use_imu=not args.no_imu)
+    if args.validate:
+        train, val = rec, _load(args.validate, robot)
+    else:
+        cut = int(0.75 * rec.n)
+        train, val = rec.slice(0, cut), rec.slice(cut, rec.n)
+    samples = prepare(train, robot, prep)
+    vsamples = prepare(val, robot, prep)
+    bar.update(1)
+    opts = {}
+    if args.param_set:
+        opts['param_set'] = args.param_set
+    if args.rows and args.method in ('sdp', 'primitives'):
+        opts['rows'] = args.rows
+    if args.reg is not None:
+        opts['reg'] = args.reg
+    if args.total_mass is not None:
+        opts['total_mass'] = args.total_mass
+    if args.no_check:
+        opts['check'] = False
+    result = identify(train, robot, args.method, samples=samples, **opts)
+    bar.update(1)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    pi_cad = rec.pi_cad if rec.pi_cad is not None else get_parameters(robot.model)
+    urdf = write_urdf(robot.urdf_path, robot.model, result.pi,
+                      out / f'{robot.name}_identified.urdf',
+                      comment=f'identified by legid identify --method {args.method}')
+    extra = {'method': args.method, 'total_mass_kg': float(result.total_mass),
+             'condition_number': float(result.condition_number),
+             'residual_rms': float(result.residual_rms), 'n_samples': int(result.n_samples),
+             'dropped': {k: int(v) for k, v in result.dropped.items()},
+             'consistent': bool(result.consistency.ok), 'identifiable': result.identifiable}
+    if result.friction is not None:
+        nj = result.friction.size // 2
+        extra['friction'] = {n: {'viscous_Nms_per_rad': float(result.friction[j]),
+                                 'coulomb_Nm': float(result.friction[nj + j])}
+                             for j, n in enumerate(robot.actuated_joint_names[:nj])}
+    yaml_path = write_parameter_yaml(robot.model, result.pi, out / 'parameters.yaml', extra)
+    bar.update(1)
+    wval = regressors_for(vsamples, robot, []).wrench
+    pred = {'identified': model_zmp(wval, result.pi)[0], 'CAD': model_zmp(wval, pi_cad)[0]}
+    if rec.pi_true is not None:
+        pred['truth'] = model_zmp(wval, rec.pi_true)[0]
+    report = write_report(out, robot, result, vsamples.t, vsamples.zmp, pred, pi_cad,
+                          rec.pi_true)
+    bar.update(1)
+    bar.close()
+    dev = np.linalg.norm(pred['identified'] - vsamples.zmp, axis=1).mean() * 1e3
+    dev_cad = np.linalg.norm(pred['CAD'] - vsamples.zmp, axis=1).mean() * 1e3
+    print(result.summary())
+    print(f'validation ZMP deviation: identified {dev:.2f} mm, CAD {dev_cad:.2f} mm')
+    print(f'wrote {urdf}, {yaml_path}, {report}')
+    return 0
