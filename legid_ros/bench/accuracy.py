@@ -6,7 +6,10 @@ contacts, sensor noise) plus a separate validation run. Every method identifies 
 the recording alone (CAD URDF, measured total mass from the forces); the table gives the
 mean +/- std of the reduced set over the runs, the validation ZMP deviation of the mean
 parameter set (mean and 95th percentile [mm]), mass and COM errors against the MuJoCo truth,
-and the identification time. Results: ``<out>/accuracy.json`` and ``<out>/accuracy.md``.
+and the identification time. A second scenario runs the same recordings through miscalibrated
+sensors (torque constants, sole sensor and F/T gains: :mod:`legid_ros.core.sim.calibration`),
+the seed's case against torque-based identification. Results: ``<out>/accuracy.json`` and
+``<out>/accuracy.md``.
 """
 
 from __future__ import annotations
@@ -15,20 +18,18 @@ import argparse
 import sys
 import time
 from pathlib import Path
-from typing import Dict, List
+from typing import List
 
 import numpy as np
 
 from legid_ros.core.recording import Recording
 from legid_ros.core.reduced import ReducedParameterization
+from legid_ros.bench.accuracy_report import CAL_SUFFIX, markdown
 from legid_ros.core.robot import Robot, load_robot
+from legid_ros.core.sim.calibration import CalibrationErrors, miscalibrated
 
 METHODS = ('cad', 'torque_ls', 'floating_qp', 'zmp_newton', 'zmp_qp', 'sdp')
-LABELS = {'cad': 'CAD', 'torque_ls': 'torque LS', 'floating_qp': 'floating-base',
-          'zmp_newton': 'ZMP Newton', 'zmp_qp': 'ZMP QP', 'sdp': 'SDP',
-          'torque_ls_current': 'torque LS, current-based efforts',
-          'floating_qp_current': 'floating-base, current-based efforts'}
-EFFORT_METHODS = ('torque_ls', 'floating_qp')
+CAL_METHODS = ('cad', 'torque_ls', 'floating_qp', 'zmp_newton', 'zmp_qp')
 ZMP_METHODS = ('zmp_newton', 'zmp_qp')
 VALIDATION_SEED = 100
 ZMP_GOAL_MM = 3.0
@@ -47,9 +48,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help='quick check: 2 runs of 20 s and a 20 s validation run')
     parser.add_argument('--step', type=int, default=4,
                         help='identify on every step-th sample (after filtering); 4: 50 Hz')
-    parser.add_argument('--effort-gain-std', type=float, default=0.08,
-                        help='also run the effort-based methods on efforts computed from motor '
-                        'current with this relative torque-constant error (0: skip)')
+    parser.add_argument('--calibration', type=float, nargs=3, default=[0.08, 0.03, 0.02],
+                        metavar=('TORQUE', 'FSR', 'FT'),
+                        help='second scenario: relative gain errors (std) of the torque '
+                        'constants, sole sensors and F/T sensors; all zero: skip it')
     parser.add_argument('--cache', default=None,
                         help='directory to keep the physics runs (.npz) and reuse them')
 
@@ -121,24 +123,11 @@ def reduced_errors(red: ReducedParameterization, pi: np.ndarray, pi_true: np.nda
     return out
 
 
-def identify_runs(robot: Robot, recs: List[Recording], samples: list, method: str,
-                  gain_std: float = 0.0) -> tuple:
-    """Identify every run with one method; returns (list of pi, list of times [s], notes).
-
-    ``method`` may end in ``_current``: the efforts then carry a per-joint torque-constant
-    error of relative std ``gain_std`` (:mod:`legid_ros.core.sim.effort`).
-    """
-    import dataclasses
-
+def identify_runs(robot: Robot, recs: List[Recording], samples: list, method: str) -> tuple:
+    """Identify every run with one method; returns (list of pi, list of times [s], notes)."""
     from legid_ros.core.ident import identify
     from legid_ros.core.inertial import get_parameters
-    from legid_ros.core.sim.effort import current_based_efforts, torque_constant_gains
 
-    if method.endswith('_current'):
-        method = method[:-len('_current')]
-        gains = torque_constant_gains(len(recs[0].joint_names), gain_std)
-        samples = [dataclasses.replace(smp, tau=smp.tau * gains[None, :]) for smp in samples]
-        recs = [current_based_efforts(rec, gain_std) for rec in recs]
     pis, times, notes = [], [], []
     for rec, smp in zip(recs, samples):
         start = time.perf_counter()
@@ -151,6 +140,42 @@ def identify_runs(robot: Robot, recs: List[Recording], samples: list, method: st
                 notes.append(res.consistency.failing)
         times.append(time.perf_counter() - start)
     return pis, times, notes
+
+
+def evaluate(robot: Robot, red: ReducedParameterization, train: List[Recording],
+             val: Recording, methods, step: int, suffix: str = '') -> tuple:
+    """One scenario: prepare, identify every run with each method, validate.
+
+    Returns:
+        (table {method + suffix: row}, preparation time per run [s]).
+    """
+    from legid_ros.core.ident.prepare import PrepareOptions, prepare
+
+    start = time.perf_counter()
+    samples = [prepare(rec, robot, PrepareOptions(step=step)) for rec in train]
+    validator = Validator(robot, val, step)
+    prep_s = (time.perf_counter() - start) / (len(train) + 1)
+    table = {}
+    for method in methods:
+        _log(f'identifying with {method}{suffix} ...')
+        pis, times, notes = identify_runs(robot, train, samples, method)
+        pi_mean = np.mean(pis, axis=0)
+        dev = validator.deviation_mm(pi_mean)
+        phis = np.array([red.from_standard(p) for p in pis])
+        err = reduced_errors(red, pi_mean, val.pi_true)
+        table[method + suffix] = {
+            'zmp_dev_mm': float(np.mean(dev)), 'zmp_dev_p95_mm': float(np.percentile(dev, 95)),
+            'zmp_dev_per_run_mm': [float(np.mean(validator.deviation_mm(p))) for p in pis],
+            'phi_mean': phis.mean(axis=0).tolist(), 'phi_std': phis.std(axis=0).tolist(), **err,
+            'mass_err_pct_max': float(max(abs(v) for k, v in err['mass_err_pct'].items()
+                                          if k != 'shank+foot')),
+            'mass_err_pct_max_identifiable': float(max(
+                abs(v) for k, v in err['mass_err_pct'].items() if k not in ('shank', 'foot'))),
+            'com_err_mm_max': float(max(abs(v) for v in err['com_err_mm'].values())),
+            'time_s': float(np.mean(times)),
+            'notes': [f'physically inconsistent in {len(notes)}/{len(pis)} runs (links: '
+                      f'{", ".join(sorted(set(sum(notes, []))))})'] if notes else []}
+    return table, prep_s
 
 
 def run(args: argparse.Namespace) -> dict:
@@ -168,51 +193,32 @@ def run(args: argparse.Namespace) -> dict:
         'support_yaw_slip_max_rad', 'swing_force_max_n')) for r in train + [val]]
     fell = any(p['fell'] for p in physics)
     pi_true = val.pi_true
-    from legid_ros.core.ident.prepare import PrepareOptions, prepare
-
-    start = time.perf_counter()
-    samples = [prepare(rec, robot, PrepareOptions(step=args.step)) for rec in train]
-    validator = Validator(robot, val, args.step)
-    prep_s = (time.perf_counter() - start) / (len(train) + 1)
-    table: Dict[str, dict] = {}
-    variants = list(args.methods)
-    if args.effort_gain_std > 0:
-        variants += [f'{m}_current' for m in args.methods if m in EFFORT_METHODS]
-    for method in variants:
-        _log(f'identifying with {method} ...')
-        pis, times, notes = identify_runs(robot, train, samples, method, args.effort_gain_std)
-        pi_mean = np.mean(pis, axis=0)
-        dev = validator.deviation_mm(pi_mean)
-        per_run = [float(np.mean(validator.deviation_mm(p))) for p in pis]
-        phis = np.array([red.from_standard(p) for p in pis])
-        err = reduced_errors(red, pi_mean, pi_true)
-        table[method] = {
-            'zmp_dev_mm': float(np.mean(dev)), 'zmp_dev_p95_mm': float(np.percentile(dev, 95)),
-            'zmp_dev_per_run_mm': per_run, 'phi_mean': phis.mean(axis=0).tolist(),
-            'phi_std': phis.std(axis=0).tolist(), **err,
-            'mass_err_pct_max': float(max(abs(v) for k, v in err['mass_err_pct'].items()
-                                          if k != 'shank+foot')),
-            'mass_err_pct_max_identifiable': float(max(
-                abs(v) for k, v in err['mass_err_pct'].items() if k not in ('shank', 'foot'))),
-            'com_err_mm_max': float(max(abs(v) for v in err['com_err_mm'].values())),
-            'time_s': float(np.mean(times)),
-            'notes': [f'physically inconsistent in {len(notes)}/{len(pis)} runs (links: '
-                      f'{", ".join(sorted(set(sum(notes, []))))})'] if notes else []}
+    table, prep_s = evaluate(robot, red, train, val, args.methods, args.step)
+    cal = CalibrationErrors(*args.calibration)
+    if any(args.calibration):
+        cal_methods = [m for m in args.methods if m in CAL_METHODS]
+        more, _ = evaluate(robot, red, [miscalibrated(r, cal) for r in train],
+                           miscalibrated(val, cal), cal_methods, args.step, CAL_SUFFIX)
+        table.update(more)
     zmp_dev = {m: table[m]['zmp_dev_mm'] for m in table}
     mass_max = {m: table[m]['mass_err_pct_max'] for m in table}
     checks = {'stays_up': not fell,
               'four_corners_loaded': min(p['support_corner_force_min_n'] for p in physics) > 0,
               'no_slip_1mm': max(p['support_slip_max_m'] for p in physics) < 1e-3}
-    # The issue's torque baseline is seed 000's: torque from motor current (if simulated).
-    baseline = 'torque_ls_current' if 'torque_ls_current' in table else 'torque_ls'
+    # The issue's torque baseline is seed 000's: efforts from motor current, i.e. with the
+    # torque-constant errors of the calibration scenario (if it ran).
+    cal_ran = 'torque_ls' + CAL_SUFFIX in table
     info = {}
     for m in ZMP_METHODS:
+        for sfx in ('', CAL_SUFFIX):
+            if m + sfx not in table:
+                continue
+            checks[f'{m}{sfx}_zmp_dev_le_{ZMP_GOAL_MM:g}mm'] = zmp_dev[m + sfx] <= ZMP_GOAL_MM
+            if 'torque_ls' + sfx in table:
+                counted = (sfx == CAL_SUFFIX) == cal_ran
+                (checks if counted else info)[f'{m}{sfx}_below_torque_ls{sfx}'] = (
+                    zmp_dev[m + sfx] < zmp_dev['torque_ls' + sfx])
         if m in table:
-            checks[f'{m}_zmp_dev_le_{ZMP_GOAL_MM:g}mm'] = zmp_dev[m] <= ZMP_GOAL_MM
-            for t in ('torque_ls', 'torque_ls_current'):
-                if t in table:
-                    (checks if t == baseline else info)[f'{m}_below_{t}'] = (
-                        zmp_dev[m] < zmp_dev[t])
             checks[f'{m}_masses_within_{MASS_GOAL_PCT:g}pct'] = mass_max[m] <= MASS_GOAL_PCT
             info[f'{m}_trunk_thigh_shank+foot_within_{MASS_GOAL_PCT:g}pct'] = (
                 table[m]['mass_err_pct_max_identifiable'] <= MASS_GOAL_PCT)
@@ -229,14 +235,15 @@ def run(args: argparse.Namespace) -> dict:
         'phi_true': red.from_standard(pi_true).tolist(), 'phi_cad': red.cad().tolist(),
         'checks': checks, 'passed': all(checks.values()), 'info_checks': info,
         'prepare_s_per_run': prep_s, 'step': args.step,
-        'effort_gain_std': args.effort_gain_std,
+        'calibration': cal.as_dict() if any(args.calibration) else None,
         'total_wall_s': time.perf_counter() - wall0,
         'command': 'legid bench accuracy' + (' --quick' if args.quick else '')
         + ('' if args.quick or (runs, duration) == (5, 95.0) else
            f' --runs {runs} --duration {duration:g}')
         + ('' if args.rate == 200.0 else f' --rate {args.rate:g}')
         + ('' if args.step == 4 else f' --step {args.step}')
-        + ('' if args.effort_gain_std == 0.08 else f' --effort-gain-std {args.effort_gain_std:g}')}
+        + ('' if list(args.calibration) == [0.08, 0.03, 0.02] else
+           ' --calibration ' + ' '.join(f'{v:g}' for v in args.calibration))}
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / 'accuracy.md').write_text(markdown(result))
@@ -245,59 +252,3 @@ def run(args: argparse.Namespace) -> dict:
     return result
 
 
-def markdown(r: dict) -> str:
-    """The result as a Markdown report."""
-    names = r['reduced_names']
-    lines = [f'# End-to-end accuracy on MuJoCo physics (seed 000 protocol)', '',
-             f'Command: `{r["command"]}`', '',
-             f'{r["runs"]} runs of {r["duration_s"]:g} s at {r["rate_hz"]:g} Hz (physics and '
-             f'servos at 1 kHz), validation run seed {r["validation_seed"]}; '
-             f'robot fell: {"yes" if r["fell"] else "no"}; physics real-time factor '
-             f'{r["real_time_factor"] or float("nan"):.1f}; identification on every '
-             f'{r["step"]}-th sample; data preparation {r["prepare_s_per_run"]:.1f} s per run '
-             f'(not in the times below); total {r["total_wall_s"]:.0f} s.', '']
-    p = r['physics']
-    lines += ['Physics over all runs: smallest support-corner force '
-              f'{min(x["support_corner_force_min_n"] for x in p):.1f} N, largest sole slip '
-              f'{1e3 * max(x["support_slip_max_m"] for x in p):.2f} mm / '
-              f'{1e3 * max(x["support_yaw_slip_max_rad"] for x in p):.2f} mrad, largest trunk '
-              f'drop {1e3 * max(x["trunk_height_drop_m"] for x in p):.1f} mm, swing foot '
-              f'touch-down force {max(x["swing_force_max_n"] for x in p):.1f} N.', '',
-              '| method | ZMP dev mean [mm] | p95 [mm] | mass err max [%] | '
-              + ' | '.join(f'm {n[2:]} [%]' for n in names[len(names) // 2:])
-              + ' | shank+foot [%] | COM err max [mm] | time/run [s] |',
-              '|---' * (7 + len(names) // 2) + '|']
-    for m, t in r['methods'].items():
-        me = t['mass_err_pct']
-        lines.append(f'| {LABELS.get(m, m)} | {t["zmp_dev_mm"]:.2f} | {t["zmp_dev_p95_mm"]:.2f} | '
-                     f'{t["mass_err_pct_max"]:.1f} | '
-                     + ' | '.join(f'{me[n[2:]]:+.1f}' for n in names[len(names) // 2:])
-                     + f' | {me.get("shank+foot", float("nan")):+.1f} | '
-                     f'{t["com_err_mm_max"]:.1f} | {t["time_s"]:.2f} |')
-    if r['effort_gain_std'] > 0:
-        lines += ['', f'"current-based efforts": the joint efforts the torque and floating-base '
-                  f'methods see are the servo forces times a fixed per-joint torque-constant '
-                  f'error (relative std {100 * r["effort_gain_std"]:g} %), as when the torque is '
-                  f'computed from the motor current (seed 000\'s argument); the other rows use '
-                  f'the exact servo forces (plus noise).']
-    lines += ['', 'Reduced set, mean +/- std over the runs (lc [mm], m [kg]):', '',
-              '| set | ' + ' | '.join(names) + ' |', '|---' * (len(names) + 1) + '|']
-    scale = [1e3] * (len(names) // 2) + [1.0] * (len(names) // 2)
-    lines.append('| MuJoCo truth | ' + ' | '.join(
-        f'{v * s:.2f}' for v, s in zip(r['phi_true'], scale)) + ' |')
-    lines.append('| CAD | ' + ' | '.join(f'{v * s:.2f}' for v, s in zip(r['phi_cad'], scale))
-                 + ' |')
-    for m, t in r['methods'].items():
-        if m == 'cad':
-            continue
-        lines.append(f'| {LABELS.get(m, m)} | ' + ' | '.join(
-            f'{a * s:.2f}+/-{b * s:.2f}' for a, b, s in zip(t['phi_mean'], t['phi_std'], scale))
-            + ' |')
-    lines += ['', 'Checks (the issue\'s figures; `passed` = all of them): ' + ', '.join(
-        f'{k}: {"yes" if v else "NO"}' for k, v in r['checks'].items()), '',
-        'Further checks (not in `passed`): ' + ', '.join(
-            f'{k}: {"yes" if v else "NO"}' for k, v in r['info_checks'].items()), '']
-    notes = [f'{m}: {"; ".join(t["notes"])}' for m, t in r['methods'].items() if t['notes']]
-    if notes:
-        lines += ['Notes: ' + ' / '.join(notes), '']
-    return '\n'.join(lines)

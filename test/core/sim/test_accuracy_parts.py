@@ -2,7 +2,8 @@
 
 import pytest
 
-from legid_ros.bench.accuracy import markdown, reduced_errors
+from legid_ros.bench.accuracy import reduced_errors
+from legid_ros.bench.accuracy_report import markdown
 from legid_ros.core.inertial import get_parameters
 from legid_ros.core.reduced import ReducedParameterization
 from legid_ros.core.robot import load_robot
@@ -32,7 +33,7 @@ def test_markdown_lists_every_method_and_check():
            'phi_mean': [0.1, 0.2, 1.0, 2.0], 'phi_std': [0.0] * 4, 'notes': []}
     res = {'command': 'legid bench accuracy --quick', 'runs': 2, 'duration_s': 20.0,
            'rate_hz': 200.0, 'validation_seed': 100, 'fell': False, 'real_time_factor': 9.5,
-           'step': 4, 'prepare_s_per_run': 1.0, 'total_wall_s': 60.0, 'effort_gain_std': 0.0,
+           'step': 4, 'prepare_s_per_run': 1.0, 'total_wall_s': 60.0, 'calibration': None,
            'physics': [{'support_corner_force_min_n': 12.0, 'support_slip_max_m': 1e-4,
                         'support_yaw_slip_max_rad': 1e-4, 'trunk_height_drop_m': 0.02,
                         'swing_force_max_n': 0.0}],

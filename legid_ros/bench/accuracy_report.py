@@ -1,0 +1,83 @@
+"""Markdown report of ``legid bench accuracy`` (see :mod:`legid_ros.bench.accuracy`)."""
+
+from __future__ import annotations
+
+LABELS = {'cad': 'CAD', 'torque_ls': 'torque LS', 'floating_qp': 'floating-base',
+          'zmp_newton': 'ZMP Newton', 'zmp_qp': 'ZMP QP', 'sdp': 'SDP'}
+CAL_SUFFIX = '_cal'
+
+
+def label(key: str) -> str:
+    """Readable name of a table key ('zmp_qp_cal' -> 'ZMP QP, calibration errors')."""
+    if key.endswith(CAL_SUFFIX):
+        return LABELS.get(key[:-len(CAL_SUFFIX)], key) + ', calibration errors'
+    return LABELS.get(key, key)
+
+
+def _physics_line(r: dict) -> str:
+    p = r['physics']
+    return ('Physics over all runs: smallest support-corner force '
+            f'{min(x["support_corner_force_min_n"] for x in p):.1f} N (all four corners always '
+            f'loaded when > 0), largest sole slip '
+            f'{1e3 * max(x["support_slip_max_m"] for x in p):.2f} mm / '
+            f'{1e3 * max(x["support_yaw_slip_max_rad"] for x in p):.2f} mrad, largest trunk '
+            f'height change {1e3 * max(x["trunk_height_drop_m"] for x in p):.1f} mm (planned), '
+            f'swing foot touch-down force {max(x["swing_force_max_n"] for x in p):.1f} N.')
+
+
+def markdown(r: dict) -> str:
+    """The result as a Markdown report."""
+    names = r['reduced_names']
+    half = len(names) // 2
+    rtf = r['real_time_factor']
+    lines = ['# End-to-end accuracy on MuJoCo physics (seed 000 protocol)', '',
+             f'Command: `{r["command"]}`', '',
+             f'{r["runs"]} runs of {r["duration_s"]:g} s at {r["rate_hz"]:g} Hz (physics and '
+             f'servos at 1 kHz), validation run seed {r["validation_seed"]}; '
+             f'robot fell: {"yes" if r["fell"] else "no"}; physics real-time factor '
+             + (f'{rtf:.1f}' if rtf else 'n/a (cached runs)')
+             + f'; identification on every {r["step"]}-th sample; data preparation '
+             f'{r["prepare_s_per_run"]:.1f} s per run (not in the times below); total '
+             f'{r["total_wall_s"]:.0f} s.', '', _physics_line(r), '']
+    cal = r.get('calibration')
+    if cal:
+        lines += ['"calibration errors": the same runs seen through miscalibrated sensors, '
+                  'fixed per robot: torque constants (joint effort = motor current x nominal '
+                  f'constant, seed 000\'s argument) {100 * cal["torque_constant_std"]:g} %, '
+                  f'sole sensor gains {100 * cal["fsr_gain_std"]:g} %, F/T gains '
+                  f'{100 * cal["ft_gain_std"]:g} % (relative std). The other rows use the exact '
+                  'servo and contact forces (plus noise).', '']
+    lines += ['| method | ZMP dev mean [mm] | p95 [mm] | mass err max [%] | '
+              + ' | '.join(f'm {n[2:]} [%]' for n in names[half:])
+              + ' | shank+foot [%] | COM err max [mm] | time/run [s] |',
+              '|---' * (7 + half) + '|']
+    for m, t in r['methods'].items():
+        me = t['mass_err_pct']
+        lines.append(f'| {label(m)} | {t["zmp_dev_mm"]:.2f} | {t["zmp_dev_p95_mm"]:.2f} | '
+                     f'{t["mass_err_pct_max"]:.1f} | '
+                     + ' | '.join(f'{me[n[2:]]:+.1f}' for n in names[half:])
+                     + f' | {me.get("shank+foot", float("nan")):+.1f} | '
+                     f'{t["com_err_mm_max"]:.1f} | {t["time_s"]:.2f} |')
+    lines += ['', 'Reduced set, mean +/- std over the runs (lc [mm], m [kg]):', '',
+              '| set | ' + ' | '.join(names) + ' |', '|---' * (len(names) + 1) + '|']
+    scale = [1e3] * half + [1.0] * half
+    lines.append('| MuJoCo truth | ' + ' | '.join(
+        f'{v * s:.2f}' for v, s in zip(r['phi_true'], scale)) + ' |')
+    lines.append('| CAD | ' + ' | '.join(f'{v * s:.2f}' for v, s in zip(r['phi_cad'], scale))
+                 + ' |')
+    for m, t in r['methods'].items():
+        if m.startswith('cad'):
+            continue
+        lines.append(f'| {label(m)} | ' + ' | '.join(
+            f'{a * s:.2f}+/-{b * s:.2f}' for a, b, s in zip(t['phi_mean'], t['phi_std'], scale))
+            + ' |')
+    lines += ['', 'Checks (the issue\'s figures; `passed` = all of them): ' + ', '.join(
+        f'{k}: {"yes" if v else "NO"}' for k, v in r['checks'].items()), '']
+    if r.get('info_checks'):
+        lines += ['Further checks (not in `passed`): ' + ', '.join(
+            f'{k}: {"yes" if v else "NO"}' for k, v in r['info_checks'].items()), '']
+    notes = [f'{label(m)}: {"; ".join(t["notes"])}' for m, t in r['methods'].items()
+             if t['notes']]
+    if notes:
+        lines += ['Notes: ' + ' / '.join(notes), '']
+    return '\n'.join(lines)
