@@ -189,7 +189,7 @@ def optimise_excitation(cond_of: Callable[[FourierExcitation], float], nj: int, 
         res = minimize(objective, x0, method='SLSQP',
                        constraints=[{'type': 'ineq', 'fun': lambda x: ub - a @ x,
                                      'jac': lambda x: -a}],
-                       options={'maxiter': maxiter, 'ftol': 1e-6})
+                       options={'maxiter': maxiter, 'ftol': 1e-5})
         last = res
         feasible = np.all(a @ res.x <= ub + 1e-6)
         if (res.success or res.status == 8) and feasible:  # 8: line search stall at optimum
