@@ -177,7 +177,8 @@ def simulate(robot: Robot, truth: LegTruth, t: np.ndarray, q: np.ndarray, qd: np
         k = int(round(outlier_fraction * n))
         idx = rng.choice(n, k, replace=False)
         if outlier_sign not in ('positive', 'random'):
-            raise BadInputError(f"outlier_sign must be 'positive' or 'random', not {outlier_sign!r}")
+            raise BadInputError(f"outlier_sign must be 'positive' or 'random', "
+                                f'not {outlier_sign!r}')
         spikes = rng.uniform(1, 2, (k, tau.shape[1]))
         if outlier_sign == 'random':
             spikes *= rng.choice([-1, 1], (k, tau.shape[1]))

@@ -99,7 +99,8 @@ def excitation_run(robot: Robot, truth: LegTruth, ex: FourierExcitation, cycles:
     return out
 
 
-def sweep_joint(robot: Robot, truth: LegTruth, joint: int, speeds: Sequence[float] = DEFAULT_SPEEDS,
+def sweep_joint(robot: Robot, truth: LegTruth, joint: int,
+                speeds: Sequence[float] = DEFAULT_SPEEDS,
                 reps: int = 5, seed: int = 0, rate: Optional[float] = None,
                 cutoff_hz: Optional[float] = None) -> SweepFriction:
     """Run seed 001's sweep of one joint on the synthetic leg and extract its friction."""

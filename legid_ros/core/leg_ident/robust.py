@@ -23,7 +23,6 @@ from legid_ros.core.errors import BadInputError, SolverError
 from legid_ros.core.friction.models import ExponentialViscous, JointFriction
 from legid_ros.core.leg_ident.identify import LegContext, _result, consistent_fit
 from legid_ros.core.leg_ident.regressor import friction_columns, solve_ls
-from legid_ros.core.leg_ident.result import LegIdentResult
 
 TALWAR_PHI = 2.795
 

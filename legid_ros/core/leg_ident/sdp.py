@@ -6,8 +6,9 @@ free extra columns ``x`` (friction), subject to, per link, the pseudo-inertia LM
 triangle inequalities), mass bounds ``(1 - d) m_cad <= m <= (1 + d) m_cad`` and rotor inertia
 ``J >= J_min > 0``. The data enter only through the triangular factor of ``[A_b A_x]``,
 so the SDP size does not grow with the number of samples; it is compiled once per shape and
-re-solved with new data (cvxpy parameters), which the robust loops rely on. A tiny pull towards CAD picks one
-point of the (unidentifiable) null space; it does not change the base parameters noticeably.
+re-solved with new data (cvxpy parameters), which the robust loops rely on. A tiny pull
+towards CAD picks one point of the (unidentifiable) null space; it does not change the base
+parameters noticeably.
 """
 
 from __future__ import annotations
