@@ -9,7 +9,7 @@ and equal speed magnitude, ``tau_f = (tau+ - tau-)/2`` and ``g(q) = (tau+ + tau-
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional, Sequence
+from typing import Sequence
 
 import numpy as np
 
@@ -242,8 +242,7 @@ def extract_friction(q: np.ndarray, qd: np.ndarray, tau: np.ndarray, plateau: np
 
 
 def label_plateaus(qd: np.ndarray, rate: float, min_duration_s: float = 0.1,
-                   rel_tol: float = 0.05, v_min: float = 1e-3, merge_tol: float = 0.1,
-                   accel_tol: Optional[float] = None):
+                   rel_tol: float = 0.05, v_min: float = 1e-3, merge_tol: float = 0.1):
     """Find constant-speed segments in a measured velocity and group them by speed.
 
     Args:
@@ -253,12 +252,10 @@ def label_plateaus(qd: np.ndarray, rate: float, min_duration_s: float = 0.1,
         rel_tol: Relative speed deviation allowed within a plateau.
         v_min: Speeds below this count as rest [rad/s].
         merge_tol: Relative speed difference under which plateaus share a level.
-        accel_tol: Unused placeholder for a future acceleration criterion.
 
     Returns:
         ``(plateau, direction)`` label arrays as :func:`extract_friction` expects.
     """
-    del accel_tol
     qd = np.asarray(qd, float).ravel()
     n = qd.size
     plateau = np.full(n, -1)
