@@ -6,6 +6,10 @@ tracking), truth = CAD perturbed by seed 000's Table 2 (:data:`SEED000_TRUTH`), 
 with viscous + Coulomb friction and noise, sole sensors with noise. Every method identifies
 each run; the reduced set (seed 000's Table 2 shape: mean +- std over runs) is reported, and
 each identified set predicts the ZMP of a separate validation run (Fig. 11's shape).
+An extra row, ``torque_ls_gain_error``, feeds the torque baseline efforts computed as motor
+current times a torque constant that is off by up to ``--torque-gain-error`` (10 %) per joint,
+the error source seed 000 names for its torque baseline (the synthetic efforts are otherwise
+exact motor torques plus friction and white noise).
 
 At 1 kHz the signals are filtered (zero-phase Butterworth) and differentiated at 1 kHz, then
 decimated to 100 Hz for every batch method; the Newton method takes every 2nd of those (50 Hz)
@@ -39,6 +43,9 @@ def add_arguments(parser) -> None:
     parser.add_argument('--methods', default=','.join(METHODS), help='methods to compare')
     parser.add_argument('--online-duration', type=float, default=600.0,
                         help='length of the online timing run [s] (0: skip)')
+    parser.add_argument('--torque-gain-error', type=float, default=0.1,
+                        help='extra torque_ls row with efforts from motor current times a '
+                             'torque constant off by up to this fraction per joint (0: skip)')
     parser.add_argument('--quick', action='store_true',
                         help='2 runs of 30 s, 20 Hz only, 60 s online run (smoke test)')
 
@@ -72,20 +79,30 @@ def _evaluate_rate(rate, args, robot, methods):
 
     def dev(pi):
         return zmp_deviation(model_zmp(wval, pi)[0], sval.zmp).mean_mm
+    extra = ['torque_ls_gain_error'] if args.torque_gain_error > 0 and 'torque_ls' in methods \
+        else []
     out = {m: {'x': [], 'dev': [], 'consistent': [], 'time_s': [], 'converged': []}
-           for m in methods}
+           for m in list(methods) + extra}
     truth = red.from_standard(val.pi_true)
-    bar = _progress(args.runs * (len(methods) + 1), f'{rate:g} Hz')
+    bar = _progress(args.runs * (len(out) + 1), f'{rate:g} Hz')
     for run in range(args.runs):
         rec = simulate_biped(SyntheticConfig(duration_s=args.duration, rate_hz=rate,
                                              seed=run + 1))
         samples = prepare(rec, robot, opts)
         bar.update(1)
-        for m in methods:
+        for m in out:
             s = samples.take(slice(0, samples.n, 2)) if (m == 'zmp_newton' and rate > 200) \
                 else samples
             t0 = time.perf_counter()
-            res = identify(rec, robot, m, samples=s, **OPTIONS[m])
+            if m == 'torque_ls_gain_error':
+                # efforts = current x torque constant: each joint's constant off by up to +-e
+                gains = np.random.default_rng(100 + run).uniform(
+                    1 - args.torque_gain_error, 1 + args.torque_gain_error, s.tau.shape[1])
+                s = samples.take(slice(None))
+                s.tau = s.tau * gains
+                res = identify(rec, robot, 'torque_ls', samples=s, **OPTIONS['torque_ls'])
+            else:
+                res = identify(rec, robot, m, samples=s, **OPTIONS[m])
             out[m]['time_s'].append(time.perf_counter() - t0)
             out[m]['x'].append(red.from_standard(res.pi))
             out[m]['dev'].append(dev(res.pi))
@@ -171,8 +188,8 @@ def run(args) -> dict:
                'rates': per_rate}
     main = per_rate[f'{rates[0]:g}']
     results['zmp_dev_mm'] = {k: main['zmp_dev_mm'].get(k) for k in
-                             ('cad', 'truth', 'torque_ls', 'zmp_newton', 'zmp_qp')
-                             if k in main['zmp_dev_mm']}
+                             ('cad', 'truth', 'torque_ls', 'zmp_newton', 'zmp_qp',
+                              'torque_ls_gain_error') if k in main['zmp_dev_mm']}
     zn = [per_rate[k]['methods'].get('zmp_newton') for k in per_rate]
     zn = [z for z in zn if z]
     if zn:
