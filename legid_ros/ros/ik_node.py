@@ -54,6 +54,7 @@ PARAMETERS = {
     'stability_threshold_m': (0.0, 'threshold r of |S1 - S2| <= r; 0 = distance from the '
                                    'support-diagonal crossing to the nearest support edge [m]'),
     'friction_coefficient': (0.6, 'ground friction coefficient mu for the touchdown check [-]'),
+    'min_det_je_m2': (1e-3, 'warn when |det Je| of a solution falls below this [m^2]'),
     'gait_dt_s': (0.01, 'time between points of the published gait trajectory [s]'),
     'frame_id': ('trunk', 'frame_id of the published trajectories'),
 }
@@ -129,8 +130,11 @@ class IkNode(Node):
             return
         self.pub.publish(joint_trajectory_msg(batch.joint_names, batch.times, batch.q, batch.qd,
                                               stamp=msg.header.stamp,
-                                              frame_id=self.p['frame_id']))
-        self._diag('ok', f'solved {len(times)} points for {len(legs)} legs',
+                                              frame_id=self.get_parameter('frame_id').value))
+        low = batch.min_abs_det < self.get_parameter('min_det_je_m2').value
+        self._diag('warn' if low else 'ok',
+                   f'solved {len(times)} points for {len(legs)} legs'
+                   + (' near a singularity of the extended Jacobian' if low else ''),
                    {'requests': self.requests, 'errors': self.errors, 'points': len(times),
                     'min_abs_det_je_m2': batch.min_abs_det,
                     'solve_time_ms': batch.solve_time_s * 1e3})
@@ -183,7 +187,7 @@ class IkNode(Node):
             return
         self.pub.publish(joint_trajectory_msg(g.joint_names, g.times, g.q, g.qd,
                                               stamp=self.get_clock().now().to_msg(),
-                                              frame_id=self.p['frame_id']))
+                                              frame_id=self.get_parameter('frame_id').value))
 
     @property
     def gait_running(self) -> bool:

@@ -74,7 +74,11 @@ def test_request_gives_the_right_joint_trajectory():
                    landing_hind_rad=TH50)
         pr.pub.publish(foot_targets_msg(['lf', 'rh'], times, pos, vel))
         assert spin_until(ex, lambda: len(pr.trajs) >= 1, 5.0)
+        assert spin_until(ex, lambda: any(cv.diagnostic_values(d, DIAG_NAME)
+                                          for d in pr.diags), 2.0)
         names, t_out, q_out = joint_trajectory_arrays(pr.trajs[0])
+        level, _, values = [cv.diagnostic_values(d, DIAG_NAME) for d in pr.diags][-1]
+        assert level == 0 and float(values['min_abs_det_je_m2']) > 0.01
     assert names == ['lf_hip_roll', 'lf_hip_pitch', 'lf_knee', 'lf_ankle_pitch',
                      'rh_hip_roll', 'rh_hip_pitch', 'rh_knee', 'rh_ankle_pitch']
     assert t_out == pytest.approx(times, abs=1e-9)
@@ -145,3 +149,32 @@ def test_start_gait_refuses_impossible_gait():
         assert pr.errors() and not pr.ik.gait_running
         spin_for(ex, 0.2)
         assert pr.trajs == []
+
+
+def test_main_exits_cleanly_on_sigint():
+    """The ik_node executable starts, serves, and exits with code 0 on SIGINT."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    proc = subprocess.Popen([sys.executable, '-c', 'from legid_ros.ros.ik_node import main; '
+                             'raise SystemExit(main())'], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=dict(os.environ),
+                            # a shell may start us with SIGINT ignored; the node must see it
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        with ros_context() as (ctx, ex, nodes):
+            io = rclpy.create_node('ik_sigint_probe', context=ctx)
+            nodes.append(io)
+            ex.add_node(io)
+            client = io.create_client(Trigger, '/ik/stop_gait')
+            assert spin_until(ex, client.service_is_ready, 20.0)
+        time.sleep(0.2)
+        proc.send_signal(signal.SIGINT)
+        code = proc.wait(timeout=10.0)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert code == 0, proc.stderr.read().decode()[-2000:]
