@@ -17,6 +17,7 @@ Protocol (seed 001, section 5.4), all on MuJoCo physics (the plant is not our mo
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from pathlib import Path
@@ -24,8 +25,9 @@ from typing import Dict
 
 import numpy as np
 
-from legid_ros.core.feedforward import (FeedforwardModel, PdFeedforwardController,
-                                        from_identification, reflected_rotor_inertia)
+from legid_ros.core.feedforward import (SEED001_KD, SEED001_KP, FeedforwardModel,
+                                        PdFeedforwardController, PdGains, from_identification,
+                                        reflected_rotor_inertia)
 from legid_ros.core.robot import load_robot
 from legid_ros.core.sim.leg_closed_loop import (FourierTrajectory, LegSimConfig, PlantFriction,
                                                 SampledTrajectory, run_tracking)
@@ -46,7 +48,14 @@ def add_arguments(parser) -> None:
     parser.add_argument('--jitter-s', type=float, default=10.0,
                         help='how long to run the controller node for the jitter figure [s]')
     parser.add_argument('--no-node', action='store_true', help='skip the node jitter run')
+    parser.add_argument('--gain-scale', type=float, default=1.0,
+                        help='multiplies seed 001 gains in the validation runs (1: seed 001)')
+    parser.add_argument('--biped', type=float, default=10.0,
+                        help='biped swing-leg run length per case [s] (0: skip)')
     parser.add_argument('--seed', type=int, default=7, help='seed of the truth and the noise')
+    parser.add_argument('--coulomb', choices=('applied', 'frictionloss'), default='applied',
+                        help="plant's Coulomb friction: the generator's smooth law applied as a "
+                             "force, or MuJoCo's constraint-based frictionloss (stiction)")
     parser.add_argument('--friction-scale', type=float, default=1.0,
                         help="multiplies the plant's true friction torques (description law)")
 
@@ -107,6 +116,54 @@ def identify_from_mujoco(robot, cfg: LegSimConfig, excitation_s: float, reps: in
             'excitation_samples': int(len(q))}
 
 
+def biped_swing(duration_s: float, seed: int) -> Dict[str, object]:
+    """The biped's left leg swinging (trunk fixed, right leg holding) in MuJoCo.
+
+    Plant: the biped's URDF inertials, armature and friction of leg3's hip-flexion module on
+    every joint (the biped description has no drive data). Feedforward: URDF rigid body +
+    rotor inertia + a friction model fitted (helper C's fitting) to the plant's friction at
+    the sweep speeds: Coulomb-viscous or seed 001's piecewise model.
+    """
+    from legid_ros.core.friction.fitting import fit_model
+    from legid_ros.core.friction.models import JointFriction
+
+    biped = load_robot('biped', floating_base=False)
+    leg3 = load_robot('leg3', floating_base=False)
+    names = biped.actuated_joint_names
+    n = len(names)
+    ref = PlantFriction.from_description(leg3)
+    k = leg3.actuated_joint_names.index('hip_flex')
+    law = PlantFriction(*(np.full(n, getattr(ref, a)[k]) for a in (
+        'f_c', 'f_s', 'v_s', 'f_v', 'f_q', 'stribeck_exp', 'ripple', 'ripple_periods')),
+        q_exp=ref.q_exp, v_eps=ref.v_eps)
+    armature = np.full(n, reflected_rotor_inertia(leg3)[k])
+    cfg = LegSimConfig(friction=law, armature=armature)
+    posture = {'hip_pitch': -0.3, 'knee': 0.7, 'ankle_pitch': -0.4}
+    amp = {'hip_pitch': 0.45, 'knee': 0.5, 'ankle_pitch': 0.3, 'hip_roll': 0.05,
+           'ankle_roll': 0.05}
+    q0 = np.array([posture.get(j[2:], 0.0) for j in names])
+    a = np.array([amp.get(j[2:], 0.0) if j.startswith('l_') else 0.0 for j in names])
+    traj = FourierTrajectory.random(q0, a, 2 * np.pi / 1.2, 3, qd_max=np.full(n, 3.0),
+                                    seed=seed)
+    v = np.array(SWEEP_SPEEDS)
+    tau_f = law(np.tile(v[:, None], (1, n)), np.zeros((v.size, n)))[:, 0]
+    fits = {kind: fit_model(kind, v, tau_f, mirror=True).model
+            for kind in ('coulomb_viscous', 'piecewise')}
+    cases = {'pd': None, 'cv': fits['coulomb_viscous'], 'two_step': fits['piecewise']}
+    swing = [i for i, j in enumerate(names) if j.startswith('l_')]
+    out: Dict[str, object] = {'joint_names': [names[i] for i in swing], 'max_err_rad': {}}
+    for label, model in cases.items():
+        ff = None if model is None else FeedforwardModel(
+            biped, rotor_inertia=armature, friction=JointFriction(names, [model] * n))
+        ctl = PdFeedforwardController.for_robot(biped, ff)
+        res = run_tracking(biped, ctl, traj, duration_s, cfg, f'biped {label}',
+                           progress=sys.stderr.isatty())
+        mx = res.errors(skip_s=1.0)[0][swing]
+        out['max_err_rad'][label] = dict(zip(out['joint_names'], mx.tolist()))
+        _log(f'biped swing {label}: max error {np.round(mx, 5)} rad')
+    return out
+
+
 def node_jitter(seconds: float) -> Dict[str, float]:
     """Run the controller node at 1 kHz with a joint state and a reference; timer jitter."""
     import rclpy
@@ -119,7 +176,8 @@ def node_jitter(seconds: float) -> Dict[str, float]:
 
     rclpy.init()
     try:
-        node = ControllerNode(parameter_overrides=[Parameter('rate_hz', value=1000.0),
+        node = ControllerNode(namespace=f'legid_bench_{os.getpid()}',  # private topics
+                              parameter_overrides=[Parameter('rate_hz', value=1000.0),
                                                    Parameter('state_timeout_s', value=1e9)])
         names = node.model_joints
         state = JointState(name=names, position=[0.0, 0.3, 1.2], velocity=[0.0] * 3)
@@ -162,6 +220,7 @@ def run(args) -> dict:
                            for j in robot.actuated_joint_names])
     noise = float(ident.get('current_noise_a', 0.02)) * float(drive_gain.mean())
     plant_friction = PlantFriction.from_description(robot).scaled(args.friction_scale)
+    plant_friction.coulomb = args.coulomb
     cfg_id = LegSimConfig(pi_true=truth.pi, armature=truth.drive.reflected_inertia,
                           friction=plant_friction, torque_noise_nm=noise, seed=args.seed)
     cfg = LegSimConfig(pi_true=truth.pi, armature=truth.drive.reflected_inertia,
@@ -175,8 +234,11 @@ def run(args) -> dict:
     out: Dict[str, object] = {'joint_names': names, 'duration_s': args.duration,
                               'max_err_rad': {}, 'rms_err_rad': {}, 'saturated_cycles': {}}
     ff_us = []
+    gains = PdGains(np.array(SEED001_KP) * args.gain_scale, np.array(SEED001_KD) * args.gain_scale)
+    out['gains'] = {'kp': gains.kp.tolist(), 'kd': gains.kd.tolist()}
+    out['plant_friction'] = {'scale': args.friction_scale, 'coulomb': plant_friction.coulomb}
     for label, ff in cases.items():
-        ctl = PdFeedforwardController.for_robot(robot, ff)
+        ctl = PdFeedforwardController.for_robot(robot, ff, gains=gains)
         t0 = time.perf_counter()
         res = run_tracking(robot, ctl, traj, args.duration, cfg, label,
                            progress=sys.stderr.isatty())
@@ -199,6 +261,9 @@ def run(args) -> dict:
             'consistent': bool(idr[k].consistent),
             'friction': idr[k].friction.params} for k in ('cv', 'two_step')}
     out['sweeps'] = idr['sweeps']
+    if args.biped > 0:
+        _log(f'biped swing leg, {args.biped:.0f} s per case')
+        out['biped_swing'] = biped_swing(args.biped, args.seed)
     if not args.no_node:
         _log(f'controller node at 1 kHz for {args.jitter_s:.0f} s')
         out['node'] = node_jitter(args.jitter_s)
@@ -217,7 +282,11 @@ def run(args) -> dict:
     out['checks'] = checks
     out['passed'] = bool(all(checks.values()))
     out['wall_s'] = time.perf_counter() - t_start
-    out['command'] = 'legid bench feedforward --json'
+    out['command'] = 'legid bench feedforward --json' + ''.join(
+        f' --{k.replace("_", "-")} {getattr(args, k)}' for k, d in (
+            ('duration', 60.0), ('excitation', 60.0), ('sweep_reps', 2), ('gain_scale', 1.0),
+            ('friction_scale', 1.0), ('coulomb', 'applied'), ('biped', 10.0))
+        if getattr(args, k) != d)
     _write_markdown(out, Path(getattr(args, 'out', 'bench')) / 'feedforward.md')
     return out
 
@@ -225,7 +294,10 @@ def run(args) -> dict:
 def _write_markdown(out: dict, path: Path) -> None:
     names = out['joint_names']
     lines = ['# Feedforward benchmark (MuJoCo leg3, seed 001 protocol)', '',
-             f'Command: `{out["command"]}` ({out["wall_s"]:.0f} s wall).', '',
+             f'Command: `{out["command"]}` ({out["wall_s"]:.0f} s wall). Validation: '
+             f'{out["duration_s"]:.0f} s, gains Kp {out["gains"]["kp"]}, Kd {out["gains"]["kd"]}; '
+             f'plant friction: description law x{out["plant_friction"]["scale"]:g}, Coulomb '
+             f'{out["plant_friction"]["coulomb"]}.', '',
              '| case | ' + ' | '.join(f'max err {n} [rad]' for n in names) + ' | '
              + ' | '.join(f'RMS {n} [rad]' for n in names) + ' |',
              '|---' * (1 + 2 * len(names)) + '|']
@@ -244,6 +316,14 @@ def _write_markdown(out: dict, path: Path) -> None:
         lines.append(f'Controller node 1 kHz wall timer ({nd["executor"]}): {nd["rate_hz"]:.0f} '
                      f'Hz achieved, jitter p50 {nd["loop_jitter_ms_p50"]:.3f} ms, p99 '
                      f'{nd["loop_jitter_ms_p99"]:.3f} ms, max {nd["loop_jitter_ms_max"]:.3f} ms.')
+    if 'biped_swing' in out:
+        bs = out['biped_swing']
+        lines += ['', 'Biped swing leg (trunk fixed), max error [rad]:', '',
+                  '| case | ' + ' | '.join(bs['joint_names']) + ' |',
+                  '|---' * (1 + len(bs['joint_names'])) + '|']
+        for case, row in bs['max_err_rad'].items():
+            lines.append(f'| {case} | ' + ' | '.join(f'{row[j]:.2e}' for j in bs['joint_names'])
+                         + ' |')
     lines += ['', 'Checks: ' + ', '.join(f'{k} {"ok" if v else "NOT reached"}'
                                          for k, v in out['checks'].items()), '']
     path.parent.mkdir(parents=True, exist_ok=True)
