@@ -194,9 +194,11 @@ def extract_friction(q: np.ndarray, qd: np.ndarray, tau: np.ndarray, plateau: np
                             f'separate friction from gravity; record both directions')
     usable = [lv for lv in levels if lv not in one_way]
     if len(usable) < min_speeds:
+        detail = (f'levels run in one direction only: {one_way}' if one_way
+                  else f'constant-speed levels found: {len(levels)}')
         raise BadInputError(f'sweep of joint {joint_name!r} has {len(usable)} plateau speeds '
                             f'with both directions; at least {min_speeds} are needed '
-                            f'(missing levels: one-direction-only {one_way})')
+                            f'({detail}); record more plateau speeds')
     speed, tf, tfs, ns, g_rows = [], [], [], [], []
     edges_g = None
     for lv in usable:
