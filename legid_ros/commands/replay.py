@@ -7,6 +7,7 @@ are published as ``/<foot>/fsr/sensor_<k>``, which is what the buffer node subsc
 
 from __future__ import annotations
 
+import argparse
 import sys
 
 
@@ -22,6 +23,8 @@ def add_arguments(parser) -> None:
                         help='wait this long for a /joint_states subscriber before starting [s]')
     parser.add_argument('--max-loops', type=int, default=None,
                         help='stop after this many passes when looping')
+    parser.add_argument('--ros-args', nargs=argparse.REMAINDER, default=[],
+                        help='ROS arguments (remappings, node name) as added by launch_ros')
 
 
 def run(args) -> int:
@@ -30,7 +33,8 @@ def run(args) -> int:
 
     from legid_ros.ros.replay import BagReplay
 
-    rclpy.init(args=['legid_replay'])
+    rclpy.init(args=['legid_replay', '--ros-args', *args.ros_args] if args.ros_args
+               else ['legid_replay'])
     node = rclpy.create_node('legid_replay')
     try:
         replay = BagReplay(node, args.bag, rate=args.rate, loop=args.loop, clock=args.clock)

@@ -16,11 +16,13 @@ either dropped (non-finite or missing joint positions, duplicate or late stamp) 
 from __future__ import annotations
 
 import bisect
+import math
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from legid_ros.core.buffering_stream import Lag, Stream
 from legid_ros.core.errors import BadInputError
 
 IMU_CHANNELS = ('imu.qx', 'imu.qy', 'imu.qz', 'imu.qw', 'imu.wx', 'imu.wy', 'imu.wz',
@@ -132,87 +134,13 @@ class ChannelSchema:
         return cls(label[len(LABEL_PREFIX):].split(','))
 
 
-class _Stream:
-    """Time-sorted history of one auxiliary stream (stamps [s] and values)."""
-
-    def __init__(self, width: int, history: int):
-        self.width = width
-        self.history = history
-        self.t: List[float] = []
-        self.v: List[np.ndarray] = []
-
-    def reset(self):
-        self.t.clear()
-        self.v.clear()
-
-    def add(self, stamp: float, values: np.ndarray) -> str:
-        """Insert a sample; returns '' or the name of the event it caused."""
-        event = ''
-        if self.t and stamp <= self.t[-1]:
-            i = bisect.bisect_left(self.t, stamp)
-            if i < len(self.t) and self.t[i] == stamp:
-                return 'duplicate_stamp'
-            self.t.insert(i, stamp)
-            self.v.insert(i, values)
-            event = 'out_of_order_stamp'
-        else:
-            self.t.append(stamp)
-            self.v.append(values)
-        if len(self.t) > self.history:
-            del self.t[:len(self.t) - self.history]
-            del self.v[:len(self.v) - self.history]
-        return event
-
-    def newest(self) -> float:
-        return self.t[-1] if self.t else -np.inf
-
-    def sample(self, stamp: float, stale_after: float) -> Tuple[np.ndarray, bool]:
-        """Value at ``stamp`` (linear interpolation, or hold) and whether it is fresh."""
-        if not self.t:
-            return np.full(self.width, np.nan), False
-        i = bisect.bisect_left(self.t, stamp)
-        if i < len(self.t) and (self.t[i] == stamp or i == 0):
-            fresh = self.t[i] - stamp <= stale_after
-            return self.v[i], fresh
-        if i == len(self.t):
-            return self.v[-1], stamp - self.t[-1] <= stale_after
-        t0, t1 = self.t[i - 1], self.t[i]
-        w = (stamp - t0) / (t1 - t0)
-        fresh = t1 - t0 <= 2 * stale_after
-        return (1 - w) * self.v[i - 1] + w * self.v[i], fresh
-
-
-class _Lag:
-    """First-order lag ``z_k = l z_{k-1} + (1 - l) u_k`` with ``l = exp(-2 pi fc dt)``."""
-
-    def __init__(self, cutoff_hz: float):
-        self.cutoff = cutoff_hz
-        self.state: Optional[np.ndarray] = None
-
-    def reset(self):
-        self.state = None
-
-    def __call__(self, u: np.ndarray, dt: float) -> np.ndarray:
-        if self.cutoff <= 0:
-            return u
-        if self.state is None or not np.all(np.isfinite(self.state)):
-            self.state = np.array(u, float)
-            return self.state.copy()
-        lam = np.exp(-2 * np.pi * self.cutoff * dt) if dt > 0 else 1.0
-        good = np.isfinite(u)
-        self.state[good] = lam * self.state[good] + (1 - lam) * u[good]
-        out = self.state.copy()
-        out[~good] = np.nan
-        return out
-
-
 class Buffer:
     """Aligns the sensor streams on the joint-state clock and cuts them into windows.
 
     Args:
         cfg: Settings.
-        kinematics: Object with ``row(q, imu_quat, forces) -> (zmp [m] (2,), contact (nf,),
-            base pose [m, quaternion] (7,))``, e.g.
+        kinematics: Object with ``rows(q, imu_quat, forces) -> (zmp [m] (n, 2), contact
+            (n, nf), base pose [m, quaternion] (n, 7))``, e.g.
             :class:`legid_ros.core.buffering_kin.StreamKinematics`; None leaves those NaN.
 
     Attributes:
@@ -228,21 +156,23 @@ class Buffer:
         self.nj = len(cfg.joint_names)
         self._joint_index = {n: i for i, n in enumerate(cfg.joint_names)}
         self._name_maps: Dict[Tuple[str, ...], Optional[np.ndarray]] = {}
-        self._imu = _Stream(10, cfg.history)
-        self._force: Dict[str, _Stream] = {}
+        self._imu = Stream(10, cfg.history)
+        self._force: Dict[str, Stream] = {}
         for foot in cfg.feet:
             if cfg.force_mode == 'wrench':
-                self._force[foot] = _Stream(6, cfg.history)
+                self._force[foot] = Stream(6, cfg.history)
             else:
                 for k in range(cfg.fsr_count[foot]):
-                    self._force[f'{foot}.{k}'] = _Stream(1, cfg.history)
+                    self._force[f'{foot}.{k}'] = Stream(1, cfg.history)
         self._streams = [self._imu] + list(self._force.values())
-        self._vel = _Lag(cfg.velocity_cutoff_hz)
-        self._acc = _Lag(cfg.acceleration_cutoff_hz)
-        self._zmp = _Lag(cfg.zmp_cutoff_hz)
+        self._vel = Lag(cfg.velocity_cutoff_hz)
+        self._acc = Lag(cfg.acceleration_cutoff_hz)
+        self._zmp = Lag(cfg.zmp_cutoff_hz)
         self.events: Dict[str, int] = {}
         self.rows_emitted = 0
         self.windows_emitted = 0
+        self._windows_on_jump: List[np.ndarray] = []
+        self._store = np.empty((cfg.length + 8 * cfg.hop + 1024, len(self.schema)))
         self._reset_segment()
 
     # ----------------------------------------------------------------- input
@@ -252,9 +182,9 @@ class Buffer:
     def _reset_segment(self):
         self._pending_t: List[float] = []
         self._pending: List[Tuple[np.ndarray, np.ndarray, np.ndarray]] = []
-        self._rows: List[np.ndarray] = []
+        self._count = 0  # rows held in self._store
         self._since_window = 0
-        self._last_emitted = -np.inf
+        self._last_emitted = -math.inf
         self._prev_t = None
         self._prev_q = None
         self._prev_qd = None
@@ -297,14 +227,14 @@ class Buffer:
             self._event('bad_position_length')
             return False
         q = pos[idx]
-        if not np.all(np.isfinite(q)):
+        if not np.isfinite(q).all():
             self._event('nonfinite_position')
+            return False
+        if not math.isfinite(stamp):
+            self._event('nonfinite_stamp')
             return False
         qd = self._optional(velocity, n, idx, 'velocity')
         tau = self._optional(effort, n, idx, 'effort')
-        if not np.isfinite(stamp):
-            self._event('nonfinite_stamp')
-            return False
         newest = self._pending_t[-1] if self._pending_t else self._last_emitted
         if stamp < newest - self.cfg.jump_back_s:
             self._event('clock_jump_back')
@@ -312,33 +242,105 @@ class Buffer:
         elif stamp <= self._last_emitted:
             self._event('late_stamp' if stamp < self._last_emitted else 'duplicate_stamp')
             return False
-        i = bisect.bisect_left(self._pending_t, stamp)
-        if i < len(self._pending_t) and self._pending_t[i] == stamp:
-            self._event('duplicate_stamp')
-            return False
-        if i < len(self._pending_t):
+        if self._pending_t and stamp <= self._pending_t[-1]:
+            i = bisect.bisect_left(self._pending_t, stamp)
+            if self._pending_t[i] == stamp:
+                self._event('duplicate_stamp')
+                return False
             self._event('out_of_order_stamp')
-        self._pending_t.insert(i, stamp)
-        self._pending.insert(i, (q, qd, tau))
+            self._pending_t.insert(i, stamp)
+            self._pending.insert(i, (q, qd, tau))
+        else:
+            self._pending_t.append(stamp)
+            self._pending.append((q, qd, tau))
         return True
 
+    def add_joint_states(self, stamps: np.ndarray, names: Sequence[str], position: np.ndarray,
+                         velocity: np.ndarray, effort: np.ndarray) -> int:
+        """Queue a batch of joint states sharing one name list; returns how many were accepted.
+
+        Same rules as :meth:`add_joint_state`; ``velocity``/``effort`` may have 0 columns.
+        """
+        idx = self._map(names)
+        n = len(stamps)
+        fast = (idx is not None and position.shape[1] == len(names)
+                and np.isfinite(position[:, idx]).all() and np.isfinite(stamps).all()
+                and np.all(np.diff(stamps) > 0)
+                and stamps[0] > (self._pending_t[-1] if self._pending_t else self._last_emitted)
+                and velocity.shape[1] in (0, len(names)) and effort.shape[1] in (0, len(names))
+                and (velocity.shape[1] == 0 or np.isfinite(velocity).all())
+                and (effort.shape[1] == 0 or np.isfinite(effort).all()))
+        if not fast:
+            empty = ()
+            return sum(self.add_joint_state(
+                float(stamps[k]), names, position[k],
+                velocity[k] if velocity.shape[1] else empty,
+                effort[k] if effort.shape[1] else empty) for k in range(n))
+        q = position[:, idx]
+        nan = np.full((n, self.nj), np.nan)
+        qd = velocity[:, idx] if velocity.shape[1] else nan
+        tau = effort[:, idx] if effort.shape[1] else nan
+        if not velocity.shape[1]:
+            self.events['missing_velocity'] = self.events.get('missing_velocity', 0) + n
+        if not effort.shape[1]:
+            self.events['missing_effort'] = self.events.get('missing_effort', 0) + n
+        self._pending_t.extend(stamps.tolist())
+        self._pending.extend(zip(q, qd, tau))
+        return n
+
+    def _add_aux_batch(self, stream: Stream, stamps: np.ndarray, values: np.ndarray,
+                       what: str) -> int:
+        if (len(stamps) and np.isfinite(values).all() and np.isfinite(stamps).all()
+                and np.all(np.diff(stamps) > 0) and stamps[0] > stream.newest()):
+            stream.t.extend(stamps.tolist())
+            stream.v.extend(values)
+            if len(stream.t) > 2 * stream.history:
+                del stream.t[:-stream.history]
+                del stream.v[:-stream.history]
+            return len(stamps)
+        return sum(self._add_aux(stream, float(t), tuple(v), what)
+                   for t, v in zip(stamps, values))
+
+    def add_imus(self, stamps, quat_xyzw, gyro, acc) -> int:
+        """Batch of IMU samples (see :meth:`add_imu`), arrays (n, 4), (n, 3), (n, 3)."""
+        return self._add_aux_batch(self._imu, np.asarray(stamps, float),
+                                   np.hstack([quat_xyzw, gyro, acc]), 'imu')
+
+    def add_wrenches(self, foot: str, stamps, wrenches) -> int:
+        """Batch of foot wrenches (see :meth:`add_wrench`), (n, 6)."""
+        stream = self._force.get(foot) if self.cfg.force_mode == 'wrench' else None
+        if stream is None:
+            self._event('unexpected_wrench')
+            return 0
+        return self._add_aux_batch(stream, np.asarray(stamps, float), np.asarray(wrenches),
+                                   f'wrench_{foot}')
+
+    def add_fsrs(self, foot: str, k: int, stamps, forces_n) -> int:
+        """Batch of normal forces [N] of sole sensor ``k`` (see :meth:`add_fsr`)."""
+        stream = self._force.get(f'{foot}.{k}')
+        if stream is None:
+            self._event('unexpected_fsr')
+            return 0
+        return self._add_aux_batch(stream, np.asarray(stamps, float),
+                                   np.asarray(forces_n, float).reshape(-1, 1), f'fsr_{foot}')
+
     def _optional(self, values, n, idx, what) -> np.ndarray:
-        arr = np.asarray(values, float)
-        if arr.size == 0:
+        if len(values) == 0:
             self._event(f'missing_{what}')
             return np.full(self.nj, np.nan)
+        arr = np.asarray(values, float)
         if arr.shape != (n,):
             self._event(f'bad_{what}_length')
             return np.full(self.nj, np.nan)
         out = arr[idx]
-        if not np.all(np.isfinite(out)):
+        if not np.isfinite(out).all():
             self._event(f'nonfinite_{what}')
             out = np.where(np.isfinite(out), out, np.nan)
         return out
 
-    def _add_aux(self, stream: _Stream, stamp: float, values: np.ndarray, what: str) -> bool:
-        if not (np.isfinite(stamp) and np.all(np.isfinite(values))):
-            self._event(f'nonfinite_{what}')
+    def _add_aux(self, stream: Stream, stamp: float, values, what: str) -> bool:
+        if len(values) != stream.width:
+            self._event(f'bad_length_{what}')
             return False
         if stamp < stream.newest() - self.cfg.jump_back_s:
             self._event(f'clock_jump_back_{what}')
@@ -346,21 +348,19 @@ class Buffer:
         event = stream.add(stamp, values)
         if event:
             self._event(f'{event}_{what}')
-        return event != 'duplicate_stamp'
+        return event in ('', 'out_of_order_stamp')
 
     def add_imu(self, stamp: float, quat_xyzw, gyro, acc) -> bool:
         """Add an IMU sample: orientation [x, y, z, w], rate [rad/s], specific force [m/s^2]."""
-        vals = np.concatenate([np.asarray(quat_xyzw, float), np.asarray(gyro, float),
-                               np.asarray(acc, float)])
-        return self._add_aux(self._imu, stamp, vals, 'imu')
+        return self._add_aux(self._imu, stamp, (*quat_xyzw, *gyro, *acc), 'imu')
 
     def add_wrench(self, foot: str, stamp: float, wrench) -> bool:
         """Add a foot wrench ``[fx, fy, fz, tx, ty, tz]`` [N, N.m] (wrench mode)."""
-        stream = self._force.get(foot)
-        if stream is None or self.cfg.force_mode != 'wrench':
+        stream = self._force.get(foot) if self.cfg.force_mode == 'wrench' else None
+        if stream is None:
             self._event('unexpected_wrench')
             return False
-        return self._add_aux(stream, stamp, np.asarray(wrench, float), f'wrench_{foot}')
+        return self._add_aux(stream, stamp, tuple(wrench), f'wrench_{foot}')
 
     def add_fsr(self, foot: str, k: int, stamp: float, force_n: float) -> bool:
         """Add the normal force [N] of sole sensor ``k`` of ``foot`` (fsr mode)."""
@@ -368,7 +368,7 @@ class Buffer:
         if stream is None:
             self._event('unexpected_fsr')
             return False
-        return self._add_aux(stream, stamp, np.array([force_n], float), f'fsr_{foot}')
+        return self._add_aux(stream, stamp, (float(force_n),), f'fsr_{foot}')
 
     def _clock_jump(self, stamp: float):
         """Emit what the old segment holds, then start a new one at ``stamp`` [s]."""
@@ -382,13 +382,25 @@ class Buffer:
     @property
     def latest_row(self) -> Optional[np.ndarray]:
         """The newest processed row (None before the first)."""
-        return self._rows[-1] if self._rows else None
+        return self._store[self._count - 1].copy() if self._count else None
+
+    @property
+    def pending(self) -> int:
+        """Joint-state rows waiting to be processed."""
+        return len(self._pending_t)
+
+    @property
+    def rows_until_window(self) -> int:
+        """Rows still needed to complete the next window."""
+        if self._count < self.cfg.length:
+            return self.cfg.length - self._count
+        return max(self.cfg.hop - self._since_window, 1)
 
     def stale_streams(self) -> List[str]:
         """Auxiliary streams with nothing newer than ``stale_after_s`` before the newest row."""
-        if not self._pending_t and not np.isfinite(self._last_emitted):
-            return []
         newest = self._pending_t[-1] if self._pending_t else self._last_emitted
+        if not math.isfinite(newest):
+            return []
         out = []
         if newest - self._imu.newest() > self.cfg.stale_after_s:
             out.append('imu')
@@ -403,68 +415,97 @@ class Buffer:
             force: Process every pending row now (hold streams that lag).
             final: Also return a shorter window with the rows not yet in any window.
         """
-        windows = list(getattr(self, '_windows_on_jump', []))
+        windows = self._windows_on_jump
         self._windows_on_jump = []
-        newest = self._pending_t[-1] if self._pending_t else -np.inf
-        ready_all = min(s.newest() for s in self._streams)
         count = 0
-        for t in self._pending_t:
-            waited = newest - t
-            if not (force or (t <= ready_all and waited >= self.cfg.reorder_s)
-                    or waited >= self.cfg.max_delay_s):
-                break
-            count += 1
-        for t, (q, qd, tau) in zip(self._pending_t[:count], self._pending[:count]):
-            self._rows.append(self._row(t, q, qd, tau))
-            self._since_window += 1
-            self._last_emitted = t
-            if len(self._rows) >= self.cfg.length and self._since_window >= self.cfg.hop:
-                windows.append(self._window(self.cfg.length))
-        del self._pending_t[:count]
-        del self._pending[:count]
+        if self._pending_t:
+            newest = self._pending_t[-1]
+            ready_all = min(s.newest() for s in self._streams)
+            for t in self._pending_t:
+                waited = newest - t
+                if not (force or (t <= ready_all and waited >= self.cfg.reorder_s)
+                        or waited >= self.cfg.max_delay_s):
+                    break
+                count += 1
+        if count:
+            rows = self._rows(self._pending_t[:count], self._pending[:count])
+            del self._pending_t[:count]
+            del self._pending[:count]
+            self._last_emitted = rows[-1, 0]
+            windows += self._append(rows)
         if final and self._since_window > 0:
-            windows.append(self._window(min(len(self._rows), max(self._since_window, 1))))
+            windows.append(self._window(min(self._count, self._since_window)))
         return windows
 
+    def _append(self, rows: np.ndarray) -> List[np.ndarray]:
+        out = []
+        cfg = self.cfg
+        start = 0
+        while start < len(rows):
+            if self._count < cfg.length:
+                need = cfg.length - self._count
+            else:
+                need = max(cfg.hop - self._since_window, 1)
+            take = min(len(rows) - start, need)
+            if self._count + take > len(self._store):
+                keep = cfg.length
+                self._store[:keep] = self._store[self._count - keep:self._count]
+                self._count = keep
+            self._store[self._count:self._count + take] = rows[start:start + take]
+            self._count += take
+            self._since_window += take
+            start += take
+            if self._count >= cfg.length and self._since_window >= cfg.hop:
+                out.append(self._window(cfg.length))
+        return out
+
     def _window(self, n: int) -> np.ndarray:
-        win = np.vstack(self._rows[-n:])
-        del self._rows[:max(0, len(self._rows) - self.cfg.length)]
+        win = self._store[self._count - n:self._count].copy()
         self.rows_emitted += self._since_window
         self._since_window = 0
         self.windows_emitted += 1
         return win
 
-    def _row(self, t, q, qd, tau) -> np.ndarray:
-        stale = self.cfg.stale_after_s
+    def _rows(self, ts: List[float], samples) -> np.ndarray:
+        cfg = self.cfg
+        t = np.array(ts)
+        n = len(t)
+        q = np.array([s[0] for s in samples])
+        qd = np.array([s[1] for s in samples])
+        tau = np.array([s[2] for s in samples])
+        stale = cfg.stale_after_s
         imu, ok = self._imu.sample(t, stale)
         forces = {}
-        for foot in self.cfg.feet:
-            if self.cfg.force_mode == 'wrench':
+        for foot in cfg.feet:
+            if cfg.force_mode == 'wrench':
                 f, fresh = self._force[foot].sample(t, stale)
             else:
                 parts = [self._force[f'{foot}.{k}'].sample(t, stale)
-                         for k in range(self.cfg.fsr_count[foot])]
-                f = np.array([p[0][0] for p in parts])
-                fresh = all(p[1] for p in parts)
-            forces[foot] = f if fresh else np.full(len(f), np.nan)
-            ok = ok and fresh
-        dt = 0.0 if self._prev_t is None else t - self._prev_t
-        if self._prev_q is not None and dt > 0:
-            diff = (q - self._prev_q) / dt
-        else:
-            diff = np.full(self.nj, np.nan)
-        qd_f = self._vel(np.where(np.isfinite(qd), qd, diff), dt)
-        if self._prev_qd is not None and dt > 0:
-            qdd_f = self._acc((qd_f - self._prev_qd) / dt, dt)
-        else:
-            qdd_f = np.full(self.nj, np.nan)
-        self._prev_t, self._prev_q, self._prev_qd = t, q, qd_f
+                         for k in range(cfg.fsr_count[foot])]
+                f = np.hstack([p[0] for p in parts])
+                fresh = np.logical_and.reduce([p[1] for p in parts])
+            f[~fresh] = np.nan
+            forces[foot] = f
+            ok = ok & fresh
+        t_prev = np.concatenate([[self._prev_t if self._prev_t is not None else np.nan], t[:-1]])
+        dt = t - t_prev
+        q_prev = np.vstack([self._prev_q if self._prev_q is not None
+                            else np.full(self.nj, np.nan), q[:-1]])
+        with np.errstate(invalid='ignore', divide='ignore'):
+            diff = (q - q_prev) / dt[:, None]
+        dt_mean = float(np.nanmean(dt)) if np.isfinite(dt).any() else 0.0
+        qd_f = self._vel(np.where(np.isfinite(qd), qd, diff), dt_mean)
+        qd_prev = np.vstack([self._prev_qd if self._prev_qd is not None
+                             else np.full(self.nj, np.nan), qd_f[:-1]])
+        with np.errstate(invalid='ignore', divide='ignore'):
+            qdd_f = self._acc((qd_f - qd_prev) / dt[:, None], dt_mean)
+        self._prev_t, self._prev_q, self._prev_qd = t[-1], q[-1], qd_f[-1]
         if self.kin is not None:
-            zmp_raw, contact, base = self.kin.row(q, imu[:4], forces)
+            zmp_raw, contact, base = self.kin.rows(q, imu[:, :4], forces)
         else:
-            zmp_raw, contact, base = (np.full(2, np.nan), np.zeros(len(self.cfg.feet)),
-                                      np.full(7, np.nan))
-        zmp_f = self._zmp(np.asarray(zmp_raw, float), dt)
-        force_cols = [forces[f] for f in self.cfg.feet]
-        return np.concatenate([[t, 1.0 if ok else 0.0], q, qd_f, qdd_f, tau, imu, *force_cols,
-                               zmp_f, zmp_raw, contact, base])
+            zmp_raw = np.full((n, 2), np.nan)
+            contact = np.zeros((n, len(cfg.feet)))
+            base = np.full((n, 7), np.nan)
+        zmp_f = self._zmp(zmp_raw, dt_mean)
+        return np.hstack([t[:, None], ok[:, None].astype(float), q, qd_f, qdd_f, tau, imu,
+                          *[forces[f] for f in cfg.feet], zmp_f, zmp_raw, contact, base])

@@ -11,10 +11,11 @@ wrenches have no horizontal moment (wrench mode). Uses pinocchio for every place
 
 from __future__ import annotations
 
-from typing import Dict, Optional, Tuple
+from typing import Dict, List, Optional
 
 import numpy as np
 import pinocchio as pin
+from scipy.spatial.transform import Rotation
 
 from legid_ros.core.errors import BadInputError
 from legid_ros.core.robot import Robot
@@ -42,105 +43,149 @@ class StreamKinematics:
         self.contact_force_n = contact_force_n
         self.switch_ratio = switch_ratio
         self.feet = list(robot.feet)
-        self._imu = robot.frame_id(robot.imu_frame)
-        self._sole = {f: robot.frame_id(robot.feet[f].sole_frame) for f in self.feet}
-        self._ft = {}
-        self._sensors = {}
-        for name, foot in robot.feet.items():
-            if force_mode == 'wrench':
-                self._ft[name] = robot.frame_id(foot.ft_frame or foot.link)
-            else:
-                self._sensors[name] = [robot.frame_id(s) for s in foot.sensor_frames]
+        self._joints: List[int] = []
+        self._sole = [self._frame(robot.feet[f].sole_frame) for f in self.feet]
+        if force_mode == 'wrench':
+            self._ft = [self._frame(robot.feet[f].ft_frame or robot.feet[f].link)
+                        for f in self.feet]
+        else:
+            self._sensors = [[self._frame(s) for s in robot.feet[f].sensor_frames]
+                             for f in self.feet]
         self._q = pin.neutral(self.model)
         pin.framesForwardKinematics(self.model, self.data, self._q)
-        self._r_bi = self.data.oMf[self._imu].rotation.copy()
+        self._r_bi = self.data.oMf[robot.frame_id(robot.imu_frame)].rotation.copy()
         self.reset()
+
+    def _frame(self, name: str):
+        """(slot of its parent joint in ``self._joints``, placement in that joint)."""
+        frame = self.model.frames[self.robot.frame_id(name)]
+        if frame.parentJoint not in self._joints:
+            self._joints.append(frame.parentJoint)
+        return self._joints.index(frame.parentJoint), frame.placement.copy()
 
     def reset(self):
         """Forget the support foot and its anchor (new segment)."""
-        self.support: Optional[str] = None
+        self.support: Optional[int] = None
         self.anchor = np.zeros(3)
         self._r_wb = np.eye(3)
 
-    def _placement(self, frame: int) -> Tuple[np.ndarray, np.ndarray]:
-        m = self.data.oMf[frame]
-        return m.translation, m.rotation
+    def _joint_placements(self, q: np.ndarray):
+        """Per row, rotation (n, J, 3, 3) and translation (n, J, 3) of the needed joints."""
+        n = len(q)
+        rot = np.empty((n, len(self._joints), 3, 3))
+        pos = np.empty((n, len(self._joints), 3))
+        for k in range(n):
+            self._q[7:] = q[k]
+            pin.forwardKinematics(self.model, self.data, self._q)
+            for j, jid in enumerate(self._joints):
+                m = self.data.oMi[jid]
+                rot[k, j] = m.rotation
+                pos[k, j] = m.translation
+        return rot, pos
 
-    def row(self, q: np.ndarray, imu_quat: np.ndarray, forces: Dict[str, np.ndarray]):
-        """Measured ZMP [m] (2,), contact flags (nf,) and base pose [x y z qx qy qz qw] (7,).
+    @staticmethod
+    def _apply(frame, rot, pos):
+        """Frame position (n, 3) and rotation (n, 3, 3) in the base frame."""
+        slot, place = frame
+        r = rot[:, slot]
+        return pos[:, slot] + r @ place.translation, r @ place.rotation
+
+    def rows(self, q: np.ndarray, imu_quat: np.ndarray, forces: Dict[str, np.ndarray]):
+        """Measured ZMP [m] (n, 2), contact flags (n, nf), base pose [x y z qx qy qz qw] (n, 7).
 
         Args:
-            q: Actuated joint positions in pinocchio order [rad].
-            imu_quat: IMU orientation in the world [x, y, z, w] (NaN: keep the last one).
-            forces: Per foot, the wrench [N, N.m] in its F/T frame (wrench mode) or the sole
-                sensor normal forces [N] (fsr mode); NaN where unknown.
+            q: Actuated joint positions in pinocchio order, (n, nj) [rad].
+            imu_quat: IMU orientation in the world [x, y, z, w], (n, 4) (NaN: keep the last).
+            forces: Per foot, (n, 6) wrenches [N, N.m] in the F/T frame (wrench mode) or (n, k)
+                sole-sensor normal forces [N] (fsr mode); NaN where unknown.
         """
-        self._q[7:] = q
-        pin.framesForwardKinematics(self.model, self.data, self._q)
-        if np.all(np.isfinite(imu_quat)) and np.linalg.norm(imu_quat) > 0.5:
-            quat = pin.Quaternion(np.asarray(imu_quat, float) / np.linalg.norm(imu_quat))
-            self._r_wb = quat.toRotationMatrix() @ self._r_bi.T
-        r_wb = self._r_wb
-        fz = {f: self._normal_force(f, forces[f], r_wb) for f in self.feet}
-        contact = np.array([1.0 if fz[f] > self.contact_force_n else 0.0 for f in self.feet])
-        self._update_support(fz, r_wb)
-        sole_b, _ = self._placement(self._sole[self.support])
-        p_wb = self.anchor - r_wb @ sole_b
-        zmp = self._zmp(forces, fz, p_wb, r_wb)
-        quat = pin.Quaternion(r_wb).coeffs()
-        return zmp, contact, np.concatenate([p_wb, quat])
-
-    def _normal_force(self, foot: str, f: np.ndarray, r_wb: np.ndarray) -> float:
-        if not np.all(np.isfinite(f)):
-            return float('nan')
+        n = len(q)
+        rot, pos = self._joint_placements(q)
+        r_wb = self._base_rotations(imu_quat)
+        sole_b = [self._apply(f, rot, pos)[0] for f in self._sole]
+        force = [forces[f] for f in self.feet]
         if self.force_mode == 'fsr':
-            return float(np.sum(f))
-        _, rot = self._placement(self._ft[foot])
-        return float((r_wb @ rot @ f[:3])[2])
+            fz = np.column_stack([f.sum(axis=1) for f in force])
+        else:
+            ft = [self._apply(f, rot, pos) for f in self._ft]
+            r_wf = [r_wb @ r for _, r in ft]
+            f_w = [np.einsum('nij,nj->ni', r, f[:, :3]) for r, f in zip(r_wf, force)]
+            fz = np.column_stack([f[:, 2] for f in f_w])
+        contact = (fz > self.contact_force_n).astype(float)
+        p_wb = np.empty((n, 3))
+        for k in range(n):
+            self._update_support(fz[k], r_wb[k], [s[k] for s in sole_b])
+            p_wb[k] = self.anchor - r_wb[k] @ sole_b[self.support][k]
+        num = np.zeros((n, 2))
+        den = np.zeros(n)
+        for i in range(len(self.feet)):
+            use = np.isfinite(fz[:, i]) & (fz[:, i] > 1e-3 * self.contact_force_n)
+            if not use.any():
+                continue
+            if self.force_mode == 'fsr':
+                for j, frame in enumerate(self._sensors[i]):
+                    s_w = p_wb + np.einsum('nij,nj->ni', r_wb, self._apply(frame, rot, pos)[0])
+                    num[use] += force[i][use, j:j + 1] * s_w[use, :2]
+            else:
+                o = p_wb + np.einsum('nij,nj->ni', r_wb, ft[i][0])
+                f = f_w[i]
+                m = np.einsum('nij,nj->ni', r_wf[i], force[i][:, 3:])
+                with np.errstate(invalid='ignore', divide='ignore'):
+                    px = o[:, 0] - (m[:, 1] + o[:, 2] * f[:, 0]) / f[:, 2]
+                    py = o[:, 1] + (m[:, 0] - o[:, 2] * f[:, 1]) / f[:, 2]
+                num[use] += f[use, 2:3] * np.column_stack([px, py])[use]
+            den[use] += fz[use, i]
+        with np.errstate(invalid='ignore', divide='ignore'):
+            zmp = num / den[:, None]
+        zmp[den < self.contact_force_n] = np.nan
+        quat = Rotation.from_matrix(r_wb).as_quat()
+        return zmp, contact, np.hstack([p_wb, quat])
 
-    def _update_support(self, fz: Dict[str, float], r_wb: np.ndarray):
-        known = {f: v for f, v in fz.items() if np.isfinite(v)}
-        if not known:
+    def row(self, q: np.ndarray, imu_quat: np.ndarray, forces: Dict[str, np.ndarray]):
+        """:meth:`rows` for a single sample (1-D arrays in, 1-D arrays out)."""
+        zmp, contact, base = self.rows(np.atleast_2d(q), np.atleast_2d(imu_quat),
+                                       {f: np.atleast_2d(v) for f, v in forces.items()})
+        return zmp[0], contact[0], base[0]
+
+    def _base_rotations(self, imu_quat: np.ndarray) -> np.ndarray:
+        n = len(imu_quat)
+        out = np.empty((n, 3, 3))
+        norm = np.linalg.norm(imu_quat, axis=1)
+        good = np.isfinite(imu_quat).all(axis=1) & (norm > 0.5)
+        if good.any():
+            r_wi = Rotation.from_quat(imu_quat[good] / norm[good, None]).as_matrix()
+            out[good] = r_wi @ self._r_bi.T
+        last = self._r_wb
+        for k in range(n):
+            if good[k]:
+                last = out[k]
+            else:
+                out[k] = last
+        self._r_wb = last.copy()
+        return out
+
+    def _update_support(self, fz: np.ndarray, r_wb: np.ndarray, sole_b: List[np.ndarray]):
+        known = np.isfinite(fz)
+        if not known.any():
             if self.support is None:
-                self.support = self.feet[0]
+                self.support = 0
             return
-        best = max(known, key=known.get)
+        f = np.where(known, fz, -np.inf)
+        best = int(np.argmax(f))
         if self.support is None:
             self.support = best
             self.anchor = np.zeros(3)
             return
-        current = known.get(self.support, 0.0)
-        if best != self.support and known[best] > self.switch_ratio * max(current, 1e-9) \
-                and known[best] > self.contact_force_n:
-            old_b, _ = self._placement(self._sole[self.support])
-            new_b, _ = self._placement(self._sole[best])
-            p_wb = self.anchor - r_wb @ old_b
-            anchor = p_wb + r_wb @ new_b
+        current = f[self.support] if known[self.support] else 0.0
+        if best != self.support and f[best] > self.switch_ratio * max(current, 1e-9) \
+                and f[best] > self.contact_force_n:
+            p_wb = self.anchor - r_wb @ sole_b[self.support]
+            anchor = p_wb + r_wb @ sole_b[best]
             anchor[2] = 0.0
             self.support = best
             self.anchor = anchor
 
-    def _zmp(self, forces, fz, p_wb, r_wb) -> np.ndarray:
-        num = np.zeros(2)
-        den = 0.0
-        for foot in self.feet:
-            f = forces[foot]
-            if not np.all(np.isfinite(f)) or not fz[foot] > 1e-3 * self.contact_force_n:
-                continue
-            if self.force_mode == 'fsr':
-                for fk, frame in zip(f, self._sensors[foot]):
-                    s_b, _ = self._placement(frame)
-                    num += fk * (p_wb + r_wb @ s_b)[:2]
-                den += float(np.sum(f))
-            else:
-                o_b, rot = self._placement(self._ft[foot])
-                o = p_wb + r_wb @ o_b
-                r_wf = r_wb @ rot
-                force, moment = r_wf @ f[:3], r_wf @ f[3:]
-                px = o[0] - (moment[1] + o[2] * force[0]) / force[2]
-                py = o[1] + (moment[0] - o[2] * force[1]) / force[2]
-                num += force[2] * np.array([px, py])
-                den += force[2]
-        if den < self.contact_force_n:
-            return np.full(2, np.nan)
-        return num / den
+    @property
+    def support_foot(self) -> Optional[str]:
+        """Name of the current support foot."""
+        return None if self.support is None else self.feet[self.support]

@@ -10,6 +10,7 @@ WrenchStamped; chosen by the description's ``force_sensing`` unless overridden).
 
 from __future__ import annotations
 
+import struct
 import time
 from functools import partial
 
@@ -43,9 +44,12 @@ PARAMETERS = {
     'acceleration_cutoff_hz': (20.0, 'first-order lag cutoff on joint accelerations [Hz]'),
     'zmp_cutoff_hz': (20.0, 'first-order lag cutoff on the measured ZMP [Hz] (0 = off)'),
     'contact_force_n': (20.0, 'normal force above which a foot is in contact [N]'),
-    'flush_every': (10, 'joint-state messages between two processing passes (and measured '
-                        'ZMP messages) [messages]'),
+    'flush_every': (50, 'longest run of joint-state messages between two processing passes '
+                        '(and measured-ZMP messages); a pass also runs as soon as a window can '
+                        'be completed [messages]'),
     'idle_flush_s': (0.2, 'process waiting rows after this long without joint states [s]'),
+    'raw_decoding': (True, 'subscribe to serialized messages and decode them directly '
+                           '(about half the CPU of rclpy deserialisation)'),
     'queue_depth': (500, 'subscription queue depth of every sensor topic [messages]'),
     'diagnostics_period_s': (1.0, 'period of the /diagnostics status [s]'),
     'world_frame': ('world', 'frame_id of the measured ZMP'),
@@ -78,22 +82,35 @@ class BufferNode(Node):
         self.pub_window = self.create_publisher(Float64MultiArray, 'legid/window', 10)
         self.pub_zmp = self.create_publisher(PointStamped, 'legid/zmp/measured', 10)
         self.pub_diag = self.create_publisher(DiagnosticArray, '/diagnostics', 10)
-        self.create_subscription(JointState, 'joint_states', self._on_joint_state, qos)
-        self.create_subscription(Imu, 'imu', self._on_imu, qos)
+        raw = bool(p['raw_decoding'])
+        self._raw = raw
+        self.create_subscription(JointState, 'joint_states', self._on_joint_state, qos, raw=raw)
+        self.create_subscription(Imu, 'imu', self._on_imu, qos, raw=raw)
         for name, foot in robot.feet.items():
             if mode == 'wrench':
                 self.create_subscription(WrenchStamped, foot.wrench_topic,
-                                         partial(self._on_wrench, name), qos)
+                                         partial(self._on_wrench, name), qos, raw=raw)
             else:
                 for k in range(fsr_count[name]):
                     self.create_subscription(WrenchStamped, cv.fsr_topic(foot.fsr_topic_prefix, k),
-                                             partial(self._on_fsr, name, k), qos)
+                                             partial(self._on_fsr, name, k), qos, raw=raw)
         self.create_service(Trigger, '~/reset', self._on_reset)
         self.create_timer(0.05, self._on_timer)
         self.create_timer(float(p['diagnostics_period_s']), self._publish_diagnostics)
         self.received = {'joint_states': 0, 'imu': 0, 'force': 0}
         self.windows_published = 0
         self._since_flush = 0
+        self._queue = {'js': [], 'imu': []}
+        for name in robot.feet:
+            if mode == 'wrench':
+                self._queue[name] = []
+            else:
+                self._queue.update({(name, k): [] for k in range(fsr_count[name])})
+        self._dec_js = cv.RawBatch('joint_state')
+        self._dec_imu = cv.RawBatch('imu')
+        self._dec_wrench = cv.RawBatch('wrench')
+        self._flush_every = int(p['flush_every'])
+        self._reorder_rows = 3
         self._last_js_wall = time.monotonic()
         self._last_zmp_t = -np.inf
         self._reported = set()
@@ -106,33 +123,74 @@ class BufferNode(Node):
     def _guard(self, fn, *args):
         try:
             fn(*args)
-        except (LegidError, ValueError, TypeError, IndexError) as exc:
+        except (LegidError, ValueError, TypeError, IndexError, struct.error) as exc:
             self._errors += 1
             self.buffer.events['callback_error'] = self.buffer.events.get('callback_error', 0) + 1
             if 'callback_error' not in self._reported:
                 self._reported.add('callback_error')
                 self.get_logger().error(f'bad message ignored: {exc}')
 
-    def _on_joint_state(self, msg: JointState):
+    def _on_joint_state(self, msg):
         self.received['joint_states'] += 1
-        self._guard(self.buffer.add_joint_state, *cv.joint_state_fields(msg))
+        if self._raw:
+            self._queue['js'].append(msg)
+        else:
+            self._guard(self.buffer.add_joint_state, *cv.joint_state_fields(msg))
         self._last_js_wall = time.monotonic()
         self._since_flush += 1
-        if self._since_flush >= self.p['flush_every']:
+        buf = self.buffer
+        if self._since_flush >= self._flush_every or \
+                buf.pending + self._since_flush >= buf.rows_until_window + self._reorder_rows:
             self._flush()
 
-    def _on_imu(self, msg: Imu):
+    def _on_imu(self, msg):
         self.received['imu'] += 1
-        self._guard(self.buffer.add_imu, *cv.imu_fields(msg))
+        if self._raw:
+            self._queue['imu'].append(msg)
+        else:
+            self._guard(self.buffer.add_imu, *cv.imu_fields(msg))
 
-    def _on_wrench(self, foot: str, msg: WrenchStamped):
+    def _on_wrench(self, foot: str, msg):
         self.received['force'] += 1
-        self._guard(self.buffer.add_wrench, foot, *cv.wrench_fields(msg))
+        if self._raw:
+            self._queue[foot].append(msg)
+        else:
+            self._guard(self.buffer.add_wrench, foot, *cv.wrench_fields(msg))
 
-    def _on_fsr(self, foot: str, k: int, msg: WrenchStamped):
+    def _on_fsr(self, foot: str, k: int, msg):
         self.received['force'] += 1
-        self._guard(self.buffer.add_fsr, foot, k, cv.stamp_to_sec(msg.header.stamp),
-                    msg.wrench.force.z)
+        if self._raw:
+            self._queue[(foot, k)].append(msg)
+        else:
+            t, w = cv.wrench_fields(msg)
+            self._guard(self.buffer.add_fsr, foot, k, t, w[2])
+
+    def _decode_queued(self):
+        """Decode every queued serialized message in batches and feed the buffer."""
+        buf = self.buffer
+        for key, raws in self._queue.items():
+            if not raws:
+                continue
+            self._queue[key] = []
+            if key == 'js':
+                groups = self._dec_js.decode(raws)
+                for stamps, (names, p, v, e) in groups:
+                    self._guard(buf.add_joint_states, stamps, names, p, v, e)
+                bad = self._dec_js.bad
+            elif key == 'imu':
+                for stamps, (qq, g, a) in self._dec_imu.decode(raws):
+                    self._guard(buf.add_imus, stamps, qq, g, a)
+                bad = self._dec_imu.bad
+            else:
+                groups = self._dec_wrench.decode(raws)
+                for stamps, w in groups:
+                    if isinstance(key, tuple):
+                        self._guard(buf.add_fsrs, key[0], key[1], stamps, w[:, 2])
+                    else:
+                        self._guard(buf.add_wrenches, key, stamps, w)
+                bad = self._dec_wrench.bad
+            if bad:
+                buf.events['undecodable_message'] = buf.events.get('undecodable_message', 0) + bad
 
     def _on_timer(self):
         if time.monotonic() - self._last_js_wall > self.p['idle_flush_s']:
@@ -143,6 +201,7 @@ class BufferNode(Node):
     def _on_reset(self, request, response):
         self._flush(force=True, final=True)
         self.buffer = Buffer(self.cfg, self.kin)
+        self._reported.clear()
         response.success = True
         response.message = 'buffer reset'
         return response
@@ -150,6 +209,7 @@ class BufferNode(Node):
     # ----------------------------------------------------------------- output
     def _flush(self, force: bool = False, final: bool = False):
         self._since_flush = 0
+        self._decode_queued()
         try:
             windows = self.buffer.flush(force=force, final=final)
         except (LegidError, ValueError) as exc:

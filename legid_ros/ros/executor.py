@@ -43,7 +43,7 @@ def spin(node, executor=None, until: Optional[Callable[[], bool]] = None,
     end = None if timeout_s is None else time.monotonic() + timeout_s
     try:
         while rclpy.ok(context=node.context):
-            executor.spin_once(timeout_sec=0.05)
+            executor.spin_once(timeout_sec=0.5)
             if until is not None and until():
                 break
             if end is not None and time.monotonic() > end:
