@@ -71,3 +71,15 @@ def test_label_plateaus_finds_the_constant_speed_segments():
     assert np.all(direction[planned & (plateau >= 0)] == traj.direction[planned
                                                                           & (plateau >= 0)])
     assert len(np.unique(plateau[planned & (plateau >= 0)])) == len(SPEEDS)
+
+
+def test_extraction_from_measurements_only(leg):
+    """Filtering, plateau labelling and extraction from measured q and tau alone work."""
+    from legid_ros.core.friction.sweep import extract_friction_measured
+    robot, truth = leg
+    traj = sweep_trajectory(SweepPlan(1, [0.0, 0.3, 1.2], speeds=SPEEDS, reps=2, rate=500))
+    data = simulate(robot, truth, traj.t, traj.q, traj.qd, traj.qdd, seed=5)
+    sf = extract_friction_measured(data.t, data.q[:, 1], data.tau[:, 1], 'hip_flex')
+    assert np.allclose(np.sort(sf.speed), SPEEDS, rtol=0.02)
+    true = truth.friction[1].velocity_part(sf.speed)
+    assert np.max(np.abs(sf.tau_f - true)) < 0.01

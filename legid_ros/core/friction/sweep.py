@@ -289,3 +289,29 @@ def label_plateaus(qd: np.ndarray, rate: float, min_duration_s: float = 0.1,
         plateau[a:b] = lv
         direction[a:b] = int(s)
     return plateau, direction
+
+
+def extract_friction_measured(t: np.ndarray, q: np.ndarray, tau: np.ndarray,
+                              joint_name: str = 'joint', cutoff_hz: float = 7.5,
+                              min_speeds: int = 6, **label_kw) -> SweepFriction:
+    """Sweep extraction from measurements only (no plan): filter, differentiate, label, extract.
+
+    Args:
+        t: Sample times [s], (N,).
+        q: Measured position of the swept joint [rad], (N,).
+        tau: Measured torque of the swept joint [N.m], (N,).
+        joint_name: For error messages.
+        cutoff_hz: Zero-phase 4th-order Butterworth cut-off on the position (seed 003).
+        min_speeds: Fewest usable speed levels.
+        **label_kw: Passed to :func:`label_plateaus`.
+    """
+    from legid_ros.core.signals import butter_zero_phase, finite_differences
+
+    t = np.asarray(t, float).ravel()
+    if t.size < 30:
+        raise BadInputError(f'{t.size} samples are too few for a friction sweep')
+    rate = (t.size - 1) / (t[-1] - t[0])
+    qf = butter_zero_phase(np.asarray(q, float).ravel(), cutoff_hz, rate)
+    qd, _ = finite_differences(t, qf)
+    plateau, direction = label_plateaus(qd, rate, **label_kw)
+    return extract_friction(qf, qd, tau, plateau, direction, joint_name, min_speeds=min_speeds)
