@@ -71,3 +71,23 @@ def test_infeasible_mass_raises():
     """A total mass outside what the bounds allow is a clear InfeasibleProblemError."""
     with pytest.raises(InfeasibleProblemError, match='total-mass'):
         project_mass_box(np.ones(2), np.ones(2), 10.0, np.zeros(2), np.ones(2))
+
+
+def test_active_set_fast_path_equals_osqp():
+    """The warm-started active-set path gives OSQP's solution when bounds are active."""
+    from legid_ros.core.ident.qp import ParameterQP
+    rng = np.random.default_rng(3)
+    a = rng.normal(size=(40, 6))
+    target = np.array([2.0, -1.0, 0.5, 3.0, 0.1, -0.4])
+    hmat, hvec = a.T @ a, a.T @ (a @ target)
+    cad, s = np.ones(6), np.ones(6)
+    lb, ub = np.full(6, -0.5), np.full(6, 2.5)
+    c = np.array([1.0, 1.0, 0.0, 1.0, 0.0, 0.0])
+    slow = ParameterQP(cad, s, lb, ub, c, 3.0, reg=1e-3).solve(hmat, hvec, 40.0)
+    fast_qp = ParameterQP(cad, s, lb, ub, c, 3.0, reg=1e-3)
+    fast = fast_qp.solve(hmat, hvec, 40.0, fast=True)
+    assert fast.status == 'solved (active set)'
+    assert fast.x == pytest.approx(slow.x, abs=1e-5)
+    assert np.any(np.isclose(fast.x, lb)) or np.any(np.isclose(fast.x, ub))
+    again = fast_qp.solve(hmat * 1.01, hvec * 1.01, 40.4, fast=True)
+    assert again.x == pytest.approx(fast.x, abs=1e-6)
