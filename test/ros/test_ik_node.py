@@ -178,3 +178,20 @@ def test_main_exits_cleanly_on_sigint():
         if proc.poll() is None:
             proc.kill()
     assert code == 0, proc.stderr.read().decode()[-2000:]
+
+
+def test_config_yaml_matches_declared_defaults():
+    """config/ik.yaml lists exactly the node's parameters with the same defaults and types."""
+    from pathlib import Path
+
+    import yaml
+
+    from legid_ros.ros.ik_node import PARAMETERS
+    path = Path(__file__).resolve().parents[2] / 'config' / 'ik.yaml'
+    cfg = yaml.safe_load(path.read_text())['ik']['ros__parameters']
+    assert set(cfg) == set(PARAMETERS)
+    for name, (default, description) in PARAMETERS.items():
+        assert type(cfg[name]) is type(default), name
+        assert cfg[name] == pytest.approx(default) if isinstance(default, float) else \
+            cfg[name] == default
+        assert '[' in description or name in ('task', 'frame_id'), name  # units stated

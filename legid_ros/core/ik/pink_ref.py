@@ -38,11 +38,12 @@ class PinkLegSolver:
 
     Args:
         kin: The leg's kinematics (its model is reduced here).
-        solver: qpsolvers backend (osqp by default, with tolerances tight enough for 1e-9 m).
+        solver: qpsolvers backend; 'auto' takes quadprog (exact dense active set) when
+            installed, else osqp with tolerances tight enough for 1e-9 m.
         solver_options: Backend options (override the defaults).
     """
 
-    def __init__(self, kin: LegKinematics, solver: str = 'osqp', **solver_options):
+    def __init__(self, kin: LegKinematics, solver: str = 'auto', **solver_options):
         import pink  # local import: optional heavy dependency
         from pink.tasks import FrameTask
 
@@ -55,10 +56,12 @@ class PinkLegSolver:
         self.frame = model.frames[kin.foot_frame].name
         self.hip = kin.hip_placement()
         self.task = FrameTask(self.frame, position_cost=1.0, orientation_cost=1.0)
+        if solver == 'auto':  # a dense active-set solver suits these tiny QPs best
+            import qpsolvers
+            solver = 'quadprog' if 'quadprog' in qpsolvers.available_solvers else 'osqp'
         self.solver = solver
         self.options = solver_options or (
-            {'eps_abs': 1e-12, 'eps_rel': 1e-12, 'polishing': True, 'verbose': False}
-            if solver == 'osqp' else {})
+            {'eps_abs': 1e-12, 'eps_rel': 1e-12, 'verbose': False} if solver == 'osqp' else {})
 
     def target(self, xz: np.ndarray, a3: float) -> pin.SE3:
         """Foot pose in the reduced model's world for planar target (x, z) [m] and a3 [rad]."""
@@ -87,7 +90,12 @@ class PinkLegSolver:
                 if it == max_iter:
                     raise SolverError('pink did not converge', status=f'error {e}',
                                       iterations=it, last_state=conf.q.copy())
-                vel = pink.solve_ik(conf, [self.task], 1.0, solver=self.solver, **self.options)
+                try:
+                    vel = pink.solve_ik(conf, [self.task], 1.0, solver=self.solver,
+                                        **self.options)
+                except Exception as exc:  # noqa: BLE001  (pink's own exception classes)
+                    raise SolverError(f'pink failed: {exc}', status=type(exc).__name__,
+                                      iterations=it, last_state=conf.q.copy()) from exc
                 conf.integrate_inplace(vel, 1.0)
             iters[k] = it
             th[k] = conf.q
