@@ -66,11 +66,14 @@ def run(args) -> dict:
     reps = 3 if quick else int(args.sweep_reps)
     sweeps = [sweep_joint(robot, truth, j, reps=reps, seed=seed + 10 * j)
               for j in range(len(names))]
-    fits, mse = {}, {}
+    fits, mse, truth_rms = {}, {}, {}
+    dense = np.linspace(0.01, 5.0, 500)
     for kind in MODEL_ORDER:
         fr, ff = fit_sweeps(sweeps, names, kind, seed=seed)
         fits[kind] = fr
         mse[kind] = [float(f.mse) for f in ff]
+        truth_rms[kind] = [float(np.sqrt(np.mean((m(dense) - tf.velocity_part(dense)) ** 2)))
+                           for m, tf in zip(fr.models, truth.friction)]
     bar.update()
 
     # 2. excitation: optimised vs random under the same limits
@@ -155,6 +158,7 @@ def run(args) -> dict:
     out = {
         'joints': names,
         'friction_fit_mse': mse,
+        'friction_truth_rms_nm': truth_rms,
         'heldout_rel_rms_pct_by_method': heldout,
         'heldout_rel_rms_pct': two.tolist(),
         'torque_err_cut_vs_cv_pct': cut_cv.tolist(),
@@ -168,6 +172,7 @@ def run(args) -> dict:
         'ftest_f_stat': ft.f_stat, 'ftest_f_crit': ft.f_crit, 'ftest_eps0_pct': ft.eps0,
         'ftest_params_before_after': [len(ft.names), len(ft.kept)],
         'ks_pvalue': ft.ks_pvalue,
+        'rel_std_pct': {n: float(e) for n, e in zip(ft.names, ft.rel_std_pct)},
         'cond_optimised': cond_opt, 'cond_random_median': float(np.median(cond_rand)),
         'cond_random_over_optimised': cond_ratio,
         'consistent': consistent,
@@ -190,6 +195,10 @@ def markdown(r: dict) -> str:
              '## Friction fit MSE on the sweep data [N.m^2]', '',
              _table(['model'] + names,
                     [[k] + [f'{x:.2e}' for x in v] for k, v in r['friction_fit_mse'].items()]),
+             '', '## RMS distance to the true friction law over 0.01-5 rad/s [N.m]', '',
+             _table(['model'] + names,
+                    [[k] + [f'{x:.4f}' for x in v]
+                     for k, v in r['friction_truth_rms_nm'].items()]),
              '', '## Held-out relative RMS torque error [%]', '',
              _table(['method'] + names,
                     [[k] + [f'{x:.2f}' for x in v]
@@ -212,6 +221,9 @@ def markdown(r: dict) -> str:
              f"{r['ftest_f_crit']:.3f}; parameters {r['ftest_params_before_after'][0]} -> "
              f"{r['ftest_params_before_after'][1]}; removed:", '']
     lines += [f'- `{n}`' for n in r['ftest_removed']] or ['- (none)']
+    lines += ['', 'Relative standard deviation of every parameter of the robust fit:', '',
+              _table(['parameter', 'eps [%]'],
+                     [[f'`{n}`', f'{e:.1f}'] for n, e in r['rel_std_pct'].items()])]
     lines += ['', '## Excitation condition number', '',
               _table(['optimised', 'random (median)', 'ratio'],
                      [[f"{r['cond_optimised']:.1f}", f"{r['cond_random_median']:.1f}",
