@@ -126,11 +126,15 @@ def _pso_low(model: Piecewise, v, tau, w, n_particles, iters, seed):
             probe.f_sl, probe.f_scl, probe.v_sl, probe.f_vl = p
             out[i] = np.sum(w * (probe.low(v) - tau) ** 2) / np.sum(w)
         return out
-    np.random.seed(seed)  # pyswarms draws from numpy's global generator
-    opt = pyswarms.single.GlobalBestPSO(n_particles=n_particles, dimensions=4,
-                                        options={'c1': 1.5, 'c2': 1.5, 'w': 0.7},
-                                        bounds=(lo, hi))
-    best, pos = opt.optimize(cost, iters=iters, verbose=False)
+    saved = np.random.get_state()
+    np.random.seed(seed)  # pyswarms draws from numpy's global generator: seed, then restore
+    try:
+        opt = pyswarms.single.GlobalBestPSO(n_particles=n_particles, dimensions=4,
+                                            options={'c1': 1.5, 'c2': 1.5, 'w': 0.7},
+                                            bounds=(lo, hi))
+        best, pos = opt.optimize(cost, iters=iters, verbose=False)
+    finally:
+        np.random.set_state(saved)
     hist = np.asarray(opt.cost_history, float)
     # local polish of the swarm's best point (bounded trust-region LS)
     sw = np.sqrt(w / np.sum(w))
