@@ -12,6 +12,8 @@ DEMO_DURATION ?= 60
 PYTEST_ARGS ?=
 export ROS_AUTOMATIC_DISCOVERY_RANGE ?= LOCALHOST
 export MPLBACKEND ?= Agg
+export OPENBLAS_NUM_THREADS ?= 1
+export OMP_NUM_THREADS ?= 1
 
 .PHONY: all venv debs demo test bench clean
 
