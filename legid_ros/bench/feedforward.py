@@ -48,6 +48,9 @@ def add_arguments(parser) -> None:
     parser.add_argument('--jitter-s', type=float, default=10.0,
                         help='how long to run the controller node for the jitter figure [s]')
     parser.add_argument('--no-node', action='store_true', help='skip the node jitter run')
+    parser.add_argument('--rt-priority', type=int, default=0,
+                        help='run the node jitter test under SCHED_FIFO at this priority '
+                             '(needs the right to; 0: normal scheduling)')
     parser.add_argument('--gain-scale', type=float, default=1.0,
                         help='multiplies seed 001 gains in the validation runs (1: seed 001)')
     parser.add_argument('--biped', type=float, default=10.0,
@@ -164,8 +167,21 @@ def biped_swing(duration_s: float, seed: int) -> Dict[str, object]:
     return out
 
 
-def node_jitter(seconds: float) -> Dict[str, float]:
-    """Run the controller node at 1 kHz with a joint state and a reference; timer jitter."""
+def _set_fifo(priority: int) -> bool:
+    """SCHED_FIFO for this thread (and threads created later); False if not permitted."""
+    try:
+        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(priority))
+        return True
+    except (AttributeError, PermissionError, OSError):
+        return False
+
+
+def node_jitter(seconds: float, rt_priority: int = 0) -> Dict[str, float]:
+    """Run the controller node at 1 kHz with a joint state and a reference; timer jitter.
+
+    With ``rt_priority`` > 0 the node runs under SCHED_FIFO at that priority (as a robot's
+    control process would), restored to normal scheduling afterwards.
+    """
     import rclpy
     from rclpy.parameter import Parameter
     from sensor_msgs.msg import JointState
@@ -174,6 +190,7 @@ def node_jitter(seconds: float) -> Dict[str, float]:
     from legid_ros.ros.controller_node import ControllerNode
     from legid_ros.ros.executor import make_executor
 
+    rt = _set_fifo(rt_priority) if rt_priority > 0 else False
     rclpy.init()
     try:
         node = ControllerNode(namespace=f'legid_bench_{os.getpid()}',  # private topics
@@ -201,8 +218,10 @@ def node_jitter(seconds: float) -> Dict[str, float]:
         node.destroy_node()
     finally:
         rclpy.shutdown()
-    return {'executor': kind, 'ticks': int(ticks), 'rate_hz': ticks / seconds,
-            'published': int(published),
+        if rt:
+            os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
+    return {'executor': kind, 'sched_fifo_priority': rt_priority if rt else 0,
+            'ticks': int(ticks), 'rate_hz': ticks / seconds, 'published': int(published),
             'loop_jitter_ms_p50': float(np.percentile(jit, 50)),
             'loop_jitter_ms_p99': float(np.percentile(jit, 99)),
             'loop_jitter_ms_max': float(jit.max())}
@@ -266,7 +285,7 @@ def run(args) -> dict:
         out['biped_swing'] = biped_swing(args.biped, args.seed)
     if not args.no_node:
         _log(f'controller node at 1 kHz for {args.jitter_s:.0f} s')
-        out['node'] = node_jitter(args.jitter_s)
+        out['node'] = node_jitter(args.jitter_s, args.rt_priority)
         out['loop_jitter_ms_p50'] = out['node']['loop_jitter_ms_p50']
         out['loop_jitter_ms_p99'] = out['node']['loop_jitter_ms_p99']
     checks = {
@@ -285,7 +304,8 @@ def run(args) -> dict:
     out['command'] = 'legid bench feedforward --json' + ''.join(
         f' --{k.replace("_", "-")} {getattr(args, k)}' for k, d in (
             ('duration', 60.0), ('excitation', 60.0), ('sweep_reps', 2), ('gain_scale', 1.0),
-            ('friction_scale', 1.0), ('coulomb', 'applied'), ('biped', 10.0))
+            ('friction_scale', 1.0), ('coulomb', 'applied'), ('biped', 10.0),
+            ('rt_priority', 0))
         if getattr(args, k) != d)
     _write_markdown(out, Path(getattr(args, 'out', 'bench')) / 'feedforward.md')
     return out
@@ -313,7 +333,10 @@ def _write_markdown(out: dict, path: Path) -> None:
         f'p99 {out["tau_ff_us_p99"]:.1f} us.']
     if 'node' in out:
         nd = out['node']
-        lines.append(f'Controller node 1 kHz wall timer ({nd["executor"]}): {nd["rate_hz"]:.0f} '
+        sched = (f'SCHED_FIFO {nd["sched_fifo_priority"]}' if nd['sched_fifo_priority']
+                 else 'normal scheduling')
+        lines.append(f'Controller node 1 kHz wall timer ({nd["executor"]}, {sched}): '
+                     f'{nd["rate_hz"]:.0f} '
                      f'Hz achieved, jitter p50 {nd["loop_jitter_ms_p50"]:.3f} ms, p99 '
                      f'{nd["loop_jitter_ms_p99"]:.3f} ms, max {nd["loop_jitter_ms_max"]:.3f} ms.')
     if 'biped_swing' in out:
