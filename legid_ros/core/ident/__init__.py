@@ -12,3 +12,17 @@ def identify(recording, robot, method='zmp_qp', **options):
     """See :func:`legid_ros.core.ident.api.identify`."""
     from legid_ros.core.ident.api import identify as _identify
     return _identify(recording, robot, method, **options)
+
+
+def __getattr__(name):
+    """Lazy access to ``OnlineEstimator``, ``IdentResult`` and ``limit_blas_threads``."""
+    if name == 'OnlineEstimator':
+        from legid_ros.core.ident.online import OnlineEstimator
+        return OnlineEstimator
+    if name == 'IdentResult':
+        from legid_ros.core.ident.result import IdentResult
+        return IdentResult
+    if name == 'limit_blas_threads':
+        from legid_ros.core.ident.threads import limit_blas_threads
+        return limit_blas_threads
+    raise AttributeError(name)

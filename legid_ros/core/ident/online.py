@@ -205,11 +205,13 @@ class OnlineEstimator:
         rep = excitation(self.robot, hs, self.normal.n, self.param.pi_cad,
                          max_cond=self.max_cond)
         total = self.total_mass
-        if self._qp is None or self._qp_mass is None or abs(total - self._qp_mass) > 1e-6:
+        if self._qp is None:
             self._qp = ParameterQP(self.param.cad(), self.param.scales(), self.lb, self.ub,
                                    self.param.mass_row(), total, self.reg, eps=1e-5,
                                    polish=False)
-            self._qp_mass = total
+        elif abs(total - self._qp_mass) > 1e-9:
+            self._qp.set_total(total)
+        self._qp_mass = total
         sol = self._qp.solve(hs, gs, self.normal.n, warm=self.x, fast=True)
         self.x = sol.x
         fr = recover(self.x)

@@ -137,7 +137,16 @@ class ParameterQP:
         q = s * (H @ self.x_cad - h) / n_eff
         return 2.0 * p, 2.0 * q
 
-    def _kkt(self, p, q, max_iter: int = 30):
+    def set_total(self, total: float) -> None:
+        """Change the right-hand side of the mass equality (keeps OSQP's factorisation)."""
+        if self._cz is None:
+            return
+        rhs = float(total - (self._cz / self.s) @ self.x_cad)
+        self.l[0] = self.u[0] = rhs
+        if self._prob is not None:
+            self._prob.update(l=self.l, u=self.u)
+
+    def _kkt(self, p, q, max_iter: int = 60):
         """Primal active-set solve on the box, warm-started from the last active set.
 
         Each iteration solves the equality-constrained problem in the free variables (one
