@@ -5,7 +5,7 @@ import pytest
 
 from legid_ros.core.errors import BadInputError, UnreachableTargetError
 from legid_ros.core.ik.ejm import (det_extended, extended_jacobian, solve_closed_form,
-                                   solve_differential, two_link)
+                                   solve_differential, solve_point, two_link)
 from legid_ros.core.ik.leg import LegKinematics, from_leg_plane, planar_fk
 
 
@@ -97,3 +97,37 @@ def test_differential_form_tracks_closed_form(lk):
     assert np.max(err) < 1e-3
     assert np.max(err[400:]) <= np.max(err[:400]) + 1e-9
     assert np.all(np.abs(res.det_je) > 0.01)
+
+
+def test_differential_form_vectorised_over_legs(lk):
+    """Two trajectories integrated side by side equal the same trajectories integrated alone."""
+    geo = lk.geometry
+    t = np.arange(0, 0.1, 1e-3)
+    xz = np.stack([np.stack([-0.1 + 0.2 * t, -0.7 + 0.0 * t], -1),
+                   np.stack([-0.05 - 0.1 * t, -0.65 + 0.1 * t], -1)], axis=1)  # (N, 2, 2)
+    xzd = np.gradient(xz, t, axis=0)
+    psi = np.stack([0.6 + 0.0 * t, 0.7 + 0.5 * t], axis=1)
+    psid = np.gradient(psi, t, axis=0)
+    th0 = np.stack([solve_closed_form(geo, xz[0, j], 'landing', psi[0, j]).q[0, 1:]
+                    for j in range(2)])
+    both = solve_differential(geo, t, xz, xzd, 'landing', psi, psid, th0, kp=500.0)
+    for j in range(2):
+        one = solve_differential(geo, t, xz[:, j], xzd[:, j], 'landing', psi[:, j], psid[:, j],
+                                 th0[j], kp=500.0)
+        assert np.max(np.abs(both.th[:, j] - one.th)) < 1e-12
+
+
+@pytest.mark.parametrize('task', ['landing', 'hip'])
+def test_solve_point_equals_vectorised(lk, task):
+    """The plain-float single-target solver gives the vectorised result and the same errors."""
+    geo = lk.geometry
+    q, p = _reachable(geo, _random_q(np.random.default_rng(8), geo, 100))
+    psi = q[:, 1:].sum(-1) if task == 'landing' else q[:, 1]
+    vec = solve_closed_form(geo, p, task, psi).q
+    one = np.array([solve_point(geo, p[k], task, psi[k]) for k in range(len(p))])
+    assert np.max(np.abs(one - vec)) < 1e-12
+    with pytest.raises(UnreachableTargetError) as info:
+        solve_point(geo, [0.0, 0.0, -1.5], task, 0.0, time=0.3, leg='lh')
+    assert info.value.leg == 'lh' and info.value.time == 0.3 and info.value.distance > 0.5
+    with pytest.raises(BadInputError):
+        solve_point(geo, [np.nan, 0.0, -0.6], task, 0.0)

@@ -22,7 +22,7 @@ import numpy as np
 import pinocchio as pin
 
 from legid_ros.core.errors import BadInputError
-from legid_ros.core.gait.trot import FRONT, TrotScheduler
+from legid_ros.core.gait.trot import FRONT, TrotScheduler, task_profile
 from legid_ros.core.ik.ejm import solve_closed_form
 from legid_ros.core.ik.leg import LEGS, LegKinematics
 
@@ -88,7 +88,7 @@ def slope_stability(sched: TrotScheduler, beta: float, r: Optional[float] = None
                     kin: Dict[str, LegKinematics] = None) -> StabilityReport:
     """Check ``|S1 - S2| <= r`` for a trot on a slope of angle beta [rad].
 
-    The nominal posture puts every foot at its stride centre with its touchdown task value;
+    The nominal posture is mid-stance: every foot at its stride centre with its task value;
     the CoM comes from pinocchio at that posture. ``r`` defaults to the distance from O to the
     nearest edge of the support quadrilateral (the largest CoM offset that stays inside it).
     """
@@ -100,8 +100,8 @@ def slope_stability(sched: TrotScheduler, beta: float, r: Optional[float] = None
         lk = kin[leg]
         c = sched.cycloids[leg]
         target = np.array([c.x_center, 0.0, c.z_ground])
-        psi = sched.plan(np.array([0.0])).psi[leg] if sched.params.task == 'hip' else (
-            sched.params.landing_front if leg in FRONT else sched.params.landing_hind)
+        # the foot passes its stride centre at mid-stance: take the task value there
+        psi, _ = task_profile(sched.params, leg, 0.5 * sched.params.duty * sched.params.period)
         sol = solve_closed_form(lk.geometry, target, sched.params.task, psi, leg=leg)
         q[lk.q_idx] = sol.q[0]
         feet[leg] = lk.hip_placement().act(target)

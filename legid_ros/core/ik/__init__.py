@@ -5,13 +5,13 @@ functions.
 """
 
 from legid_ros.core.ik.ejm import (TASKS, DifferentialResult, IkSolution, det_extended,
-                                   extended_jacobian, solve_closed_form, solve_differential,
-                                   task_value)
+                                   extended_jacobian, joint_velocities, solve_closed_form,
+                                   solve_differential, solve_point, task_value)
 from legid_ros.core.ik.gpm import damped_pinv, solve_gpm
 from legid_ros.core.ik.leg import (LEGS, LegGeometry, LegKinematics, from_leg_plane,
                                    planar_fk, planar_jacobian, to_leg_plane)
 
 __all__ = ['TASKS', 'LEGS', 'DifferentialResult', 'IkSolution', 'LegGeometry', 'LegKinematics',
-           'damped_pinv', 'det_extended', 'extended_jacobian', 'from_leg_plane', 'planar_fk',
-           'planar_jacobian', 'solve_closed_form', 'solve_differential', 'solve_gpm',
-           'task_value', 'to_leg_plane']
+           'damped_pinv', 'det_extended', 'extended_jacobian', 'from_leg_plane',
+           'joint_velocities', 'planar_fk', 'planar_jacobian', 'solve_closed_form',
+           'solve_differential', 'solve_gpm', 'solve_point', 'task_value', 'to_leg_plane']

@@ -13,6 +13,7 @@ Because psi is a known function of time the inverse has a closed form; the diffe
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Callable, Optional, Sequence, Tuple
 
@@ -299,3 +300,53 @@ def joint_velocities(geo: LegGeometry, q: np.ndarray, targets: np.ndarray, targe
     rhs = np.stack([v[:, 0], zpd, np.broadcast_to(psi_dot, zpd.shape)], axis=-1)
     thd = np.linalg.solve(extended_jacobian(q[:, 1:], geo, task), rhs[..., None])[..., 0]
     return np.concatenate([th1d[:, None], thd], axis=-1)
+
+
+def solve_point(geo: LegGeometry, target: Sequence[float], task: str, psi: float,
+                time: float = 0.0, leg: str = 'leg') -> Tuple[float, float, float, float]:
+    """Closed-form IK of one foot target in plain floats (for per-sample real-time use).
+
+    Same results and checks as :func:`solve_closed_form` on one point, without numpy
+    overhead.
+
+    Returns:
+        (hip roll, hip pitch, knee, ankle) [rad].
+
+    Raises:
+        BadInputError: Non-finite input or unknown task.
+        UnreachableTargetError: Target outside the workspace or a joint out of range.
+    """
+    x, y, z = (float(v) for v in target)
+    psi = float(psi)
+    if not all(math.isfinite(v) for v in (x, y, z, psi)):
+        raise BadInputError(f'leg {leg!r}: non-finite target or task value at t = {time:.4f} s')
+    th1 = math.atan2(y, -z)
+    zp = -math.hypot(y, z)
+    lo, hi = geo.lower, geo.upper
+    if task == 'landing':
+        la, lb, j = geo.l1, geo.l2, 2
+        px, pz = x - geo.l3 * math.sin(psi), zp + geo.l3 * math.cos(psi)
+    elif task == 'hip':
+        la, lb, j = geo.l2, geo.l3, 3
+        px, pz = x - geo.l1 * math.sin(psi), zp + geo.l1 * math.cos(psi)
+    else:
+        raise BadInputError(f'unknown redundancy task {task!r}; tasks: {", ".join(TASKS)}')
+    d2 = px * px + pz * pz
+    d = math.sqrt(d2)
+    r_max = math.sqrt(la * la + lb * lb + 2 * la * lb * math.cos(max(lo[j], 0.0)))
+    r_min = math.sqrt(la * la + lb * lb + 2 * la * lb * math.cos(min(hi[j], math.pi)))
+    dist = max(d - r_max, r_min - d, 0.0)
+    if dist > _TOL:
+        raise UnreachableTargetError(leg, time, dist, f'{task} task {psi:.4f} rad, '
+                                     f'{"knee" if j == 2 else "ankle"} range '
+                                     f'[{lo[j]:.3f}, {hi[j]:.3f}] rad')
+    rel = math.acos(min(1.0, max(-1.0, (d2 - la * la - lb * lb) / (2 * la * lb))))
+    base = math.atan2(px, -pz) - math.atan2(lb * math.sin(rel), la + lb * math.cos(rel))
+    if task == 'landing':
+        th2, th3, th4 = base, rel, psi - base - rel
+    else:
+        th2, th3, th4 = psi, base - psi, rel
+    q = tuple((a + math.pi) % (2 * math.pi) - math.pi for a in (th1, th2, th3, th4))
+    if any(q[k] < lo[k] - _TOL or q[k] > hi[k] + _TOL for k in range(4)):
+        check_joint_ranges(geo, np.array([q]), np.array([[x, zp]]), leg, np.array([time]))
+    return q
