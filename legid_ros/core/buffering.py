@@ -29,6 +29,10 @@ IMU_CHANNELS = ('imu.qx', 'imu.qy', 'imu.qz', 'imu.qw', 'imu.wx', 'imu.wy', 'imu
                 'imu.ax', 'imu.ay', 'imu.az')
 WRENCH_AXES = ('fx', 'fy', 'fz', 'tx', 'ty', 'tz')
 BASE_CHANNELS = ('base.x', 'base.y', 'base.z', 'base.qx', 'base.qy', 'base.qz', 'base.qw')
+#: Support foot index (in the description's foot order), the support sole's anchor in the world
+#: [m] (the support-sole frame the estimator works in is the world shifted by it) and the total
+#: measured normal force [N].
+SUPPORT_CHANNELS = ('support', 'anchor.x', 'anchor.y', 'fz')
 LABEL_PREFIX = 'channels:'
 
 
@@ -102,6 +106,7 @@ class ChannelSchema:
         names += ['zmp.x', 'zmp.y', 'zmp_raw.x', 'zmp_raw.y']
         names += [f'contact.{foot}' for foot in cfg.feet]
         names += list(BASE_CHANNELS)
+        names += list(SUPPORT_CHANNELS)
         return cls(names)
 
     def __len__(self) -> int:
@@ -502,10 +507,12 @@ class Buffer:
         self._prev_t, self._prev_q, self._prev_qd = t[-1], q[-1], qd_f[-1]
         if self.kin is not None:
             zmp_raw, contact, base = self.kin.rows(q, imu[:, :4], forces)
+            extra = self.kin.extra
         else:
             zmp_raw = np.full((n, 2), np.nan)
             contact = np.zeros((n, len(cfg.feet)))
             base = np.full((n, 7), np.nan)
+            extra = np.full((n, 4), np.nan)
         zmp_f = self._zmp(zmp_raw, dt_mean)
         return np.hstack([t[:, None], ok[:, None].astype(float), q, qd_f, qdd_f, tau, imu,
-                          *[forces[f] for f in cfg.feet], zmp_f, zmp_raw, contact, base])
+                          *[forces[f] for f in cfg.feet], zmp_f, zmp_raw, contact, base, extra])

@@ -93,6 +93,9 @@ class StreamKinematics:
     def rows(self, q: np.ndarray, imu_quat: np.ndarray, forces: Dict[str, np.ndarray]):
         """Measured ZMP [m] (n, 2), contact flags (n, nf), base pose [x y z qx qy qz qw] (n, 7).
 
+        Also sets :attr:`extra` (n, 4): support foot index, support-sole anchor x, y in the
+        world [m] and the total measured normal force [N].
+
         Args:
             q: Actuated joint positions in pinocchio order, (n, nj) [rad].
             imu_quat: IMU orientation in the world [x, y, z, w], (n, 4) (NaN: keep the last).
@@ -113,9 +116,15 @@ class StreamKinematics:
             fz = np.column_stack([f[:, 2] for f in f_w])
         contact = (fz > self.contact_force_n).astype(float)
         p_wb = np.empty((n, 3))
+        extra = np.empty((n, 4))
         for k in range(n):
             self._update_support(fz[k], r_wb[k], [s[k] for s in sole_b])
             p_wb[k] = self.anchor - r_wb[k] @ sole_b[self.support][k]
+            extra[k, :3] = self.support, self.anchor[0], self.anchor[1]
+        with np.errstate(invalid='ignore'):
+            extra[:, 3] = np.where(np.isfinite(fz), fz, 0.0).sum(axis=1)
+        extra[~np.isfinite(fz).any(axis=1), 3] = np.nan
+        self.extra = extra
         num = np.zeros((n, 2))
         den = np.zeros(n)
         for i in range(len(self.feet)):

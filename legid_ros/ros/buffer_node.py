@@ -96,7 +96,7 @@ class BufferNode(Node):
                                              partial(self._on_fsr, name, k), qos, raw=raw)
         self.create_service(Trigger, '~/reset', self._on_reset)
         self.create_timer(0.05, self._on_timer)
-        self.create_timer(float(p['diagnostics_period_s']), self._publish_diagnostics)
+        self.create_timer(float(p['diagnostics_period_s']), lambda: self._publish_diagnostics())
         self.received = {'joint_states': 0, 'imu': 0, 'force': 0}
         self.windows_published = 0
         self._since_flush = 0

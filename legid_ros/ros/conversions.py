@@ -423,3 +423,61 @@ class RawBatch:
             except (BadInputError, struct.error, UnicodeDecodeError, IndexError, ValueError):
                 self.bad += 1
         return out
+
+
+# ------------------------------------------------------------------ markers
+def markers_msg(t: float, frame_id: str, scene, offset, zmp_measured, zmp_predicted):
+    """visualization_msgs/MarkerArray of a :class:`legid_ros.core.pipeline_viz.Scene`.
+
+    Markers (namespace 'legid'): 0 support polygon (line strip), 1 measured ZMP (green
+    sphere), 2 predicted ZMP (red sphere), 3 whole-body CoM (blue sphere), 4 CoM ground
+    projection, 100+ link COMs (orange spheres, diameter ~ cube root of the mass).
+    ``offset`` [m] shifts every position (support-sole frame -> world).
+    """
+    from visualization_msgs.msg import Marker, MarkerArray
+
+    stamp = sec_to_stamp(t)
+    off = np.asarray(offset, float)
+    out = MarkerArray()
+
+    def marker(mid, kind, rgba, scale):
+        m = Marker()
+        m.header.stamp = stamp
+        m.header.frame_id = frame_id
+        m.ns = 'legid'
+        m.id = mid
+        m.type = kind
+        m.action = Marker.ADD
+        m.pose.orientation.w = 1.0
+        m.scale.x, m.scale.y, m.scale.z = scale
+        m.color.r, m.color.g, m.color.b, m.color.a = rgba
+        return m
+
+    def point(p):
+        return Point(x=float(p[0]), y=float(p[1]), z=float(p[2]))
+
+    poly = marker(0, Marker.LINE_STRIP, (1.0, 1.0, 0.2, 1.0), (0.004, 0.0, 0.0))
+    if len(scene.polygon):
+        pts = list(scene.polygon) + [scene.polygon[0]]
+        poly.points = [point(p + off + [0, 0, 0.001]) for p in pts]
+    out.markers.append(poly)
+    for mid, zmp, rgba in ((1, zmp_measured, (0.1, 0.8, 0.1, 1.0)),
+                           (2, zmp_predicted, (0.9, 0.1, 0.1, 1.0))):
+        m = marker(mid, Marker.SPHERE, rgba, (0.02, 0.02, 0.02))
+        if zmp is not None and np.all(np.isfinite(zmp)):
+            m.pose.position = point(np.array([zmp[0], zmp[1], 0.0]) + off)
+        else:
+            m.action = Marker.DELETE
+        out.markers.append(m)
+    com = marker(3, Marker.SPHERE, (0.1, 0.3, 1.0, 1.0), (0.04, 0.04, 0.04))
+    com.pose.position = point(scene.com + off)
+    out.markers.append(com)
+    proj = marker(4, Marker.CYLINDER, (0.1, 0.3, 1.0, 0.6), (0.02, 0.02, 0.002))
+    proj.pose.position = point(np.array([scene.com[0], scene.com[1], 0.0]) + off)
+    out.markers.append(proj)
+    for i, (c, mass) in enumerate(zip(scene.link_coms, scene.link_masses)):
+        d = 0.03 * max(float(mass), 0.0) ** (1.0 / 3.0)
+        m = marker(100 + i, Marker.SPHERE, (1.0, 0.55, 0.0, 0.8), (d, d, d))
+        m.pose.position = point(c + off)
+        out.markers.append(m)
+    return out

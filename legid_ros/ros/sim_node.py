@@ -113,7 +113,7 @@ class SimNode(Node):
         self.finished = False
         self._max_batch = max(2, int(4 * p['publish_period_s'] * recording.rate * self.rtf))
         self.create_timer(float(p['publish_period_s']), self._on_timer)
-        self.create_timer(1.0, self._publish_diagnostics)
+        self.create_timer(1.0, lambda: self._publish_diagnostics())
         self.get_logger().info(
             f'streaming {recording.n} samples ({self.span:.1f} s) at {self.rtf:g}x real time, '
             f'forces: {mode}')

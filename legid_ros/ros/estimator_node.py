@@ -1,0 +1,350 @@
+"""Estimator node: online identification on the buffer's windows.
+
+Subscribes ``legid/window``; folds each new row once into the sufficient statistics of
+:class:`legid_ros.core.ident.online.OnlineEstimator` (constant cost per update) and solves
+every ``update_period_s``. Publishes ``legid/parameters`` (standard parameters, names in the
+layout; transient local), ``legid/zmp/predicted``, ``legid/markers`` and ``/diagnostics``
+(solve time, residual, condition number, consistency). A solution that is not physically
+consistent is never published. Services ``~/save`` (identified URDF + YAML + state) and
+``~/reset``. The state (statistics, last solution) is saved as ``.npz`` (no pickle) on
+``~/save`` and on shutdown, and restored at start when the file exists.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+from diagnostic_msgs.msg import DiagnosticArray
+from geometry_msgs.msg import PointStamped
+from rclpy.node import Node
+from std_msgs.msg import Float64MultiArray
+from std_srvs.srv import Trigger
+from visualization_msgs.msg import MarkerArray
+
+from legid_ros.core import signals
+from legid_ros.core.buffering_window import unpack_window
+from legid_ros.core.errors import LegidError, NotIdentifiableError
+from legid_ros.core.ident.online import OnlineEstimator
+from legid_ros.core.ident.standard import DEFAULT_REG
+from legid_ros.core.inertial import check_consistency
+from legid_ros.core.pipeline_params import with_cad_inertia
+from legid_ros.core.pipeline_viz import SceneBuilder
+from legid_ros.core.regressors import support_base_state
+from legid_ros.core.robot import load_robot
+from legid_ros.core.urdf_io import write_parameter_yaml, write_urdf
+from legid_ros.core.zmp import model_zmp_from_state
+from legid_ros.ros import conversions as cv
+from legid_ros.ros.executor import run_node
+from legid_ros.ros.node_util import declare, latched_qos
+
+METHODS = {'zmp_qp': 'zmp', 'zmp': 'zmp', 'torque_ls': 'torque', 'torque': 'torque',
+           'floating_qp': 'floating', 'floating': 'floating'}
+PARAMETERS = {
+    'robot': ('biped', 'built-in robot name or path of a description YAML'),
+    'method': ('zmp_qp', 'online method: zmp_qp (seed 000 ZMP rows), torque_ls, floating_qp'),
+    'forgetting': (1.0, 'forgetting factor per sample, (0, 1] (1 = remember everything)'),
+    'regularization': (DEFAULT_REG, 'weight of the prior toward CAD [-]'),
+    'total_mass_kg': (0.0, 'total-mass equality [kg] (0 = from the measured normal forces)'),
+    'min_samples': (500, 'samples folded before the first solve [samples]'),
+    'update_period_s': (1.0, 'period of the QP solve [s]'),
+    'fold_margin_rows': (50, 'rows at the end of a window left for the next window (the '
+                             'Savitzky-Golay derivatives are poorest at the edge) [rows]'),
+    'derivative_window_s': (0.05, 'Savitzky-Golay window for joint velocity/acceleration [s]'),
+    'inertia_about_com': ('cad', "'cad': publish the identified masses and COMs with the CAD "
+                                 "inertia about each COM (seed 000); 'identified': the full "
+                                 "solution"),
+    'fold_step': (1, 'fold every k-th new row (1 = all) [rows]'),
+    'jump_back_s': (0.5, 'a window this much older than the last is a clock jump [s]'),
+    'state_file': ('legid_estimator_state.npz', 'state file (.npz), restored at start, saved '
+                                                'on ~/save and shutdown ("" = none)'),
+    'output_dir': ('legid_identified', 'directory of the URDF + YAML written by ~/save'),
+    'world_frame': ('world', 'frame_id of the predicted ZMP and the markers'),
+    'publish_markers': (True, 'publish legid/markers'),
+    'diagnostics_period_s': (1.0, 'period of the /diagnostics status [s]'),
+}
+DIAG_NAME = 'legid estimator'
+
+
+class EstimatorNode(Node):
+    """ROS adapter around :class:`OnlineEstimator`."""
+
+    def __init__(self, **kwargs):
+        super().__init__('estimator', **kwargs)
+        p = declare(self, PARAMETERS)
+        self.p = p
+        if p['method'] not in METHODS:
+            raise LegidError(f"method {p['method']!r} has no online form; use one of "
+                             f"{sorted(METHODS)}")
+        self.robot = load_robot(p['robot'])
+        self.est = OnlineEstimator(
+            self.robot, method=METHODS[p['method']], forgetting=float(p['forgetting']),
+            reg=float(p['regularization']),
+            total_mass=float(p['total_mass_kg']) if p['total_mass_kg'] > 0 else None,
+            min_samples=int(p['min_samples']))
+        self.scene = SceneBuilder(self.robot)
+        self.pub_params = self.create_publisher(Float64MultiArray, 'legid/parameters',
+                                                latched_qos())
+        self.pub_zmp = self.create_publisher(PointStamped, 'legid/zmp/predicted', 10)
+        self.pub_markers = self.create_publisher(MarkerArray, 'legid/markers', 10)
+        self.pub_diag = self.create_publisher(DiagnosticArray, '/diagnostics', 10)
+        self.create_subscription(Float64MultiArray, 'legid/window', self._on_window, 50)
+        self.create_service(Trigger, '~/save', self._on_save)
+        self.create_service(Trigger, '~/reset', self._on_reset)
+        self.create_timer(float(p['update_period_s']), self._update)
+        self.create_timer(float(p['diagnostics_period_s']), lambda: self._publish_diagnostics())
+        self.last_t = -np.inf
+        self.longest = 0
+        self.windows = 0
+        self.folded = 0
+        self.new_since_update = 0
+        self.updates = 0
+        self.rejected = 0
+        self.result = None
+        self.published = None  # (pi, names) last published (consistent) set
+        self.events = {}
+        self.last_error = ''
+        self.solve_times = []
+        self.consistent = None
+        self.restored = self._restore()
+        if self.published is not None:
+            self._publish_parameters()
+        self.get_logger().info(
+            f"estimator: method {p['method']}, {self.robot.name}"
+            + (f', state restored from {p["state_file"]} ({self.est.normal.n:.0f} samples)'
+               if self.restored else ''))
+
+    # ------------------------------------------------------------------ input
+    def _event(self, kind: str, message: str, level: str = 'warn'):
+        first = kind not in self.events
+        self.events[kind] = self.events.get(kind, 0) + 1
+        self.last_error = message
+        if first:
+            self.get_logger().warning(f'{kind}: {message}')
+            self._publish_diagnostics(level=level, message=message)
+
+    def _on_window(self, msg: Float64MultiArray):
+        try:
+            self._fold(msg)
+        except (LegidError, ValueError, IndexError) as exc:
+            self._event('bad_window', str(exc), 'error')
+
+    def _fold(self, msg):
+        win, schema = cv.window_from_msg(msg)
+        data = unpack_window(win, schema)
+        self.windows += 1
+        if data.n == 0:
+            return
+        if data.t[-1] < self.last_t - self.p['jump_back_s']:
+            self._event('clock_jump_back', 'window stamps jumped back: new segment')
+            self.last_t = -np.inf
+        self.longest = max(self.longest, data.n)
+        new = data.t > self.last_t
+        if data.n >= self.longest:
+            new[max(data.n - int(self.p['fold_margin_rows']), 1):] = False
+        idx = np.flatnonzero(new)
+        if idx.size == 0:
+            return
+        self.last_t = float(data.t[idx[-1]])
+        _, qd, qdd = signals.savgol_derivatives(data.t, data.q, self.p['derivative_window_s'])
+        step = max(int(self.p['fold_step']), 1)
+        idx = idx[::step]
+        fz = np.where(data.ok, data.fz, np.nan)
+        n = self.est.add_window(
+            data.t[idx], data.q[idx], qd[idx], qdd[idx], zmp=data.zmp_support[idx],
+            fz=fz[idx], imu_quat=data.imu_quat[idx], support=data.support[idx],
+            tau=data.tau[idx] if self.est.method != 'zmp' else None,
+            foot_wrench={f: w[idx] for f, w in data.foot_wrench.items()} or None)
+        self.folded += n
+        self.new_since_update += n
+        if n < idx.size:
+            self._event('rows_dropped', f'{idx.size - n} rows without valid data were not used')
+        self._publish_views(data, qd, qdd)
+
+    # ---------------------------------------------------------------- solving
+    def _update(self):
+        if self.new_since_update == 0:
+            return
+        try:
+            res = self.est.update()
+        except NotIdentifiableError as exc:
+            self.last_error = str(exc)
+            return
+        except LegidError as exc:
+            self._event('solver_error', str(exc), 'error')
+            return
+        self.new_since_update = 0
+        self.updates += 1
+        self.result = res
+        self.solve_times.append(res.solve_time_s)
+        del self.solve_times[:-1000]
+        pi = res.pi.copy()
+        if self.p['inertia_about_com'] == 'cad':
+            try:
+                pi = with_cad_inertia(pi, self.est.param.pi_cad)
+            except LegidError as exc:
+                self.rejected += 1
+                self._event('inconsistent_solution', f'{exc}; not published', 'error')
+                return
+        report = check_consistency(pi, self.robot.body_names)
+        self.consistent = report.ok
+        if not report.ok:
+            self.rejected += 1
+            self._event('inconsistent_solution', 'solution not physically consistent (links '
+                        f'{", ".join(report.failing)}); not published', 'error')
+            return
+        self.published = (pi, list(res.param_names))
+        self._publish_parameters()
+
+    def _publish_parameters(self):
+        pi, names = self.published
+        self.pub_params.publish(cv.parameters_msg(pi, names))
+        self.scene.set_parameters(pi)
+
+    def _publish_views(self, data, qd, qdd):
+        k = data.n - 1 - int(self.p['fold_margin_rows']) if data.n >= self.longest else data.n - 1
+        k = max(k, 0)
+        if not data.ok[k] or not np.isfinite(data.q[k]).all():
+            return
+        frame = self.p['world_frame']
+        try:
+            st = support_base_state(self.robot, data.q[k:k + 1], qd[k:k + 1], qdd[k:k + 1],
+                                    data.support[k], data.imu_quat[k:k + 1])
+        except LegidError:
+            return
+        anchor = data.zmp_world[k] - data.zmp_support[k]
+        offset = np.array([anchor[0], anchor[1], 0.0])
+        if not np.isfinite(offset).all():
+            offset = np.zeros(3)
+        pred = None
+        if self.published is not None:
+            pred = model_zmp_from_state(self.robot, st['q'][0], st['v'][0], st['a'][0],
+                                        self.published[0])
+            self.pub_zmp.publish(cv.point_msg(data.t[k], frame, pred[0] + offset[0],
+                                              pred[1] + offset[1]))
+        if self.p['publish_markers']:
+            feet = [f for f, c in zip(data.feet, data.contact[k]) if c > 0.5]
+            scene = self.scene.scene(st['q'][0], feet)
+            self.pub_markers.publish(cv.markers_msg(data.t[k], frame, scene, offset,
+                                                    data.zmp_support[k], pred))
+
+    # --------------------------------------------------------- state, services
+    def _state_path(self):
+        return Path(self.p['state_file']) if self.p['state_file'] else None
+
+    def save_state(self) -> Path:
+        """Write the estimator state (.npz, no pickle); returns the path."""
+        path = self._state_path()
+        if path is None:
+            return None
+        state = self.est.state_dict()
+        state['node_folded'] = np.array(self.folded)
+        state['node_robot'] = np.array(self.robot.name)
+        if self.published is not None:
+            state['node_pi'] = self.published[0]
+            state['node_names'] = np.array(self.published[1])
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(path.stem + '.tmp.npz')
+        np.savez(tmp, **state)
+        tmp.replace(path)
+        return path
+
+    def _restore(self) -> bool:
+        path = self._state_path()
+        if path is None or not path.is_file():
+            return False
+        try:
+            with np.load(path, allow_pickle=False) as z:
+                state = {k: z[k] for k in z.files}
+            if str(state.get('node_robot', self.robot.name)) != self.robot.name:
+                raise LegidError(f'state file is for robot {state["node_robot"]}')
+            self.est.load_state_dict(state)
+            self.folded = int(state.get('node_folded', 0))
+            if 'node_pi' in state:
+                self.published = (np.array(state['node_pi'], float),
+                                  [str(x) for x in state['node_names']])
+            return True
+        except (LegidError, ValueError, KeyError, OSError) as exc:
+            self.get_logger().error(f'cannot restore {path}: {exc}; starting fresh')
+            return False
+
+    def _on_save(self, request, response):
+        try:
+            written = [str(self.save_state())]
+            if self.published is not None:
+                out = Path(self.p['output_dir'])
+                out.mkdir(parents=True, exist_ok=True)
+                pi = self.published[0]
+                written.append(str(write_urdf(self.robot.urdf_path, self.robot.model, pi,
+                                              out / f'{self.robot.name}_identified.urdf')))
+                extra = {'method': self.p['method'], 'samples': int(self.est.normal.n)}
+                if self.result is not None:
+                    extra.update({'residual_rms': float(self.result.residual_rms),
+                                  'condition_number': float(self.result.condition_number)})
+                written.append(str(write_parameter_yaml(
+                    self.robot.model, pi, out / f'{self.robot.name}_identified.yaml', extra)))
+            response.success = True
+            response.message = 'wrote ' + ', '.join(written)
+        except (LegidError, OSError, ValueError) as exc:
+            response.success = False
+            response.message = f'save failed: {exc}'
+        return response
+
+    def _on_reset(self, request, response):
+        self.est.reset()
+        self.last_t = -np.inf
+        self.result = None
+        self.published = None
+        self.new_since_update = 0
+        response.success = True
+        response.message = 'estimator reset (statistics and solution forgotten)'
+        return response
+
+    def on_shutdown(self):
+        """Called by :func:`run_node` on exit: save the state."""
+        path = self.save_state()
+        if path is not None:
+            print(f'estimator: state saved to {path}', flush=True)
+
+    # ------------------------------------------------------------ diagnostics
+    def status(self):
+        """(level, message, values) of the current diagnostic."""
+        r = self.result
+        values = {'windows': self.windows, 'samples_folded': self.folded,
+                  'samples_in_statistics': f'{self.est.normal.n:.0f}', 'updates': self.updates,
+                  'rejected_inconsistent': self.rejected, 'restored': self.restored,
+                  'total_mass_kg': self.est.total_mass}
+        values.update({f'event.{k}': v for k, v in sorted(self.events.items())})
+        level, message = 'ok', 'ok'
+        if r is None:
+            level, message = 'warn', self.last_error or 'waiting for data'
+        else:
+            values.update({'solve_time_ms': 1000 * r.solve_time_s,
+                           'residual_rms_m': r.residual_rms,
+                           'condition_number': r.condition_number,
+                           'consistent': bool(self.consistent),
+                           'raw_solution_consistent': r.consistency.ok,
+                           'inertia_about_com': self.p['inertia_about_com'],
+                           'qp_status': r.info.get('status', '')})
+            if not self.consistent:
+                level, message = 'error', 'last solution inconsistent (not published)'
+        if self.events and level == 'ok':
+            level = 'warn'
+            message = 'input problems: ' + ', '.join(sorted(self.events))
+        return level, message, values
+
+    def _publish_diagnostics(self, level=None, message=None):
+        lv, msg, values = self.status()
+        now = self.get_clock().now().nanoseconds * 1e-9
+        self.pub_diag.publish(cv.diagnostic_msg(now, DIAG_NAME, 'legid_ros', level or lv,
+                                                message or msg, values))
+
+
+def main(args=None) -> int:
+    """Console script ``estimator_node``."""
+    return run_node(EstimatorNode, args)
+
+
+if __name__ == '__main__':
+    raise SystemExit(main())
