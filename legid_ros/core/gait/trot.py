@@ -168,9 +168,13 @@ class TrotScheduler:
         self.geo = geo
         params = params or TrotParams()
         centers = dict(params.x_centers)
+        found = {}  # legs with the same task profile share the search
         for leg in LEGS:
             if leg not in centers:
-                centers[leg] = best_center(geo, params, leg)[0]
+                key = tuple(task_profile(params, leg, np.array([0.0, 0.25 * params.period]))[0])
+                if key not in found:
+                    found[key] = best_center(geo, params, leg)[0]
+                centers[leg] = found[key]
         self.params = replace(params, x_centers=centers)
         self.cycloids = {leg: _cycloid(self.params, centers[leg]) for leg in LEGS}
 
