@@ -52,6 +52,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         metavar=('TORQUE', 'FSR', 'FT'),
                         help='second scenario: relative gain errors (std) of the torque '
                         'constants, sole sensors and F/T sensors; all zero: skip it')
+    parser.add_argument('--swing-tilt', type=float, default=0.0,
+                        help='tilt the swing foot by up to this angle [rad] (0: seed 000\'s '
+                        'protocol, sole parallel to the ground)')
     parser.add_argument('--cache', default=None,
                         help='directory to keep the physics runs (.npz) and reuse them')
 
@@ -61,9 +64,9 @@ def _log(msg: str) -> None:
 
 
 def simulate_runs(robot: Robot, seeds: List[int], duration_s: float, rate_hz: float,
-                  cache: str = None) -> tuple:
+                  cache: str = None, swing_tilt_rad: float = 0.0) -> tuple:
     """MuJoCo runs of seed 000's experiment; returns (recordings, wall times [s])."""
-    from legid_ros.core.sim.mujoco_biped import simulate_biped_mujoco
+    from legid_ros.core.sim.mujoco_biped import PhysicsConfig, simulate_biped_mujoco
     from legid_ros.core.synthetic import SyntheticConfig
 
     recs, walls = [], []
@@ -71,7 +74,8 @@ def simulate_runs(robot: Robot, seeds: List[int], duration_s: float, rate_hz: fl
         path = None
         if cache:
             Path(cache).mkdir(parents=True, exist_ok=True)
-            path = Path(cache) / f'mujoco_seed{seed}_{duration_s:g}s_{rate_hz:g}hz.npz'
+            tilt = f'_tilt{swing_tilt_rad:g}' if swing_tilt_rad else ''
+            path = Path(cache) / f'mujoco_seed{seed}_{duration_s:g}s_{rate_hz:g}hz{tilt}.npz'
             if path.is_file():
                 recs.append(Recording.load_npz(path))
                 walls.append(float('nan'))
@@ -79,7 +83,8 @@ def simulate_runs(robot: Robot, seeds: List[int], duration_s: float, rate_hz: fl
                 continue
         start = time.perf_counter()
         rec = simulate_biped_mujoco(SyntheticConfig(duration_s=duration_s, rate_hz=rate_hz,
-                                                    seed=seed), robot=robot)
+                                                    seed=seed),
+                                    PhysicsConfig(swing_tilt_rad=swing_tilt_rad), robot=robot)
         walls.append(time.perf_counter() - start)
         _log(f'physics run seed {seed}: {duration_s:g} s simulated in {walls[-1]:.1f} s, '
              f'fell: {rec.meta["fell"]}')
@@ -185,8 +190,9 @@ def run(args: argparse.Namespace) -> dict:
     red = ReducedParameterization(robot)
     seeds = list(range(runs))
     wall0 = time.perf_counter()
-    train, walls = simulate_runs(robot, seeds, duration, args.rate, args.cache)
-    (val,), vwall = simulate_runs(robot, [VALIDATION_SEED], duration, args.rate, args.cache)
+    train, walls = simulate_runs(robot, seeds, duration, args.rate, args.cache, args.swing_tilt)
+    (val,), vwall = simulate_runs(robot, [VALIDATION_SEED], duration, args.rate, args.cache,
+                                  args.swing_tilt)
     sim_wall = [w for w in walls + vwall if np.isfinite(w)]
     physics = [dict((k, r.meta[k]) for k in (
         'fell', 'trunk_height_drop_m', 'support_corner_force_min_n', 'support_slip_max_m',
@@ -236,12 +242,14 @@ def run(args: argparse.Namespace) -> dict:
         'checks': checks, 'passed': all(checks.values()), 'info_checks': info,
         'prepare_s_per_run': prep_s, 'step': args.step,
         'calibration': cal.as_dict() if any(args.calibration) else None,
+        'swing_tilt_rad': args.swing_tilt,
         'total_wall_s': time.perf_counter() - wall0,
         'command': 'legid bench accuracy' + (' --quick' if args.quick else '')
         + ('' if args.quick or (runs, duration) == (5, 95.0) else
            f' --runs {runs} --duration {duration:g}')
         + ('' if args.rate == 200.0 else f' --rate {args.rate:g}')
         + ('' if args.step == 4 else f' --step {args.step}')
+        + (f' --swing-tilt {args.swing_tilt:g}' if args.swing_tilt else '')
         + ('' if list(args.calibration) == [0.08, 0.03, 0.02] else
            ' --calibration ' + ' '.join(f'{v:g}' for v in args.calibration))}
     out = Path(args.out)

@@ -53,6 +53,10 @@ class PhysicsConfig:
             than the synthetic data: the planner only knows CAD (the truth moves the real ZMP
             by up to ~12 mm), and an elastic 4-point sole unloads a corner as soon as
             ``|px|/a + |py|/b > 1`` (a diamond, not the planner's box).
+        swing_tilt_rad: Amplitude of a slow random pitch and roll of the swing foot added to
+            the plan [rad] (0: seed 000's protocol, sole parallel to the ground). A flat swing
+            foot moves with the ankle, so its mass cannot be told from the shank's; tilting
+            it separates them.
     """
 
     sim: Optional[SimOptions] = None
@@ -60,6 +64,7 @@ class PhysicsConfig:
     fall_height_m: float = 0.10  # [m]
     fall_tilt_rad: float = 0.35  # [rad]
     plan_margin_m: float = 0.03  # [m]
+    swing_tilt_rad: float = 0.0  # [rad]
 
 
 @dataclass
@@ -104,6 +109,30 @@ def plan_reference(robot: Robot, config: SyntheticConfig, dt: float,
     t = np.arange(int(round(config.duration_s / dt)) + 1) * dt
     spline = traj.spline()
     return Reference(t=t, q=spline(np.minimum(t, traj.knot_times[-1])))
+
+
+def add_swing_tilt(robot: Robot, ref: Reference, amplitude_rad: float, seed: int,
+                   swing: str = 'left') -> Reference:
+    """Reference with a slow random pitch and roll of the swing foot (ankle joints).
+
+    Each ankle joint gets a sum of three sines (0.05-0.3 Hz, random phases) scaled to peak
+    ``amplitude_rad`` and faded in over the first 2 s.
+    """
+    if amplitude_rad <= 0:
+        return ref
+    rng = np.random.default_rng([seed, 777])
+    q = np.array(ref.q, float)
+    names = robot.actuated_joint_names
+    prefix = robot.feet[swing].link.split('_')[0]
+    fade = np.clip(ref.t / 2.0, 0.0, 1.0)
+    for joint in (f'{prefix}_ankle_pitch', f'{prefix}_ankle_roll'):
+        if joint not in names:
+            continue
+        f = rng.uniform(0.05, 0.3, 3)
+        ph = rng.uniform(0, 2 * np.pi, 3)
+        sig = np.sin(2 * np.pi * f[None, :] * ref.t[:, None] + ph[None, :]).sum(axis=1)
+        q[:, names.index(joint)] += amplitude_rad * fade * sig / np.abs(sig).max()
+    return Reference(t=ref.t, q=q)
 
 
 def _start_state(robot: Robot, qj0: np.ndarray, support_sole: str) -> np.ndarray:
@@ -167,6 +196,7 @@ def simulate_biped_mujoco(config: Optional[SyntheticConfig] = None,
     if reference is None:
         reference = plan_reference(robot, config, dt,
                                    max(config.zmp_margin, physics.plan_margin_m))
+        reference = add_swing_tilt(robot, reference, physics.swing_tilt_rad, config.seed)
     q_ref = np.asarray(reference.q, float)
     n_steps = int(round(config.duration_s / dt))
     if len(q_ref) < n_steps + 1:
@@ -253,6 +283,7 @@ def _assemble(robot, config, physics, opt, info, lay, rec, wr_world, wr_ft, sole
             'duration_s': float(config.duration_s), 'physics_dt_s': float(opt.timestep_s),
             'settle_s': float(physics.settle_s), 'support_foot': 'right',
             'zmp_margin_m': float(max(config.zmp_margin, physics.plan_margin_m)),
+            'swing_tilt_rad': float(physics.swing_tilt_rad),
             'noise': noise.as_dict(), 'truth': {k: [float(v[0]), np.asarray(v[1]).tolist()]
                                                 for k, v in config.truth.items()},
             'servo_kp': opt.kp if isinstance(opt.kp, float) else str(opt.kp),

@@ -125,3 +125,18 @@ def test_encoder_quantisation_applied(biped):
     steps = rec.q / cfg.noise.encoder_resolution
     assert np.allclose(steps, np.round(steps), atol=1e-6)
     assert np.std(rec.fsr['left']) > 0.5 * cfg.noise.fsr_std
+
+
+def test_swing_tilt_moves_only_swing_ankle(biped):
+    """The swing-foot tilt changes only the left ankle joints, by at most its amplitude."""
+    from legid_ros.core.sim.mujoco_biped import add_swing_tilt
+
+    t = np.arange(0, 20.0, 0.01)
+    ref = Reference(t=t, q=np.zeros((len(t), 12)))
+    out = add_swing_tilt(biped, ref, 0.15, seed=1)
+    names = biped.actuated_joint_names
+    moved = [names[j] for j in range(12) if np.ptp(out.q[:, j]) > 0]
+    assert moved == ['l_ankle_pitch', 'l_ankle_roll']
+    assert np.abs(out.q).max() == pytest.approx(0.15, rel=0.05)
+    assert np.abs(out.q[0]).max() == 0.0
+    assert add_swing_tilt(biped, ref, 0.0, seed=1) is ref
