@@ -232,8 +232,8 @@ class ParameterQP:
         if self._prob is None:
             self._prob = osqp.OSQP()
             self._prob.setup(pu, q, self.A, self.l, self.u, eps_abs=self.eps,
-                             eps_rel=self.eps, max_iter=20000, polishing=self.polish, verbose=False,
-                             adaptive_rho=True)
+                             eps_rel=self.eps, max_iter=20000, polishing=self.polish,
+                             verbose=False, adaptive_rho=True)
         else:
             self._prob.update(Px=pu.data, q=q)
         if warm is not None:

@@ -13,7 +13,13 @@ import ctypes
 
 
 def limit_blas_threads(n: int = 1) -> int:
-    """Set every loaded OpenBLAS to ``n`` threads; returns how many libraries were set."""
+    """Set numpy's and scipy's OpenBLAS to ``n`` threads; returns how many libraries were set.
+
+    Imports numpy and scipy.linalg first so that their BLAS libraries are loaded.
+    """
+    import numpy  # noqa: F401
+    import scipy.linalg  # noqa: F401
+
     done = 0
     try:
         with open('/proc/self/maps') as f:
