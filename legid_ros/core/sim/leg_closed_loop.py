@@ -41,7 +41,7 @@ except ImportError:  # pragma: no cover
 class PlantFriction:
     """True joint friction of the simulated plant, per joint (arrays of length n).
 
-    ``tau_f = [f_c + (f_s - f_c) exp(-(|v|/v_s)^a)] sign(v) + f_v v + f_q sign(v) |v|^b
+    ``tau_f = [f_c + (f_s - f_c) exp(-(|v|/v_s)^a)] tanh(v/v_eps) + f_v v + f_q sign(v) |v|^b
     + ripple sin(ripple_periods q)``: the law of C's synthetic leg generator
     (:class:`legid_ros.core.leg_ident.data.TrueFriction`, ``b`` = 1.5), outside every fitted
     family. ``f_v`` is joint ``damping``; the rest is an applied generalised force each
@@ -272,7 +272,6 @@ class LegPlant:
                           damping=dict(zip(names, self.friction.f_v)),
                           armature=dict(zip(names, self.armature)), floor=False)
         spec, self.info = build_spec(robot, cfg.pi_true, opts)
-        spec.compiler.degree = False  # joint ranges are written in radians
         if cfg.damping not in ('implicit', 'explicit'):
             raise BadInputError(f"damping must be 'implicit' or 'explicit', not {cfg.damping!r}")
         self.kd_implicit = np.zeros(n) if kd_implicit is None or cfg.damping == 'explicit' \
