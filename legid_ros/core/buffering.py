@@ -51,6 +51,8 @@ class BufferConfig:
         reorder_s: How long a row waits for earlier joint states arriving late [s].
         stale_after_s: A held stream older than this makes the row not ok [s].
         jump_back_s: A stamp this much earlier than the newest one is a clock jump [s].
+        gap_s: Joint states this far apart start a new segment (filters restart, no window
+            spans the gap) [s].
         velocity_cutoff_hz: First-order lag cutoff on joint velocities [Hz] (0 = off).
         acceleration_cutoff_hz: Cutoff on joint accelerations [Hz] (0 = off).
         zmp_cutoff_hz: Cutoff on the measured ZMP [Hz] (0 = off; seed 000's inertial filter).
@@ -67,6 +69,7 @@ class BufferConfig:
     reorder_s: float = 0.002
     stale_after_s: float = 0.05
     jump_back_s: float = 0.5
+    gap_s: float = 0.1
     velocity_cutoff_hz: float = 50.0
     acceleration_cutoff_hz: float = 20.0
     zmp_cutoff_hz: float = 20.0
@@ -244,6 +247,9 @@ class Buffer:
         if stamp < newest - self.cfg.jump_back_s:
             self._event('clock_jump_back')
             self._clock_jump(stamp)
+        elif stamp > newest + self.cfg.gap_s and math.isfinite(newest):
+            self._event('stream_gap')
+            self._clock_jump(stamp)
         elif stamp <= self._last_emitted:
             self._event('late_stamp' if stamp < self._last_emitted else 'duplicate_stamp')
             return False
@@ -268,7 +274,10 @@ class Buffer:
         """
         idx = self._map(names)
         n = len(stamps)
+        newest = self._pending_t[-1] if self._pending_t else self._last_emitted
         fast = (idx is not None and position.shape[1] == len(names)
+                and (not math.isfinite(newest) or stamps[0] <= newest + self.cfg.gap_s)
+                and np.all(np.diff(stamps) <= self.cfg.gap_s)
                 and np.isfinite(position[:, idx]).all() and np.isfinite(stamps).all()
                 and np.all(np.diff(stamps) > 0)
                 and stamps[0] > (self._pending_t[-1] if self._pending_t else self._last_emitted)

@@ -40,6 +40,7 @@ PARAMETERS = {
     'reorder_s': (0.002, 'wait for late (out-of-order) joint states [s]'),
     'stale_after_s': (0.05, 'a force/IMU sample older than this marks the row not ok [s]'),
     'jump_back_s': (0.5, 'a stamp this far behind the newest is a clock jump (new segment) [s]'),
+    'gap_s': (0.1, 'joint states this far apart start a new segment (no window spans it) [s]'),
     'velocity_cutoff_hz': (50.0, 'first-order lag cutoff on joint velocities [Hz] (0 = off)'),
     'acceleration_cutoff_hz': (20.0, 'first-order lag cutoff on joint accelerations [Hz]'),
     'zmp_cutoff_hz': (20.0, 'first-order lag cutoff on the measured ZMP [Hz] (0 = off)'),
@@ -71,7 +72,7 @@ class BufferNode(Node):
             joint_names=robot.actuated_joint_names, feet=list(robot.feet), force_mode=mode,
             fsr_count=fsr_count, length=int(p['window_length']), hop=int(p['window_hop']),
             max_delay_s=p['max_delay_s'], reorder_s=p['reorder_s'],
-            stale_after_s=p['stale_after_s'], jump_back_s=p['jump_back_s'],
+            stale_after_s=p['stale_after_s'], jump_back_s=p['jump_back_s'], gap_s=p['gap_s'],
             velocity_cutoff_hz=p['velocity_cutoff_hz'],
             acceleration_cutoff_hz=p['acceleration_cutoff_hz'], zmp_cutoff_hz=p['zmp_cutoff_hz'])
         self.kin = StreamKinematics(robot, mode, contact_force_n=p['contact_force_n'])

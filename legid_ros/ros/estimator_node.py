@@ -67,6 +67,20 @@ PARAMETERS = {
 DIAG_NAME = 'legid estimator'
 
 
+def near_uniform(t: np.ndarray, window_s: float) -> np.ndarray:
+    """Rows whose derivative window holds no sampling gap (> 1.5 median step) [bool]."""
+    ok = np.ones(len(t), bool)
+    if len(t) < 3:
+        return ok
+    dt = np.diff(t)
+    med = float(np.median(dt))
+    gaps = np.flatnonzero(dt > 1.5 * med)
+    half = int(np.ceil(0.5 * window_s / med)) if med > 0 else 0
+    for g in gaps:
+        ok[max(g - half + 1, 0):g + half + 1] = False
+    return ok
+
+
 class EstimatorNode(Node):
     """ROS adapter around :class:`OnlineEstimator`."""
 
@@ -150,7 +164,11 @@ class EstimatorNode(Node):
         _, qd, qdd = signals.savgol_derivatives(data.t, data.q, self.p['derivative_window_s'])
         step = max(int(self.p['fold_step']), 1)
         idx = idx[::step]
-        fz = np.where(data.ok, data.fz, np.nan)
+        usable = data.ok & near_uniform(data.t, self.p['derivative_window_s'])
+        if not usable[idx].all():
+            self._event('irregular_sampling', 'rows near missing joint states (drops) or stale '
+                        'sensors were not used')
+        fz = np.where(usable, data.fz, np.nan)
         n = self.est.add_window(
             data.t[idx], data.q[idx], qd[idx], qdd[idx], zmp=data.zmp_support[idx],
             fz=fz[idx], imu_quat=data.imu_quat[idx], support=data.support[idx],

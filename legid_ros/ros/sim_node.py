@@ -35,7 +35,9 @@ PARAMETERS = {
     'seed': (0, 'seed of the random excitation and noise'),
     'noise': ('default', "sensor noise: 'default' or 'none'"),
     'real_time_factor': (1.0, 'playback speed: simulated seconds per wall second'),
-    'loop': (True, 'repeat the run (stamps keep increasing)'),
+    'loop': (True, 'repeat the run (stamps keep increasing, with a gap of loop_gap_s)'),
+    'loop_gap_s': (1.0, 'silence between two laps, so the buffer starts a new segment at the '
+                        'jump back to the start posture [s]'),
     'publish_forces': ('', "'wrench', 'fsr', 'both' or '' (the description's force_sensing)"),
     'publish_period_s': (0.005, 'wall period of the publishing timer [s]'),
     'start_delay_s': (0.5, 'wait before the first sample, to let subscribers connect [s]'),
@@ -104,7 +106,8 @@ class SimNode(Node):
         self.rtf = float(p['real_time_factor'])
         if self.rtf <= 0:
             raise BadInputError('real_time_factor must be > 0')
-        self.span = float(recording.t[-1] - recording.t[0]) + 1.0 / max(recording.rate, 1.0)
+        self.span = (float(recording.t[-1] - recording.t[0]) + 1.0 / max(recording.rate, 1.0)
+                     + float(p['loop_gap_s']))
         self.t0_wall = time.time() + float(p['start_delay_s'])
         self._mono0 = time.monotonic() + float(p['start_delay_s'])
         self.index = 0

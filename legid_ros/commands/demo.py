@@ -1,0 +1,233 @@
+"""``legid demo``: the whole pipeline on the simulated biped, as separate processes.
+
+sim_node -> buffer_node -> estimator_node -> controller_node, plus ik_node, each its own
+process started from ``.venv/bin`` with ``--ros-args --params-file config/legid.yaml``, on
+localhost and a private ROS domain. A listener node in this process records the published
+parameters, ZMPs and diagnostics; after ``--duration`` seconds of streaming the estimator is
+asked to save (URDF + YAML), every node is stopped with SIGINT, and a report (identified vs
+truth, ZMP deviation, solve times, messages handled) is printed and written with PNG figures.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+NODES = ['sim_node', 'buffer_node', 'estimator_node', 'controller_node', 'ik_node']
+
+
+def add_arguments(parser) -> None:
+    """Arguments of ``legid demo``."""
+    parser.add_argument('--duration', type=float, default=60.0,
+                        help='streaming time [s] (default 60)')
+    parser.add_argument('--out', default='demo_out', help='directory of the report and PNGs')
+    parser.add_argument('--engine', default='synthetic', choices=['synthetic', 'mujoco'],
+                        help='simulator of the sim node')
+    parser.add_argument('--method', default='zmp_qp', help='online identification method')
+    parser.add_argument('--real-time-factor', type=float, default=1.0,
+                        help='playback speed of the simulated run')
+    parser.add_argument('--forces', default='wrench', choices=['wrench', 'fsr'],
+                        help='foot force topics: 2 ankle wrenches (default; 4 topics at 1 kHz '
+                             'in all) or 8 sole sensors (10 topics at 1 kHz)')
+    parser.add_argument('--domain', type=int, default=None,
+                        help='ROS_DOMAIN_ID (default: a private one derived from the pid)')
+    parser.add_argument('--config', default=None, help='parameter file (default legid.yaml)')
+
+
+def _available(exe: str) -> bool:
+    return importlib.util.find_spec(f'legid_ros.ros.{exe}') is not None
+
+
+def _start(exe, config, extra, env, log):
+    cmd = [str(Path(sys.executable).parent / exe), '--ros-args', '--params-file', str(config)]
+    for k, v in extra.items():
+        cmd += ['-p', f'{k}:={v}']
+    return subprocess.Popen(cmd, env=env, stdout=open(log, 'w'), stderr=subprocess.STDOUT,
+                            start_new_session=True)
+
+
+def run(args) -> int:
+    """Run the demo; returns 0 when the pipeline produced parameters."""
+    from legid_ros.core import paths
+    from legid_ros.core.errors import BadInputError
+
+    if args.duration <= 0:
+        raise BadInputError('--duration must be positive')
+    out = Path(args.out).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    config = Path(args.config) if args.config else paths.config_path('legid.yaml')
+    domain = args.domain if args.domain is not None else 1 + os.getpid() % 100
+    env = dict(os.environ, ROS_DOMAIN_ID=str(domain), ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST',
+               ROS_LOCALHOST_ONLY='1', MPLBACKEND='Agg')
+    os.environ.update({k: env[k] for k in ('ROS_DOMAIN_ID', 'ROS_AUTOMATIC_DISCOVERY_RANGE',
+                                           'ROS_LOCALHOST_ONLY')})
+    state = out / 'estimator_state.npz'
+    if state.exists():
+        state.unlink()
+    extra = {
+        'sim_node': {'engine': args.engine, 'real_time_factor': args.real_time_factor,
+                     'duration_s': max(20.0, min(args.duration, 60.0)), 'start_delay_s': 2.0,
+                     'publish_forces': args.forces},
+        'buffer_node': {'force_sensing': args.forces},
+        'estimator_node': {'method': args.method, 'state_file': str(state),
+                           'output_dir': str(out / 'identified')},
+    }
+    print(f'legid demo: ROS domain {domain}, localhost only; logs and report in {out}')
+    procs, missing = {}, []
+    for exe in NODES:
+        if not _available(exe):
+            missing.append(exe)
+            print(f'legid demo: {exe} is not in this build yet; running without it')
+            continue
+        procs[exe] = _start(exe, config, extra.get(exe, {}), env, out / f'{exe}.log')
+    try:
+        report = _listen(args, procs, out)
+    finally:
+        _stop(procs)
+    report['missing_nodes'] = missing
+    report['exit_codes'] = {k: p.returncode for k, p in procs.items()}
+    report['estimator_state_saved'] = state.is_file()
+    _print_and_write(report, out)
+    return 0 if report.get('parameters_published') else 1
+
+
+def _listen(args, procs, out: Path) -> dict:
+    import rclpy
+
+    from legid_ros.ros.demo_listener import DemoListener
+    from legid_ros.ros.executor import make_executor
+
+    ctx = rclpy.Context()
+    rclpy.init(context=ctx)
+    node = DemoListener(context=ctx)
+    ex = make_executor(context=ctx)
+    ex.add_node(node)
+    try:
+        deadline = time.monotonic() + 180.0
+        print('legid demo: waiting for the simulator to compute its run ...', flush=True)
+        while not node.zmp_measured and time.monotonic() < deadline:
+            ex.spin_once(timeout_sec=0.1)
+            dead = [k for k, p in procs.items() if p.poll() is not None]
+            if dead:
+                raise RuntimeError(f'{dead} exited early; see {out}/<node>.log')
+        if not node.zmp_measured:
+            raise RuntimeError(f'no measured ZMP after 180 s; see the logs in {out}')
+        start = time.monotonic()
+        next_print = start
+        while time.monotonic() - start < args.duration:
+            ex.spin_once(timeout_sec=0.1)
+            if time.monotonic() >= next_print:
+                next_print += 10.0
+                _progress(node, time.monotonic() - start, args.duration)
+        saved = ''
+        if node.save_client.wait_for_service(timeout_sec=5.0):
+            from std_srvs.srv import Trigger
+            future = node.save_client.call_async(Trigger.Request())
+            end = time.monotonic() + 20.0
+            while not future.done() and time.monotonic() < end:
+                ex.spin_once(timeout_sec=0.1)
+            if future.done() and future.result() is not None:
+                saved = future.result().message
+        return _report(node, args, out, saved)
+    finally:
+        ex.shutdown(timeout_sec=1.0)
+        node.destroy_node()
+        rclpy.shutdown(context=ctx)
+
+
+def _progress(node, elapsed, total):
+    est = node.diagnostics.get('legid estimator', (0, '', {}))[2]
+    print(f'legid demo: {elapsed:5.1f}/{total:.0f} s  windows {node.counts["windows"]}  '
+          f'samples folded {est.get("samples_folded", 0)}  '
+          f'parameter sets {node.counts["parameters"]}', flush=True)
+
+
+def _report(node, args, out, saved) -> dict:
+    from legid_ros.core.inertial import get_parameters
+    from legid_ros.core.pipeline_report import group_masses, mass_table, write_figures
+    from legid_ros.core.robot import load_robot
+
+    robot = load_robot('biped')
+    cad = get_parameters(robot.model)
+    truth = node.truth[0] if node.truth is not None else None
+    ident = node.params[-1][1] if node.params else None
+    zt, dev = node.zmp_deviation()
+    n = len(dev)
+    early = float(np.mean(dev[:max(n // 5, 1)])) if n else float('nan')
+    late = float(np.mean(dev[-max(n // 5, 1):])) if n else float('nan')
+    figures = write_figures(out, robot, node.params, cad, truth, zt, dev, node.solve_ms)
+    diag = {k: v[2] for k, v in node.diagnostics.items()}
+    return {
+        'duration_s': args.duration, 'engine': args.engine, 'method': args.method,
+        'parameters_published': len(node.params),
+        'mass_table': mass_table(robot, cad, truth, ident),
+        'masses_identified': group_masses(ident, robot) if ident is not None else None,
+        'masses_truth': group_masses(truth, robot) if truth is not None else None,
+        'masses_cad': group_masses(cad, robot),
+        'zmp_deviation_mm': {'mean': 1000 * float(np.mean(dev)) if n else None,
+                             'first_fifth_mean': 1000 * early, 'last_fifth_mean': 1000 * late,
+                             'samples': n},
+        'solve_time_ms': {'mean': float(np.mean(node.solve_ms)) if node.solve_ms else None,
+                          'max': float(np.max(node.solve_ms)) if node.solve_ms else None,
+                          'updates': len(node.solve_ms)},
+        'messages': {'listener': dict(node.counts), 'buffer': diag.get('legid buffer', {}),
+                     'estimator': diag.get('legid estimator', {}),
+                     'sim': diag.get('legid sim', {})},
+        'saved': saved, 'figures': [str(p) for p in figures],
+    }
+
+
+def _stop(procs):
+    for p in procs.values():
+        if p.poll() is None:
+            p.send_signal(signal.SIGINT)
+    end = time.monotonic() + 15.0
+    for p in procs.values():
+        try:
+            p.wait(timeout=max(end - time.monotonic(), 0.1))
+        except subprocess.TimeoutExpired:
+            p.terminate()
+            try:
+                p.wait(timeout=3.0)
+            except subprocess.TimeoutExpired:
+                p.kill()
+
+
+def _print_and_write(report: dict, out: Path) -> None:
+    lines = ['', '=== legid demo report ===',
+             f"{report['duration_s']:.0f} s of {report['engine']} biped data, "
+             f"method {report['method']}, {report['parameters_published']} parameter sets "
+             'published', '']
+    lines += report['mass_table'] + ['']
+    z = report['zmp_deviation_mm']
+    if z['samples']:
+        lines.append(f"ZMP deviation |measured - predicted|: mean {z['mean']:.2f} mm "
+                     f"(first fifth {z['first_fifth_mean']:.2f} mm, last fifth "
+                     f"{z['last_fifth_mean']:.2f} mm, {z['samples']} samples)")
+    s = report['solve_time_ms']
+    if s['updates']:
+        lines.append(f"estimator solve time: mean {s['mean']:.2f} ms, max {s['max']:.2f} ms "
+                     f"over {s['updates']} updates")
+    m = report['messages']
+    b, e = m['buffer'], m['estimator']
+    lines.append(f"messages: buffer received {b.get('received.joint_states', '?')} joint "
+                 f"states, {b.get('received.imu', '?')} IMU, {b.get('received.force', '?')} "
+                 f"force; {b.get('rows_emitted', '?')} rows in {b.get('windows_published', '?')}"
+                 f" windows; estimator folded {e.get('samples_folded', '?')} samples in "
+                 f"{e.get('updates', '?')} updates; listener saw {m['listener']}")
+    if report['missing_nodes']:
+        lines.append(f"not run (not in this build): {', '.join(report['missing_nodes'])}")
+    lines.append(f"saved: {report['saved'] or 'nothing'}")
+    lines.append('figures: ' + ', '.join(report['figures']))
+    text = '\n'.join(lines)
+    print(text)
+    (out / 'demo_report.txt').write_text(text + '\n')
+    (out / 'demo_report.json').write_text(json.dumps(report, indent=2, default=float))
