@@ -48,9 +48,9 @@ def add_arguments(parser) -> None:
     parser.add_argument('--jitter-s', type=float, default=10.0,
                         help='how long to run the controller node for the jitter figure [s]')
     parser.add_argument('--no-node', action='store_true', help='skip the node jitter run')
-    parser.add_argument('--rt-priority', type=int, default=0,
-                        help='run the node jitter test under SCHED_FIFO at this priority '
-                             '(needs the right to; 0: normal scheduling)')
+    parser.add_argument('--rt-priority', type=int, default=50,
+                        help='also run the node jitter test under SCHED_FIFO at this priority '
+                             '(if permitted; 0: normal scheduling only)')
     parser.add_argument('--gain-scale', type=float, default=1.0,
                         help='multiplies seed 001 gains in the validation runs (1: seed 001)')
     parser.add_argument('--biped', type=float, default=10.0,
@@ -284,10 +284,18 @@ def run(args) -> dict:
         _log(f'biped swing leg, {args.biped:.0f} s per case')
         out['biped_swing'] = biped_swing(args.biped, args.seed)
     if not args.no_node:
-        _log(f'controller node at 1 kHz for {args.jitter_s:.0f} s')
-        out['node'] = node_jitter(args.jitter_s, args.rt_priority)
-        out['loop_jitter_ms_p50'] = out['node']['loop_jitter_ms_p50']
-        out['loop_jitter_ms_p99'] = out['node']['loop_jitter_ms_p99']
+        _log(f'controller node at 1 kHz for {args.jitter_s:.0f} s, normal scheduling')
+        runs = [node_jitter(args.jitter_s, 0)]
+        if args.rt_priority > 0:
+            _log(f'controller node at 1 kHz for {args.jitter_s:.0f} s, SCHED_FIFO')
+            runs.append(node_jitter(args.jitter_s, args.rt_priority))
+        out['node_runs'] = runs
+        # the figure: as deployed (SCHED_FIFO when permitted, like ros2_control's controller
+        # manager), the normal-scheduling figure next to it
+        best = runs[-1] if runs[-1]['sched_fifo_priority'] else runs[0]
+        out['loop_jitter_ms_p50'] = best['loop_jitter_ms_p50']
+        out['loop_jitter_ms_p99'] = best['loop_jitter_ms_p99']
+        out['loop_jitter_ms_p99_normal_sched'] = runs[0]['loop_jitter_ms_p99']
     checks = {
         'two_step_max_err': bool(np.all(mx['two_step'] <= TARGETS['max_err_rad'])),
         'reduction_vs_pd': bool(np.all(1 - mx['two_step'] / mx['pd']
@@ -305,7 +313,7 @@ def run(args) -> dict:
         f' --{k.replace("_", "-")} {getattr(args, k)}' for k, d in (
             ('duration', 60.0), ('excitation', 60.0), ('sweep_reps', 2), ('gain_scale', 1.0),
             ('friction_scale', 1.0), ('coulomb', 'applied'), ('biped', 10.0),
-            ('rt_priority', 0))
+            ('rt_priority', 50))
         if getattr(args, k) != d)
     _write_markdown(out, Path(getattr(args, 'out', 'bench')) / 'feedforward.md')
     return out
@@ -331,8 +339,7 @@ def _write_markdown(out: dict, path: Path) -> None:
         f'{n} {100 * v:.1f} %' for n, v in out['reduction_vs_cv'].items()), '',
         f'tau_ff compute time per cycle: median {out["tau_ff_us_median"]:.1f} us, '
         f'p99 {out["tau_ff_us_p99"]:.1f} us.']
-    if 'node' in out:
-        nd = out['node']
+    for nd in out.get('node_runs', []):
         sched = (f'SCHED_FIFO {nd["sched_fifo_priority"]}' if nd['sched_fifo_priority']
                  else 'normal scheduling')
         lines.append(f'Controller node 1 kHz wall timer ({nd["executor"]}, {sched}): '

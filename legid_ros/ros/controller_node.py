@@ -17,6 +17,7 @@ arrives, and never crashes.
 from __future__ import annotations
 
 import array
+import os
 import time
 from typing import Dict, List, Optional
 
@@ -95,6 +96,10 @@ class ControllerNode(Node):
         diag_period = float(self.declare_parameter(
             'diagnostics_period_s', 1.0, _desc('Period of the /diagnostics status [s]',
                                                _D.PARAMETER_DOUBLE)).value)
+        rt_priority = int(self.declare_parameter(
+            'rt_priority', 0, _desc('SCHED_FIFO priority of the process (1-99, needs the '
+                                    'right to); 0: normal scheduling [-]',
+                                    _D.PARAMETER_INTEGER)).value)
         jitter_window = int(self.declare_parameter(
             'jitter_window', 20000, _desc('Timer periods kept for the jitter statistics [-]',
                                           _D.PARAMETER_INTEGER)).value)
@@ -141,6 +146,11 @@ class ControllerNode(Node):
                                  QoSProfile(depth=10))
         self.create_subscription(Float64MultiArray, 'legid/parameters', self._on_parameters,
                                  QoSProfile(depth=10))
+        if rt_priority > 0:
+            try:
+                os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(rt_priority))
+            except (AttributeError, PermissionError, OSError) as exc:
+                self.get_logger().warning(f'cannot use SCHED_FIFO {rt_priority}: {exc}')
         self.steady = Clock(clock_type=ClockType.STEADY_TIME)
         self.timer = self.create_timer(self.period, self._tick, clock=self.steady)
         self.create_timer(diag_period, self._on_diag_timer, clock=self.steady)

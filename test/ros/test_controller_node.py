@@ -152,3 +152,28 @@ def test_mismatched_parameter_names_are_rejected(harness):
     assert harness.ctl.counts['parameter_updates'] == 0
     leg = load_robot('leg3', floating_base=False)
     np.testing.assert_allclose(harness.ctl.ff.parameters, get_parameters(leg.model))
+
+
+def test_whole_trajectory_is_held_at_its_last_point(harness):
+    """After a whole trajectory ends, the command holds its last position at rest."""
+    leg = load_robot('leg3', floating_base=False)
+    names = leg.actuated_joint_names
+    harness.send_state()
+    last = {'hip_abad': 0.1, 'hip_flex': 0.5, 'knee': 1.3}
+    pts = [JointTrajectoryPoint(positions=[Q[j] for j in names], time_from_start=Duration()),
+           JointTrajectoryPoint(positions=[last[j] for j in names],
+                                time_from_start=Duration(nanosec=50_000_000))]
+    harness.pub_ref.publish(JointTrajectory(joint_names=names, points=pts))
+    assert harness.spin_until(lambda: len(harness.cmd) > 0)
+    harness.spin_for(0.2)
+    harness.send_state()
+    harness.spin_for(0.1)
+    cmd = harness.cmd[-1]
+    np.testing.assert_allclose(cmd.position, [last[j] for j in OUT_ORDER])
+    np.testing.assert_allclose(cmd.velocity, 0.0)
+    ctl = PdFeedforwardController.for_robot(
+        leg, FeedforwardModel(leg, rotor_inertia=reflected_rotor_inertia(leg)))
+    out = ctl.step([Q[j] for j in names], [QD[j] for j in names], [last[j] for j in names],
+                   np.zeros(3), np.zeros(3))
+    order = [names.index(j) for j in OUT_ORDER]
+    np.testing.assert_allclose(cmd.effort, out.tau[order], rtol=1e-9, atol=1e-9)
