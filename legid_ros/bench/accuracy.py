@@ -105,12 +105,12 @@ class Validator:
         s = self.samples
         self.wrench = compute_regressors(robot, s.q, s.v, s.a).wrench
 
-    def deviation_mm(self, pi: np.ndarray) -> np.ndarray:
-        """Euclidean distance model - measured ZMP per sample [mm]."""
+    def deviation(self, pi: np.ndarray):
+        """Model vs measured ZMP (:class:`legid_ros.core.metrics.ZmpDeviation`, [mm])."""
+        from legid_ros.core.metrics import zmp_deviation
         from legid_ros.core.zmp import model_zmp
 
-        zmp, _ = model_zmp(self.wrench, pi)
-        return 1e3 * np.linalg.norm(zmp - self.samples.zmp, axis=1)
+        return zmp_deviation(model_zmp(self.wrench, pi)[0], self.samples.zmp)
 
 
 def reduced_errors(red: ReducedParameterization, pi: np.ndarray, pi_true: np.ndarray) -> dict:
@@ -152,7 +152,8 @@ def evaluate(robot: Robot, red: ReducedParameterization, train: List[Recording],
     """One scenario: prepare, identify every run with each method, validate.
 
     Returns:
-        (table {method + suffix: row}, preparation time per run [s]).
+        (table {method + suffix: row}, preparation time per run [s], deviation of the true
+        parameters on the validation run (the model's floor) [mm] as (mean, p95)).
     """
     from legid_ros.core.ident.prepare import PrepareOptions, prepare
 
@@ -160,17 +161,18 @@ def evaluate(robot: Robot, red: ReducedParameterization, train: List[Recording],
     samples = [prepare(rec, robot, PrepareOptions(step=step)) for rec in train]
     validator = Validator(robot, val, step)
     prep_s = (time.perf_counter() - start) / (len(train) + 1)
+    floor = validator.deviation(val.pi_true)
     table = {}
     for method in methods:
         _log(f'identifying with {method}{suffix} ...')
         pis, times, notes = identify_runs(robot, train, samples, method)
         pi_mean = np.mean(pis, axis=0)
-        dev = validator.deviation_mm(pi_mean)
+        dev = validator.deviation(pi_mean)
         phis = np.array([red.from_standard(p) for p in pis])
         err = reduced_errors(red, pi_mean, val.pi_true)
         table[method + suffix] = {
-            'zmp_dev_mm': float(np.mean(dev)), 'zmp_dev_p95_mm': float(np.percentile(dev, 95)),
-            'zmp_dev_per_run_mm': [float(np.mean(validator.deviation_mm(p))) for p in pis],
+            'zmp_dev_mm': dev.mean_mm, 'zmp_dev_p95_mm': dev.p95_mm,
+            'zmp_dev_per_run_mm': [validator.deviation(p).mean_mm for p in pis],
             'phi_mean': phis.mean(axis=0).tolist(), 'phi_std': phis.std(axis=0).tolist(), **err,
             'mass_err_pct_max': float(max(abs(v) for k, v in err['mass_err_pct'].items()
                                           if k != 'shank+foot')),
@@ -180,7 +182,7 @@ def evaluate(robot: Robot, red: ReducedParameterization, train: List[Recording],
             'time_s': float(np.mean(times)),
             'notes': [f'physically inconsistent in {len(notes)}/{len(pis)} runs (links: '
                       f'{", ".join(sorted(set(sum(notes, []))))})'] if notes else []}
-    return table, prep_s
+    return table, prep_s, (floor.mean_mm, floor.p95_mm)
 
 
 def run(args: argparse.Namespace) -> dict:
@@ -199,12 +201,14 @@ def run(args: argparse.Namespace) -> dict:
         'support_yaw_slip_max_rad', 'swing_force_max_n')) for r in train + [val]]
     fell = any(p['fell'] for p in physics)
     pi_true = val.pi_true
-    table, prep_s = evaluate(robot, red, train, val, args.methods, args.step)
+    table, prep_s, floor = evaluate(robot, red, train, val, args.methods, args.step)
+    floors = {'exact': floor}
     cal = CalibrationErrors(*args.calibration)
     if any(args.calibration):
         cal_methods = [m for m in args.methods if m in CAL_METHODS]
-        more, _ = evaluate(robot, red, [miscalibrated(r, cal) for r in train],
-                           miscalibrated(val, cal), cal_methods, args.step, CAL_SUFFIX)
+        more, _, floors['calibration'] = evaluate(
+            robot, red, [miscalibrated(r, cal) for r in train], miscalibrated(val, cal),
+            cal_methods, args.step, CAL_SUFFIX)
         table.update(more)
     zmp_dev = {m: table[m]['zmp_dev_mm'] for m in table}
     mass_max = {m: table[m]['mass_err_pct_max'] for m in table}
@@ -243,6 +247,7 @@ def run(args: argparse.Namespace) -> dict:
         'prepare_s_per_run': prep_s, 'step': args.step,
         'calibration': cal.as_dict() if any(args.calibration) else None,
         'swing_tilt_rad': args.swing_tilt,
+        'zmp_dev_truth_mm': {k: {'mean': v[0], 'p95': v[1]} for k, v in floors.items()},
         'total_wall_s': time.perf_counter() - wall0,
         'command': 'legid bench accuracy' + (' --quick' if args.quick else '')
         + ('' if args.quick or (runs, duration) == (5, 95.0) else

@@ -47,6 +47,10 @@ def markdown(r: dict) -> str:
                   f'sole sensor gains {100 * cal["fsr_gain_std"]:g} %, F/T gains '
                   f'{100 * cal["ft_gain_std"]:g} % (relative std). The other rows use the exact '
                   'servo and contact forces (plus noise).', '']
+    if r.get('zmp_dev_truth_mm'):
+        lines += ['Model floor (the MuJoCo truth parameters on the validation run): ' + ', '.join(
+            f'{k} sensors {v["mean"]:.2f} mm (p95 {v["p95"]:.2f} mm)'
+            for k, v in r['zmp_dev_truth_mm'].items()) + '.', '']
     lines += ['| method | ZMP dev mean [mm] | p95 [mm] | mass err max [%] | '
               + ' | '.join(f'm {n[2:]} [%]' for n in names[half:])
               + ' | shank+foot [%] | COM err max [mm] | time/run [s] |',
