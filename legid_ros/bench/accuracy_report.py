@@ -49,7 +49,8 @@ def markdown(r: dict) -> str:
                   'servo and contact forces (plus noise).', '']
     if r.get('zmp_dev_truth_mm'):
         lines += ['Model floor (the MuJoCo truth parameters on the validation run): ' + ', '.join(
-            f'{k} sensors {v["mean"]:.2f} mm (p95 {v["p95"]:.2f} mm)'
+            f'{ {"calibration": "miscalibrated"}.get(k, k)} sensors {v["mean"]:.2f} mm '
+            f'(p95 {v["p95"]:.2f} mm)'
             for k, v in r['zmp_dev_truth_mm'].items()) + '.', '']
     lines += ['| method | ZMP dev mean [mm] | p95 [mm] | mass err max [%] | '
               + ' | '.join(f'm {n[2:]} [%]' for n in names[half:])
