@@ -5,8 +5,8 @@ joint states, IMU and the two foot wrenches at 1 kHz in real time (4000 messages
 ``--duration`` seconds into ``buffer_node``; this process listens to ``joint_states`` and
 ``legid/window``. Figures: joint-state samples missing from every window (drops), the
 buffer's CPU time over the run (% of one core, from /proc), and the sample-to-window latency
-(window receipt time minus the stamp of the newest row, i.e. sensor stamp to window in this
-process; the hop adds up to hop/rate on top for the oldest rows).
+(receipt of a window minus the receipt, in this process, of the joint state of its newest row;
+the oldest rows of a window waited up to one hop longer).
 
 Part 2 (in-process): the estimator's update time (fold a window + solve) after 10 s and after
 600 s of history; the online form keeps sufficient statistics, so the ratio should be ~1.
@@ -76,15 +76,20 @@ def buffer_throughput(duration_s: float, domain: int) -> dict:
     rclpy.init(context=ctx)
     node = Node('legid_bench_listener', context=ctx)
     js_stamps, win_stamps, latency = [], set(), []
+    received = {}
 
     def on_js(msg):
-        js_stamps.append(cv.stamp_to_sec(msg.header.stamp))
+        t = cv.stamp_to_sec(msg.header.stamp)
+        js_stamps.append(t)
+        received[t] = time.monotonic()
 
     def on_window(msg):
-        now = time.time()
+        now = time.monotonic()
         win, schema = cv.window_from_msg(msg)
         win_stamps.update(win[:, 0].tolist())
-        latency.append(now - win[-1, 0])
+        got = received.get(win[-1, 0])
+        if got is not None:
+            latency.append(now - got)
     node.create_subscription(JointState, 'joint_states', on_js, sensor_qos(2000))
     node.create_subscription(Float64MultiArray, 'legid/window', on_window, 100)
     ex = make_executor(context=ctx)

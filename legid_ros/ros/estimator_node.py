@@ -51,7 +51,10 @@ PARAMETERS = {
     'update_period_s': (1.0, 'period of the QP solve [s]'),
     'fold_margin_rows': (50, 'rows at the end of a window left for the next window (the '
                              'Savitzky-Golay derivatives are poorest at the edge) [rows]'),
-    'derivative_window_s': (0.05, 'Savitzky-Golay window for joint velocity/acceleration [s]'),
+    'derivative_window_s': (0.05, 'Savitzky-Golay window (zero phase inside the window) for '
+                                  'joint positions, velocities, accelerations and the ZMP [s]'),
+    'smooth_zmp': (True, 'smooth the measured ZMP with the same Savitzky-Golay window as the '
+                         'joint positions (same bandwidth on both sides of the ZMP rows)'),
     'inertia_about_com': ('cad', "'cad': publish the identified masses and COMs with the CAD "
                                  "inertia about each COM (seed 000); 'identified': the full "
                                  "solution"),
@@ -161,7 +164,10 @@ class EstimatorNode(Node):
         if idx.size == 0:
             return
         self.last_t = float(data.t[idx[-1]])
-        _, qd, qdd = signals.savgol_derivatives(data.t, data.q, self.p['derivative_window_s'])
+        win_s = self.p['derivative_window_s']
+        q_s, qd, qdd = signals.savgol_derivatives(data.t, data.q, win_s)
+        zmp_s = signals.savgol_derivatives(data.t, data.zmp_support, win_s)[0] \
+            if self.p['smooth_zmp'] else data.zmp_support
         step = max(int(self.p['fold_step']), 1)
         idx = idx[::step]
         usable = data.ok & near_uniform(data.t, self.p['derivative_window_s'])
@@ -170,7 +176,7 @@ class EstimatorNode(Node):
                         'sensors were not used')
         fz = np.where(usable, data.fz, np.nan)
         n = self.est.add_window(
-            data.t[idx], data.q[idx], qd[idx], qdd[idx], zmp=data.zmp_support[idx],
+            data.t[idx], q_s[idx], qd[idx], qdd[idx], zmp=zmp_s[idx],
             fz=fz[idx], imu_quat=data.imu_quat[idx], support=data.support[idx],
             tau=data.tau[idx] if self.est.method != 'zmp' else None,
             foot_wrench={f: w[idx] for f, w in data.foot_wrench.items()} or None)

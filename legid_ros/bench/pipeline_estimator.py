@@ -1,0 +1,96 @@
+"""Estimator part of ``legid bench pipeline``: update time against the length of the history.
+
+The estimator node's path without ROS: a synthetic run goes through the buffer
+(:class:`legid_ros.core.buffering.Buffer`) into windows, the windows into
+:class:`legid_ros.core.ident.online.OnlineEstimator`. The 20 s run is replayed lap after lap
+(stamps shifted) to build up the history: the first 10 s at full rate, the rest at
+``fill_step`` (every 10th row by default, to keep the benchmark short: the statistics stay the
+same size whatever was folded). At 10 s and at ``max_history_s`` the cost of one estimator cycle (fold one full
+window + solve) is measured ``repeats`` times.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Dict, List
+
+import numpy as np
+
+from legid_ros.core import signals
+from legid_ros.core.buffering import Buffer, BufferConfig
+from legid_ros.core.buffering_kin import StreamKinematics
+from legid_ros.core.buffering_window import WindowData, unpack_window
+from legid_ros.core.ident.online import OnlineEstimator
+from legid_ros.core.robot import load_robot
+from legid_ros.core.synthetic import SyntheticConfig, simulate_biped
+
+
+def _windows(duration_s: float, seed: int) -> List[WindowData]:
+    rec = simulate_biped(SyntheticConfig(duration_s=duration_s, seed=seed))
+    robot = load_robot('biped')
+    cfg = BufferConfig(joint_names=robot.actuated_joint_names, feet=list(robot.feet),
+                       force_mode='wrench')
+    buf = Buffer(cfg, StreamKinematics(robot, 'wrench'))
+    wins = []
+    for k in range(0, rec.n, 100):
+        sl = slice(k, min(k + 100, rec.n))
+        buf.add_imus(rec.t[sl], rec.imu_quat[sl], rec.imu_gyro[sl], rec.imu_acc[sl])
+        for foot in cfg.feet:
+            buf.add_wrenches(foot, rec.t[sl], rec.foot_wrench[foot][sl])
+        buf.add_joint_states(rec.t[sl], rec.joint_names, rec.q[sl], rec.qd[sl], rec.tau[sl])
+        wins += buf.flush()
+    return [unpack_window(w, buf.schema) for w in wins]
+
+
+def _fold(est: OnlineEstimator, w: WindowData, offset: float, step: int) -> int:
+    idx = np.arange(50, 150)[::step] if w.n >= 150 else np.arange(w.n)[::step]
+    _, qd, qdd = signals.savgol_derivatives(w.t, w.q, 0.05)
+    return est.add_window(w.t[idx] + offset, w.q[idx], qd[idx], qdd[idx],
+                          zmp=w.zmp_support[idx], fz=np.where(w.ok, w.fz, np.nan)[idx],
+                          imu_quat=w.imu_quat[idx], support=w.support[idx])
+
+
+def update_times(max_history_s: float = 600.0, fill_step: int = 10, repeats: int = 10,
+                 run_s: float = 20.0) -> Dict[str, object]:
+    """Median estimator cycle time [ms] at 10 s and at ``max_history_s`` of history."""
+    robot = load_robot('biped')
+    wins = _windows(run_s, seed=1)
+    span = wins[-1].t[-1] - wins[0].t[0] + 1.0
+    est = OnlineEstimator(robot, method='zmp', min_samples=100)
+    history = 0.0
+    lap = 0
+    results = {}
+    checkpoints = [10.0, max_history_s]
+    k = 0
+    while checkpoints:
+        if history >= checkpoints[0]:
+            cycle, solve = [], []
+            for r in range(repeats):
+                w = wins[(k + r) % len(wins)]
+                t0 = time.perf_counter()
+                _fold(est, w, lap * span, 1)
+                t1 = time.perf_counter()
+                res = est.update()
+                t2 = time.perf_counter()
+                cycle.append(t2 - t0)
+                solve.append(t2 - t1)
+            results[checkpoints.pop(0)] = {
+                'cycle_ms': 1000 * float(np.median(cycle)),
+                'fold_ms': 1000 * float(np.median(np.array(cycle) - np.array(solve))),
+                'solve_ms': 1000 * float(np.median(solve)),
+                'samples_in_statistics': float(est.normal.n),
+                'residual_rms_mm': 1000 * float(res.residual_rms)}
+            continue
+        w = wins[k % len(wins)]
+        _fold(est, w, lap * span, 1 if history < 10.0 else fill_step)
+        history += 0.1  # one hop of 100 rows at 1 kHz
+        k += 1
+        if k % len(wins) == 0:
+            lap += 1
+    short, long_ = results[10.0], results[max_history_s]
+    return {'history_s': [10.0, max_history_s], 'at_10s': short,
+            f'at_{max_history_s:.0f}s': long_,
+            'ratio': long_['cycle_ms'] / short['cycle_ms'],
+            'solve_ratio': long_['solve_ms'] / short['solve_ms'],
+            'fold_ratio': long_['fold_ms'] / short['fold_ms'],
+            'fill_step': fill_step}
