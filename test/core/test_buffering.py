@@ -203,3 +203,29 @@ def test_config_rejects_bad_hop():
     """hop larger than length (rows would be skipped) is refused."""
     with pytest.raises(ValueError):
         _cfg(hop=30)
+
+
+def test_unpack_window_round_trip():
+    """unpack_window returns the columns the buffer wrote, by name."""
+    from legid_ros.core.buffering_window import unpack_window, window_to_recording
+
+    buf = Buffer(_cfg(force_mode='wrench'))
+    wins = _feed(buf, np.arange(40) * 1e-3, wrench=[1, 2, 100, 3, 4, 5])
+    data = unpack_window(wins[0], buf.schema)
+    np.testing.assert_allclose(data.q[:, 1], 2 * data.t)
+    np.testing.assert_allclose(data.foot_wrench['left'][5], [1, 2, 100, 3, 4, 5])
+    assert data.joint_names == JOINTS and data.feet == ['left', 'right']
+    rec = window_to_recording(data)
+    assert rec.n == data.n and list(rec.foot_wrench) == ['left', 'right']
+
+
+def test_stream_gap_starts_new_segment():
+    """Joint states more than gap_s apart do not share a window and restart the filters."""
+    buf = Buffer(_cfg(gap_s=0.05))
+    wins = _feed(buf, np.arange(30) * 1e-3)
+    wins += _feed(buf, 1.0 + np.arange(30) * 1e-3)
+    wins += buf.flush(force=True, final=True)
+    assert buf.events['stream_gap'] == 1
+    for w in wins:
+        assert np.ptp(w[:, 0]) < 0.05
+    assert buf.rows_emitted == 60
