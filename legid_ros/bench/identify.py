@@ -5,7 +5,9 @@ seed 000's excitation (single support on the right foot, random left-foot target
 tracking), truth = CAD perturbed by seed 000's Table 2 (:data:`SEED000_TRUTH`), joint efforts
 with viscous + Coulomb friction and noise, sole sensors with noise. Every method identifies
 each run; the reduced set (seed 000's Table 2 shape: mean +- std over runs) is reported, and
-each identified set predicts the ZMP of a separate validation run (Fig. 11's shape).
+each identified set predicts the ZMP of a separate validation run (Fig. 11's shape) and its
+rigid-body joint torques (support foot as base) are compared with the truth's (relative RMS
+error per joint).
 An extra row, ``torque_ls_gain_error``, feeds the torque baseline efforts computed as motor
 current times a torque constant that is off by up to ``--torque-gain-error`` (10 %) per joint,
 the error source seed 000 names for its torque baseline (the synthetic efforts are otherwise
@@ -69,7 +71,7 @@ def _evaluate_rate(rate, args, robot, methods):
     from legid_ros.core.ident.linear import regressors_for
     from legid_ros.core.ident.params import ReducedSet
     from legid_ros.core.ident.prepare import prepare
-    from legid_ros.core.metrics import zmp_deviation
+    from legid_ros.core.metrics import torque_rel_rms, zmp_deviation
     from legid_ros.core.synthetic import SyntheticConfig, simulate_biped
     from legid_ros.core.zmp import model_zmp
 
@@ -77,14 +79,22 @@ def _evaluate_rate(rate, args, robot, methods):
     opts = _prep_options(rate)
     val = simulate_biped(SyntheticConfig(duration_s=args.duration, rate_hz=rate, seed=900))
     sval = prepare(val, robot, opts)
-    wval = regressors_for(sval, robot, []).wrench
+    rval = regressors_for(sval, robot, ['torque'])
+    wval = rval.wrench
+    tval = rval.torque[::2].reshape(-1, rval.torque.shape[2])  # rigid-body joint torques
+    nj = rval.torque.shape[1]
+    tau_true = (tval @ val.pi_true).reshape(-1, nj)
 
     def dev(pi):
         return zmp_deviation(model_zmp(wval, pi)[0], sval.zmp).mean_mm
+
+    def torque_err(pi):
+        """Relative RMS error per joint of the rigid-body torques against the truth's."""
+        return torque_rel_rms((tval @ pi).reshape(-1, nj), tau_true)
     extra = ['torque_ls_gain_error'] if args.torque_gain_error > 0 and 'torque_ls' in methods \
         else []
-    out = {m: {'x': [], 'dev': [], 'consistent': [], 'time_s': [], 'converged': []}
-           for m in list(methods) + extra}
+    out = {m: {'x': [], 'dev': [], 'consistent': [], 'time_s': [], 'converged': [],
+               'torque': []} for m in list(methods) + extra}
     truth = red.from_standard(val.pi_true)
     bar = _progress(args.runs * (len(out) + 1), f'{rate:g} Hz')
     for run in range(args.runs):
@@ -108,11 +118,14 @@ def _evaluate_rate(rate, args, robot, methods):
             out[m]['time_s'].append(time.perf_counter() - t0)
             out[m]['x'].append(red.from_standard(res.pi))
             out[m]['dev'].append(dev(res.pi))
+            out[m]['torque'].append(torque_err(res.pi))
             out[m]['consistent'].append(bool(res.consistency.ok))
             out[m]['converged'].append(bool(res.info.get('converged', True)))
             bar.update(1)
     bar.close()
     summary = {'rate_hz': rate, 'n_validation': int(sval.n), 'truth': truth.tolist(),
+               'torque_rel_rms_cad_max': float(np.max(torque_err(val.pi_cad))),
+               'torque_rel_rms_cad_median': float(np.median(torque_err(val.pi_cad))),
                'cad': red.cad().tolist(), 'names': red.names,
                'zmp_dev_mm': {'cad': dev(val.pi_cad), 'truth': dev(val.pi_true)},
                'methods': {}}
@@ -130,6 +143,9 @@ def _evaluate_rate(rate, args, robot, methods):
             'com_err_mm_max': float(np.abs(err_c).max()),
             'mass_err_pct_max_identifiable': float(np.abs(100 * (combo - combo_t)
                                                           / combo_t).max()),
+            'torque_rel_rms_per_joint': np.mean(d['torque'], axis=0).tolist(),
+            'torque_rel_rms_max': float(np.max(np.mean(d['torque'], axis=0))),
+            'torque_rel_rms_median': float(np.median(np.mean(d['torque'], axis=0))),
             'consistent': all(d['consistent']), 'converged': all(d['converged']),
             'time_s_mean': float(np.mean(d['time_s']))}
         summary['zmp_dev_mm'][m] = float(np.mean(d['dev']))
@@ -257,14 +273,21 @@ def _write_markdown(res, path: Path) -> None:
             lines.append(f'| {m} | ' + ' | '.join(_fmt_row(md['mean'], md['std'])) + ' |')
         lines += ['', f'Validation ZMP deviation ({key} Hz, mean over runs) and facts:', '',
                   '| method | ZMP dev [mm] | max mass err [%] | max mass err, identifiable '
-                  'combos [%] | max COM err [mm] | consistent | time [s] |',
-                  '|---|---|---|---|---|---|---|',
-                  f'| CAD | {d["zmp_dev_mm"]["cad"]:.2f} | | | | | |',
-                  f'| truth (noise floor) | {d["zmp_dev_mm"]["truth"]:.2f} | | | | | |']
+                  'combos [%] | max COM err [mm] | rel. RMS torque err, median / max joint [%] '
+                  '| consistent '
+                  '| time [s] |',
+                  '|---|---|---|---|---|---|---|---|',
+                  f'| CAD | {d["zmp_dev_mm"]["cad"]:.2f} | | | | '
+                  f'{100 * d.get("torque_rel_rms_cad_median", float("nan")):.1f} / '
+                  f'{100 * d.get("torque_rel_rms_cad_max", float("nan")):.1f} | | |',
+                  f'| truth (noise floor) | {d["zmp_dev_mm"]["truth"]:.2f} | | | | | | |']
         for m, md in d['methods'].items():
             lines.append(f'| {m} | {md["zmp_dev_mm"]:.2f} | {md["mass_err_pct_max"]:.1f} | '
                          f'{md["mass_err_pct_max_identifiable"]:.1f} | '
-                         f'{md["com_err_mm_max"]:.1f} | {md["consistent"]} | '
+                         f'{md["com_err_mm_max"]:.1f} | '
+                         f'{100 * md.get("torque_rel_rms_median", float("nan")):.1f} / '
+                         f'{100 * md.get("torque_rel_rms_max", float("nan")):.0f} | '
+                         f'{md["consistent"]} | '
                          f'{md["time_s_mean"]:.1f} |')
         lines.append('')
     if 'online_update_ms_median' in res:
