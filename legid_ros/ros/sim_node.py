@@ -114,7 +114,9 @@ class SimNode(Node):
         self.lap = 0
         self.published = 0
         self.finished = False
-        self._max_batch = max(2, int(4 * p['publish_period_s'] * recording.rate * self.rtf))
+        self._max_batch = max(10, int(20 * p['publish_period_s'] * recording.rate * self.rtf))
+        self._packers = self._make_packers()
+        self._lap_rows = None
         self.create_timer(float(p['publish_period_s']), self._on_timer)
         self.create_timer(1.0, lambda: self._publish_diagnostics())
         self.get_logger().info(
@@ -140,19 +142,51 @@ class SimNode(Node):
             self._publish_sample(self.index, self.t0_wall + run_t)
             self.index += 1
 
-    def _publish_sample(self, k: int, stamp: float):
+    def _make_packers(self):
+        """Serialized-message packers (one template per topic, see :class:`cv.RawPacker`)."""
         rec = self.rec
-        self.pub_js.publish(cv.joint_state_msg(stamp, rec.joint_names, rec.q[k], rec.qd[k],
-                                               rec.tau[k]))
-        self.pub_imu.publish(cv.imu_msg(stamp, self.imu_frame, rec.imu_quat[k],
-                                        rec.imu_gyro[k], rec.imu_acc[k]))
-        for foot, pub in self.pub_wrench.items():
-            pub.publish(cv.wrench_msg(stamp, self.frames[foot][0], rec.foot_wrench[foot][k]))
+        nj = len(rec.joint_names)
+        zeros = np.zeros(nj)
+        packers = {'js': cv.RawPacker('joint_state', cv.joint_state_msg(
+            0.0, rec.joint_names, zeros, zeros, zeros)),
+            'imu': cv.RawPacker('imu', cv.imu_msg(0.0, self.imu_frame, [0, 0, 0, 1], zeros[:3],
+                                                  zeros[:3]))}
+        for foot in self.pub_wrench:
+            packers[('w', foot)] = cv.RawPacker('wrench', cv.wrench_msg(0.0, self.frames[foot][0],
+                                                                        np.zeros(6)))
         for foot, pubs in self.pub_fsr.items():
             frames: List[str] = self.frames[foot][1]
+            for j in range(len(pubs)):
+                packers[('f', foot, j)] = cv.RawPacker('wrench', cv.wrench_msg(
+                    0.0, frames[j] if j < len(frames) else '', np.zeros(6)))
+        return packers
+
+    def _pack_lap(self, lap: int):
+        """Serialized messages of every sample of one lap (stamps of that lap)."""
+        rec = self.rec
+        stamps = self.t0_wall + lap * self.span + (rec.t - rec.t[0])
+        pk = self._packers
+        nan0 = np.nan_to_num
+        rows = {'js': (self.pub_js, pk['js'].pack(stamps, p=rec.q, v=nan0(rec.qd),
+                                                   e=nan0(rec.tau))),
+                'imu': (self.pub_imu, pk['imu'].pack(stamps, quat=rec.imu_quat,
+                                                     gyro=rec.imu_gyro, acc=rec.imu_acc))}
+        for foot, pub in self.pub_wrench.items():
+            rows[('w', foot)] = (pub, pk[('w', foot)].pack(stamps, v=rec.foot_wrench[foot]))
+        for foot, pubs in self.pub_fsr.items():
             for j, pub in enumerate(pubs):
-                frame = frames[j] if j < len(frames) else ''
-                pub.publish(cv.wrench_msg(stamp, frame, [0, 0, rec.fsr[foot][k, j], 0, 0, 0]))
+                w = np.zeros((rec.n, 6))
+                w[:, 2] = rec.fsr[foot][:, j]
+                rows[('f', foot, j)] = (pub, pk[('f', foot, j)].pack(stamps, v=w))
+        # joint states last: the buffer then finds the other streams already there
+        order = [k for k in rows if k != 'js'] + ['js']
+        return lap, [rows[k] for k in order]
+
+    def _publish_sample(self, k: int, stamp: float):
+        if self._lap_rows is None or self._lap_rows[0] != self.lap:
+            self._lap_rows = self._pack_lap(self.lap)
+        for pub, rows in self._lap_rows[1]:
+            pub.publish(rows[k].tobytes())
         self.published += 1
 
     def achieved_rtf(self) -> float:
