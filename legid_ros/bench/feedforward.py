@@ -32,7 +32,8 @@ from legid_ros.core.robot import load_robot
 from legid_ros.core.sim.leg_closed_loop import (FourierTrajectory, LegSimConfig, PlantFriction,
                                                 SampledTrajectory, run_tracking)
 
-SWEEP_SPEEDS = (0.01, 0.02, 0.04, 0.07, 0.1, 0.15, 0.2, 0.3, 0.45, 0.7, 1.0, 1.5, 2.0, 3.0)
+SWEEP_SPEEDS = (0.01, 0.02, 0.04, 0.07, 0.1, 0.15, 0.2, 0.3, 0.45, 0.7, 1.0, 1.5, 2.0, 3.0, 4.0,
+                5.0)  # [rad/s], C's default levels: they cover the excitation's speeds
 TARGETS = {'max_err_rad': 0.02, 'reduction_vs_pd': 0.80, 'reduction_vs_cv': 0.50,
            'tau_ff_us': 50.0, 'jitter_ms_p99': 0.5}
 
@@ -43,6 +44,8 @@ def add_arguments(parser) -> None:
                         help='validation run length [s] (seed 001: 60)')
     parser.add_argument('--excitation', type=float, default=60.0,
                         help='excitation run length for identification [s]')
+    parser.add_argument('--excitation-design', choices=('optimised', 'random'),
+                        default='optimised', help='excitation: min-cond design or random Fourier')
     parser.add_argument('--sweep-reps', type=int, default=2,
                         help='repetitions of each sweep stroke')
     parser.add_argument('--jitter-s', type=float, default=10.0,
@@ -67,13 +70,29 @@ def _log(msg: str) -> None:
     print(f'[bench feedforward] {msg}', file=sys.stderr, flush=True)
 
 
+class _Periodic:
+    """A periodic excitation (helper C's FourierExcitation) as a ``sample(t)`` trajectory."""
+
+    def __init__(self, excitation):
+        self.ex = excitation
+
+    def sample(self, t) -> tuple:
+        t_arr = np.mod(np.atleast_1d(np.asarray(t, float)), self.ex.period)
+        q, qd, qdd = self.ex.evaluate(t_arr)
+        return (q[0], qd[0], qdd[0]) if np.ndim(t) == 0 else (q, qd, qdd)
+
+
 def identify_from_mujoco(robot, cfg: LegSimConfig, excitation_s: float, reps: int,
-                         seed: int) -> Dict[str, object]:
-    """Record sweeps and an excitation run on the MuJoCo leg and identify it both ways."""
+                         seed: int, design: str = 'optimised') -> Dict[str, object]:
+    """Record sweeps and an excitation run on the MuJoCo leg and identify it both ways.
+
+    ``design``: 'optimised' (helper C's condition-number design, seed 001) or 'random'.
+    """
     from legid_ros.core.friction.fitting import fit_model
     from legid_ros.core.friction.models import JointFriction
     from legid_ros.core.friction.sweep import SweepPlan, extract_friction, sweep_trajectory
     from legid_ros.core.leg_ident.data import LegData, preprocess
+    from legid_ros.core.leg_ident.experiment import design_excitation
     from legid_ros.core.leg_ident.identify import identify_two_step, leg_context, unified_cv
 
     names = robot.actuated_joint_names
@@ -82,7 +101,8 @@ def identify_from_mujoco(robot, cfg: LegSimConfig, excitation_s: float, reps: in
     cad_ff = FeedforwardModel(robot, rotor_inertia=reflected_rotor_inertia(robot))
     models, sweep_info = [], {}
     for j, name in enumerate(names):
-        plan = SweepPlan(joint=j, posture=posture, speeds=SWEEP_SPEEDS, reps=reps,
+        # 60 rad/s^2 ramps and 0.9 rad plateaus keep every stroke inside leg3's joint limits
+        plan = SweepPlan(joint=j, posture=posture, speeds=SWEEP_SPEEDS, reps=reps, accel=60.0,
                          stroke_max=0.9, rate=1000.0)
         sw = sweep_trajectory(plan)
         traj = SampledTrajectory(sw.t, sw.q, sw.qd, sw.qdd)
@@ -99,18 +119,24 @@ def identify_from_mujoco(robot, cfg: LegSimConfig, excitation_s: float, reps: in
         _log(f'sweep {name}: {len(sf.speed)} speeds, piecewise fit mse {fit.mse:.2e} N.m^2')
     friction = JointFriction(list(names), models)
 
-    lo = robot.model.lowerPositionLimit
-    hi = robot.model.upperPositionLimit
-    centre = 0.5 * (lo + hi)
-    exc = FourierTrajectory.random(centre, 0.75 * 0.5 * (hi - lo) * np.array([0.8, 0.6, 0.6]),
-                                   2 * np.pi / float(ident.get('excitation_period_s', 5.0)),
-                                   5, qd_max=[3.0, 3.0, 3.0], seed=seed)
+    ctx = leg_context(robot)
+    if design == 'optimised':
+        t0 = time.perf_counter()
+        opt = design_excitation(ctx, seed=seed)
+        exc = _Periodic(opt.excitation)
+        _log(f'excitation optimised (cond {opt.cond:.0f}) in {time.perf_counter() - t0:.0f} s')
+    else:
+        lo = robot.model.lowerPositionLimit
+        hi = robot.model.upperPositionLimit
+        exc = FourierTrajectory.random(
+            0.5 * (lo + hi), 0.75 * 0.5 * (hi - lo) * np.array([0.8, 0.6, 0.6]),
+            2 * np.pi / float(ident.get('excitation_period_s', 5.0)), 5,
+            qd_max=[3.0, 3.0, 3.0], seed=seed)
     ctl = PdFeedforwardController.for_robot(robot, cad_ff)
     res = run_tracking(robot, ctl, exc, excitation_s, cfg, 'excitation',
                        progress=sys.stderr.isatty())
     data = LegData(t=res.t, q=res.q, tau=res.tau)
     q, qd, qdd, tau = preprocess(data, float(ident.get('filter_cutoff_hz', 7.5)), decimate=2)
-    ctx = leg_context(robot)
     t0 = time.perf_counter()
     two = identify_two_step(ctx, q, qd, qdd, tau, friction)
     cv = unified_cv(ctx, q, qd, qdd, tau)
@@ -245,7 +271,8 @@ def run(args) -> dict:
     cfg = LegSimConfig(pi_true=truth.pi, armature=truth.drive.reflected_inertia,
                        friction=plant_friction)
     _log('recording identification data on the MuJoCo leg')
-    idr = identify_from_mujoco(robot, cfg_id, args.excitation, args.sweep_reps, args.seed)
+    idr = identify_from_mujoco(robot, cfg_id, args.excitation, args.sweep_reps, args.seed,
+                               args.excitation_design)
     traj = FourierTrajectory.seed001_validation()
     cases = {'pd': None, 'cv': from_identification(robot, idr['cv']),
              'two_step': from_identification(robot, idr['two_step'])}
@@ -313,7 +340,7 @@ def run(args) -> dict:
         f' --{k.replace("_", "-")} {getattr(args, k)}' for k, d in (
             ('duration', 60.0), ('excitation', 60.0), ('sweep_reps', 2), ('gain_scale', 1.0),
             ('friction_scale', 1.0), ('coulomb', 'applied'), ('biped', 10.0),
-            ('rt_priority', 50))
+            ('rt_priority', 50), ('excitation_design', 'optimised'))
         if getattr(args, k) != d)
     _write_markdown(out, Path(getattr(args, 'out', 'bench')) / 'feedforward.md')
     return out
