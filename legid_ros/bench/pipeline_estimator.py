@@ -5,8 +5,8 @@ The estimator node's path without ROS: a synthetic run goes through the buffer
 :class:`legid_ros.core.ident.online.OnlineEstimator`. The 20 s run is replayed lap after lap
 (stamps shifted) to build up the history: the first 10 s at full rate, the rest at
 ``fill_step`` (every 10th row by default, to keep the benchmark short: the statistics stay the
-same size whatever was folded). At 10 s and at ``max_history_s`` the cost of one estimator cycle (fold one full
-window + solve) is measured ``repeats`` times.
+same size whatever was folded). At 10 s and at ``max_history_s`` the cost of one estimator
+cycle (fold one full window + solve) is measured ``repeats`` times.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Buffer node: robot sensor streams -> aligned, filtered windows and the measured ZMP.
 
 Subscribes ``joint_states``, ``imu`` and, per foot of the robot's description, either the
-6-axis ``<foot wrench_topic>`` or the sole sensors ``<fsr_topic_prefix>/<k>`` (both
+6-axis ``<foot wrench_topic>`` or the sole sensors ``<fsr_topic_prefix>/sensor_<k>`` (both
 WrenchStamped; chosen by the description's ``force_sensing`` unless overridden). Publishes
 ``legid/window`` (Float64MultiArray, rows x channels, schema in the layout),
 ``legid/zmp/measured`` (PointStamped in ``world_frame``) and ``/diagnostics``. Service
@@ -93,7 +93,8 @@ class BufferNode(Node):
                                          partial(self._on_wrench, name), qos, raw=raw)
             else:
                 for k in range(fsr_count[name]):
-                    self.create_subscription(WrenchStamped, cv.fsr_topic(foot.fsr_topic_prefix, k),
+                    self.create_subscription(WrenchStamped,
+                                             cv.fsr_topic(foot.fsr_topic_prefix, k),
                                              partial(self._on_fsr, name, k), qos, raw=raw)
         self.create_service(Trigger, '~/reset', self._on_reset)
         self.create_timer(0.05, self._on_timer)
@@ -247,7 +248,8 @@ class BufferNode(Node):
         parts = []
         if ev:
             level = 'warn'
-            parts.append('input problems: ' + ', '.join(f'{k} x{v}' for k, v in sorted(ev.items())))
+            parts.append('input problems: '
+                         + ', '.join(f'{k} x{v}' for k, v in sorted(ev.items())))
         if stale:
             level = 'warn'
             parts.append('silent streams: ' + ', '.join(stale))

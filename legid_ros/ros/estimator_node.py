@@ -12,7 +12,6 @@ consistent is never published. Services ``~/save`` (identified URDF + YAML + sta
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import numpy as np

@@ -3,7 +3,7 @@
 The run is computed first (seed 000's excitation, :func:`legid_ros.core.synthetic.
 simulate_biped` or MuJoCo physics :func:`legid_ros.core.sim.mujoco_biped.
 simulate_biped_mujoco`), then streamed sample by sample at ``real_time_factor`` times real
-time: ``joint_states``, ``imu``, per foot ``<wrench_topic>`` and/or ``<fsr_topic_prefix>/<k>``
+time: ``joint_states``, ``imu``, per foot ``<wrench_topic>`` and/or ``<fsr_topic_prefix>/sensor_<k>``
 (WrenchStamped, force.z), and ``legid/sim/ground_truth`` (Float64MultiArray, transient local,
 names in the layout). Stamps are the start wall time plus the run time; with ``loop`` the run
 repeats with stamps that keep increasing. The achieved real-time factor is in /diagnostics.
@@ -94,7 +94,8 @@ class SimNode(Node):
                                                               qos)
             if mode in ('fsr', 'both') and name in recording.fsr:
                 self.pub_fsr[name] = [
-                    self.create_publisher(WrenchStamped, cv.fsr_topic(foot.fsr_topic_prefix, k), qos)
+                    self.create_publisher(WrenchStamped,
+                                          cv.fsr_topic(foot.fsr_topic_prefix, k), qos)
                     for k in range(recording.fsr[name].shape[1])]
             self.frames[name] = (foot.ft_frame or foot.link, foot.sensor_frames)
         self.imu_frame = robot.imu_frame
