@@ -69,7 +69,8 @@ def buffer_throughput(duration_s: float, domain: int) -> dict:
     buf = subprocess.Popen(_node_cmd('buffer_node', {'force_sensing': 'wrench'}), env=env,
                            stdout=open(logdir / 'buffer.log', 'w'), stderr=subprocess.STDOUT)
     sim = subprocess.Popen(_node_cmd('sim_node', {
-        'duration_s': 10.0, 'loop': True, 'publish_forces': 'wrench', 'start_delay_s': 4.0,
+        'duration_s': 30.0, 'loop': True, 'loop_gap_s': 0.2, 'publish_forces': 'wrench',
+        'start_delay_s': 4.0,
         'noise': 'default'}), env=env, stdout=open(logdir / 'sim.log', 'w'),
         stderr=subprocess.STDOUT)
     ctx = rclpy.Context()
