@@ -3,10 +3,9 @@
 The estimator node's path without ROS: a synthetic run goes through the buffer
 (:class:`legid_ros.core.buffering.Buffer`) into windows, the windows into
 :class:`legid_ros.core.ident.online.OnlineEstimator`. The 20 s run is replayed lap after lap
-(stamps shifted) to build up the history: the first 10 s at full rate, the rest at
-``fill_step`` (every 10th row by default, to keep the benchmark short: the statistics stay the
-same size whatever was folded). At 10 s and at ``max_history_s`` the cost of one estimator
-cycle (fold one full window + solve) is measured ``repeats`` times.
+(stamps shifted) to build up the history, folding every ``fill_step``-th row as the node does
+by default (``fold_step`` 10: 100 Hz). At 10 s and at ``max_history_s`` the cost of one
+estimator cycle (fold one window as the node does + solve) is measured ``repeats`` times.
 """
 
 from __future__ import annotations
@@ -68,7 +67,7 @@ def update_times(max_history_s: float = 600.0, fill_step: int = 10, repeats: int
             for r in range(repeats):
                 w = wins[(k + r) % len(wins)]
                 t0 = time.perf_counter()
-                _fold(est, w, lap * span, 1)
+                _fold(est, w, lap * span, fill_step)
                 t1 = time.perf_counter()
                 res = est.update()
                 t2 = time.perf_counter()
@@ -82,7 +81,7 @@ def update_times(max_history_s: float = 600.0, fill_step: int = 10, repeats: int
                 'residual_rms_mm': 1000 * float(res.residual_rms)}
             continue
         w = wins[k % len(wins)]
-        _fold(est, w, lap * span, 1 if history < 10.0 else fill_step)
+        _fold(est, w, lap * span, fill_step)
         history += 0.1  # one hop of 100 rows at 1 kHz
         k += 1
         if k % len(wins) == 0:

@@ -57,7 +57,8 @@ PARAMETERS = {
     'inertia_about_com': ('cad', "'cad': publish the identified masses and COMs with the CAD "
                                  "inertia about each COM (seed 000); 'identified': the full "
                                  "solution"),
-    'fold_step': (1, 'fold every k-th new row (1 = all) [rows]'),
+    'fold_step': (10, 'fold every k-th new row (10: 100 Hz from 1 kHz, like legid identify; '
+                      'seed 000 sampled at 20 Hz) [rows]'),
     'jump_back_s': (0.5, 'a window this much older than the last is a clock jump [s]'),
     'state_file': ('legid_estimator_state.npz', 'state file (.npz), restored at start, saved '
                                                 'on ~/save and shutdown ("" = none)'),

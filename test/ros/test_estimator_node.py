@@ -42,7 +42,7 @@ def _pipeline(recording, state_file, out_dir, rtf=4.0):
     got = {'params': [], 'zmp': [], 'markers': [], 'diag': []}
     with ros_context() as (ctx, ex, nodes):
         est = EstimatorNode(context=ctx, parameter_overrides=params(
-            update_period_s=0.3, min_samples=300, state_file=str(state_file),
+            update_period_s=0.3, min_samples=100, state_file=str(state_file),
             output_dir=str(out_dir), diagnostics_period_s=0.3))
         buf = BufferNode(context=ctx, parameter_overrides=params(idle_flush_s=0.2))
         sim = SimNode(recording=recording, context=ctx, parameter_overrides=params(
@@ -85,7 +85,7 @@ def test_online_estimate_moves_masses_toward_truth(recording, tmp_path):
     err_cad = sum(abs(cad[g] - truth[g]) for g in truth)
     assert err_est < 0.8 * err_cad, (est, truth)
     assert abs(est['foot'] - truth['foot']) < 0.5 * abs(cad['foot'] - truth['foot'])
-    assert got['folded'] > 0.9 * recording.n
+    assert got['folded'] > 0.09 * recording.n  # fold_step 10
     assert got['zmp'] and got['markers']
     marker_ids = {m.id for m in got['markers'][-1].markers}
     assert {0, 1, 2, 3} <= marker_ids and 100 in marker_ids
