@@ -178,6 +178,11 @@ def simulate_biped_mujoco(config: Optional[SyntheticConfig] = None,
     config = config or SyntheticConfig()
     physics = physics or PhysicsConfig()
     robot = robot or load_robot(config.robot)
+    if not (np.isfinite(config.duration_s) and config.duration_s > 0):
+        raise BadInputError(f'duration must be > 0 s, got {config.duration_s}')
+    if not {'left', 'right'} <= set(robot.feet) or not robot.floating:
+        raise BadInputError(f'the MuJoCo biped run needs a floating robot with left/right feet; '
+                            f'{robot.name!r} has feet {", ".join(robot.feet) or "none"}')
     opt = physics.sim or sim_options_for(config, robot)
     dt = opt.timestep_s
     sub = int(round(1.0 / (config.rate_hz * dt)))

@@ -140,3 +140,11 @@ def test_swing_tilt_moves_only_swing_ankle(biped):
     assert np.abs(out.q).max() == pytest.approx(0.15, rel=0.05)
     assert np.abs(out.q[0]).max() == 0.0
     assert add_swing_tilt(biped, ref, 0.0, seed=1) is ref
+
+
+def test_bad_duration_and_robot_rejected(biped):
+    """A non-positive duration or a robot without left/right feet raises BadInputError."""
+    with pytest.raises(BadInputError):
+        simulate_biped_mujoco(SyntheticConfig(duration_s=0.0), robot=biped)
+    with pytest.raises(BadInputError):
+        simulate_biped_mujoco(SyntheticConfig(duration_s=0.1), robot=load_robot('quadruped'))
