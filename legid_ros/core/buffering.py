@@ -368,6 +368,12 @@ class Buffer:
         self.windows_emitted += 1
         return win
 
+    def _count_stale(self, stream: str, fresh: np.ndarray) -> None:
+        """Count rows where ``stream`` had no fresh sample (event ``stale_<stream>``)."""
+        n = int(np.size(fresh) - np.count_nonzero(fresh))
+        if n:
+            self.events[f'stale_{stream}'] = self.events.get(f'stale_{stream}', 0) + n
+
     def _rows(self, ts: List[float], samples) -> np.ndarray:
         cfg = self.cfg
         t = np.array(ts)
@@ -377,6 +383,7 @@ class Buffer:
         tau = np.array([s[2] for s in samples])
         stale = cfg.stale_after_s
         imu, ok = self._imu.sample(t, stale)
+        self._count_stale('imu', ok)
         forces = {}
         for foot in cfg.feet:
             if cfg.force_mode == 'wrench':
@@ -388,6 +395,7 @@ class Buffer:
                 fresh = np.logical_and.reduce([p[1] for p in parts])
             f[~fresh] = np.nan
             forces[foot] = f
+            self._count_stale(f'force_{foot}', fresh)
             ok = ok & fresh
         t_prev = np.concatenate([[self._prev_t if self._prev_t is not None else np.nan], t[:-1]])
         dt = t - t_prev

@@ -143,6 +143,7 @@ def test_silent_foot_sensor_keeps_rows_not_ok():
     assert np.all(ok[t > 0.06] == 0)
     assert np.all(np.isnan(rows[t > 0.06, sch.index('wrench.right.fz')]))
     assert 'right' in buf.stale_streams()
+    assert buf.events['stale_force_right'] >= 40
     assert t.max() >= 0.08
 
 

@@ -78,7 +78,7 @@ def _stream(rec, case):
 
 EXPECTED_EVENT = {'nonfinite': 'nonfinite_position', 'names': 'unknown_joint_names',
                   'missing_fields': 'missing_velocity',
-                  'out_of_order_duplicate': 'duplicate_stamp', 'silent_foot': 'silent streams',
+                  'out_of_order_duplicate': 'duplicate_stamp', 'silent_foot': 'stale_force_right',
                   'clock_jump_back': 'clock_jump_back', 'burst': None}
 
 
