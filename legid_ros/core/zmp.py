@@ -113,12 +113,14 @@ class ZmpObjectiveValue:
         grad: Gradient in the parameterisation's ``x``.
         hess: Full Newton Hessian in ``x``.
         rms: RMS ZMP residual [m] (without regularisation).
+        gauss_newton: Gauss-Newton part of the Hessian (positive semi-definite), if computed.
     """
 
     e: float
     grad: np.ndarray
     hess: np.ndarray
     rms: float
+    gauss_newton: Optional[np.ndarray] = None
 
 
 class ZmpObjective:
@@ -165,6 +167,7 @@ class ZmpObjective:
             bj = b @ jac
             g_pi = np.zeros(pi.size)
             hess = np.zeros((x.size, x.size))
+            gn = np.zeros((x.size, x.size))
         for i, a in enumerate(self._a):
             z = (a @ pi) / w
             r = z - self.zmp[:, i]
@@ -173,7 +176,7 @@ class ZmpObjective:
                 gj = (a @ jac - z[:, None] * bj) / w[:, None]  # d z / d x
                 wr = wt * r
                 g_pi += 2.0 * (a.T @ (wr / w) - b.T @ (wr * z / w))
-                hess += 2.0 * gj.T @ (gj * wt[:, None])
+                gn += 2.0 * gj.T @ (gj * wt[:, None])
                 m = (bj * (wr / w)[:, None]).T @ gj
                 hess -= 2.0 * (m + m.T)
         rms = float(np.sqrt(e / n))
@@ -182,7 +185,8 @@ class ZmpObjective:
         if not derivatives:
             return ZmpObjectiveValue(e_tot, None, None, rms)
         grad = jac.T @ g_pi + 2.0 * n * self.reg * d / self.scales
-        hess += np.diag(2.0 * n * self.reg / self.scales ** 2)
+        gn += np.diag(2.0 * n * self.reg / self.scales ** 2)
+        hess += gn
         if not self.param.linear:
             hess += self.param.curvature(x, g_pi)
-        return ZmpObjectiveValue(e_tot, grad, 0.5 * (hess + hess.T), rms)
+        return ZmpObjectiveValue(e_tot, grad, 0.5 * (hess + hess.T), rms, 0.5 * (gn + gn.T))

@@ -32,6 +32,7 @@ class NewtonResult:
         converged: Whether ``||dx|| <= eps`` was reached.
         newton_steps: Iterations that used the Newton step.
         descent_steps: Iterations that fell back to steepest descent.
+        gauss_newton_steps: Iterations that fell back to the Gauss-Newton step.
         cost_history: Cost after each iteration.
     """
 
@@ -40,6 +41,7 @@ class NewtonResult:
     converged: bool
     newton_steps: int = 0
     descent_steps: int = 0
+    gauss_newton_steps: int = 0
     cost_history: List[float] = field(default_factory=list)
 
 
@@ -50,7 +52,8 @@ def _null_space(c: np.ndarray) -> np.ndarray:
 def newton_solve(fun: Callable, x0: np.ndarray, c: np.ndarray, total: float,
                  lb: np.ndarray, ub: np.ndarray, eps: float = 1e-4, alpha: float = 1.0,
                  max_iter: int = 300, min_eig_ratio: float = 1e-10,
-                 raise_on_failure: bool = False, scales=None) -> NewtonResult:
+                 raise_on_failure: bool = False, scales=None,
+                 fallback: str = 'descent') -> NewtonResult:
     """Minimise ``fun`` subject to ``c . x = total`` and ``lb <= x <= ub``.
 
     Args:
@@ -63,6 +66,10 @@ def newton_solve(fun: Callable, x0: np.ndarray, c: np.ndarray, total: float,
         alpha: Steepest-descent step length.
         max_iter: Iteration limit.
         min_eig_ratio: Projected Hessian counts as singular below this eigenvalue ratio.
+        fallback: 'descent' (the paper: steepest descent when the projected Hessian is not
+            positive definite) or 'gauss_newton' (the Gauss-Newton step with the positive
+            semi-definite part of the Hessian, when ``fun`` provides ``gauss_newton``; converges
+            far faster on ill-conditioned problems; steepest descent if that is singular too).
         scales: Typical magnitudes of ``x``; the steepest-descent step is taken in
             ``x / scales`` (the Newton step does not depend on scaling). Default: ones, the
             paper's plain gradient step in SI units.
@@ -79,16 +86,21 @@ def newton_solve(fun: Callable, x0: np.ndarray, c: np.ndarray, total: float,
     proj = s[:, None] * (np.eye(x.size) - np.outer(cs, cs) / (cs @ cs)) * s[None, :]
     val = fun(x)
     hist = [val.e]
-    n_newton = n_desc = 0
+    n_newton = n_desc = n_gn = 0
     converged = False
     it = 0
     for it in range(1, max_iter + 1):
         zs = zsc.T @ (s[:, None] * val.hess * s[None, :]) @ zsc  # definiteness test, scaled
         eig = np.linalg.eigvalsh(0.5 * (zs + zs.T))
         hz = z.T @ val.hess @ z
+        gn = getattr(val, 'gauss_newton', None)
         if eig[0] > min_eig_ratio * max(abs(eig[-1]), 1e-300):
             dx = -z @ np.linalg.solve(hz, z.T @ val.grad)
             n_newton += 1
+        elif fallback == 'gauss_newton' and gn is not None and _pd(zsc.T @ (
+                s[:, None] * gn * s[None, :]) @ zsc, 1e-15):
+            dx = -z @ np.linalg.solve(z.T @ gn @ z, z.T @ val.grad)
+            n_gn += 1
         else:
             dx = -alpha * proj @ val.grad
             n_desc += 1
@@ -115,4 +127,9 @@ def newton_solve(fun: Callable, x0: np.ndarray, c: np.ndarray, total: float,
     if raise_on_failure and not converged:
         raise SolverError('Newton iteration did not converge', 'max_iter', it, x)
     return NewtonResult(x=x, iterations=it, converged=converged, newton_steps=n_newton,
-                        descent_steps=n_desc, cost_history=hist)
+                        descent_steps=n_desc, gauss_newton_steps=n_gn, cost_history=hist)
+
+
+def _pd(mat: np.ndarray, ratio: float) -> bool:
+    eig = np.linalg.eigvalsh(0.5 * (mat + mat.T))
+    return bool(eig[0] > ratio * max(abs(eig[-1]), 1e-300))

@@ -58,7 +58,8 @@ def identify_zmp_newton(wrench: np.ndarray, zmp: np.ndarray, fz: np.ndarray, rob
                         reg: float = DEFAULT_REG_M2, eps: float = 1e-4, alpha: float = 1.0,
                         max_iter: int = 300, pi_cad: Optional[np.ndarray] = None,
                         bounds=None, max_cond: float = DEFAULT_MAX_COND,
-                        check: bool = True, lc_scale: float = 0.02) -> IdentResult:
+                        check: bool = True, lc_scale: float = 0.02,
+                        fallback: str = 'descent') -> IdentResult:
     """Seed 000's ZMP method.
 
     Args:
@@ -72,6 +73,8 @@ def identify_zmp_newton(wrench: np.ndarray, zmp: np.ndarray, fz: np.ndarray, rob
         reg: Regularisation weight [m^2].
         eps, alpha, max_iter: Newton settings (stop on ``||dx|| <= eps``).
         lc_scale: Prior spread of the axial COM offsets [m] (reduced set).
+        fallback: Step when the Hessian is not positive definite: 'descent' (the paper) or
+            'gauss_newton' (see :func:`legid_ros.core.ident.newton.newton_solve`).
     """
     t0 = time.perf_counter()
     param = make_param(robot, param_set, pi_cad, form, lc_scale)
@@ -84,7 +87,8 @@ def identify_zmp_newton(wrench: np.ndarray, zmp: np.ndarray, fz: np.ndarray, rob
         from legid_ros.core.errors import BadInputError
         raise BadInputError('the point-mass form needs the reduced set')
     res = newton_solve(obj, param.cad(), param.mass_row(), total_mass - param.fixed_mass, lb,
-                       ub, eps=eps, alpha=alpha, max_iter=max_iter, scales=param.scales())
+                       ub, eps=eps, alpha=alpha, max_iter=max_iter, scales=param.scales(),
+                       fallback=fallback)
     pi = param.to_standard(res.x)
     val = obj(res.x, derivatives=False)
     rows = zmp_rows(wrench, zmp, fz)
@@ -97,7 +101,8 @@ def identify_zmp_newton(wrench: np.ndarray, zmp: np.ndarray, fz: np.ndarray, rob
         consistency=check_consistency(pi, robot.body_names), identifiable=rep.lines,
         n_samples=len(zmp),
         info={'param_set': param_set, 'form': form, 'reg_m2': reg, 'converged': res.converged,
-              'newton_steps': res.newton_steps, 'descent_steps': res.descent_steps})
+              'newton_steps': res.newton_steps, 'descent_steps': res.descent_steps,
+              'gauss_newton_steps': res.gauss_newton_steps, 'fallback': fallback})
 
 
 class NormalObjective:
@@ -123,10 +128,11 @@ class NormalObjective:
         g_pi = 2 * (hp - self.h)
         jac = self.param.jacobian(x)
         grad = jac.T @ g_pi + 2 * self.n * self.reg * d / self.s
-        hess = 2 * jac.T @ self.H @ jac + np.diag(2 * self.n * self.reg / self.s ** 2)
+        gn = 2 * jac.T @ self.H @ jac + np.diag(2 * self.n * self.reg / self.s ** 2)
+        hess = gn.copy()
         if not self.param.linear:
             hess += self.param.curvature(x, g_pi)
-        return ZmpObjectiveValue(tot, grad, 0.5 * (hess + hess.T), rms)
+        return ZmpObjectiveValue(tot, grad, 0.5 * (hess + hess.T), rms, 0.5 * (gn + gn.T))
 
 
 def identify_normal_newton(H, h, bb, n, robot: Robot, total_mass: float, method: str,
