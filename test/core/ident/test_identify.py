@@ -93,3 +93,13 @@ def test_infeasible_mass_and_nan_rows(biped, run_a):
     res = identify(bad, biped, 'zmp_qp', check=False)
     assert sum(res.dropped.values()) == 4
     assert np.all(np.isfinite(res.pi))
+
+
+def test_gauss_newton_fallback_reaches_same_fit_faster(biped, run_a, samples_a, validate):
+    """The optional Gauss-Newton fallback ends at the descent fallback's fit in fewer steps."""
+    paper = identify(run_a, biped, 'zmp_newton', samples=samples_a)
+    gn = identify(run_a, biped, 'zmp_newton', samples=samples_a, fallback='gauss_newton')
+    assert gn.iterations < paper.iterations
+    assert gn.info['gauss_newton_steps'] + gn.info['newton_steps'] == gn.iterations
+    assert validate(gn.pi) == pytest.approx(validate(paper.pi), abs=0.02)
+    assert gn.x[4:] == pytest.approx(paper.x[4:], rel=0.01)
