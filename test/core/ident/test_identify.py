@@ -103,3 +103,13 @@ def test_gauss_newton_fallback_reaches_same_fit_faster(biped, run_a, samples_a, 
     assert gn.info['gauss_newton_steps'] + gn.info['newton_steps'] == gn.iterations
     assert validate(gn.pi) == pytest.approx(validate(paper.pi), abs=0.02)
     assert gn.x[4:] == pytest.approx(paper.x[4:], rel=0.01)
+
+
+def test_sdp_with_scs_matches_clarabel(biped, run_a, samples_a):
+    """The SCS path gives a consistent solution close to CLARABEL's."""
+    sub = samples_a.take(slice(0, samples_a.n, 3))
+    a = identify(run_a, biped, 'sdp', samples=sub)
+    b = identify(run_a, biped, 'sdp', samples=sub, solver='SCS')
+    assert a.info['solver'] == 'CLARABEL' and b.info['solver'] == 'SCS'
+    assert b.consistency.ok
+    assert b.residual_rms == pytest.approx(a.residual_rms, rel=0.02)
