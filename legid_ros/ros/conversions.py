@@ -124,6 +124,19 @@ def point_msg(t: float, frame_id: str, x: float, y: float, z: float = 0.0) -> Po
     return msg
 
 
+def transform_msg(t: float, parent: str, child: str, pose):
+    """geometry_msgs/TransformStamped from a pose ``[x, y, z, qx, qy, qz, qw]`` [m]."""
+    from geometry_msgs.msg import TransformStamped
+
+    msg = TransformStamped()
+    msg.header.stamp = sec_to_stamp(t)
+    msg.header.frame_id = parent
+    msg.child_frame_id = child
+    tr, rot = msg.transform.translation, msg.transform.rotation
+    tr.x, tr.y, tr.z, rot.x, rot.y, rot.z, rot.w = (float(v) for v in pose)
+    return msg
+
+
 # ------------------------------------------------------------------ windows
 def window_msg(window: np.ndarray, schema: ChannelSchema) -> Float64MultiArray:
     """Float64MultiArray of a (rows, channels) window with the schema in the layout."""

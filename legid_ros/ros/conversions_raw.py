@@ -114,7 +114,8 @@ class RawBatch:
         if kind not in ('joint_state', 'imu', 'wrench'):
             raise BadInputError(f'no raw decoder for {kind!r}')
         self.kind = kind
-        self._layouts: Dict[Tuple[int, bytes], Tuple[np.dtype, tuple]] = {}
+        self._layouts: Dict[Tuple[int, bytes], tuple] = {}
+        self._by_len: Dict[int, List[Tuple[bytes, tuple]]] = {}
 
     def _layout(self, raw: bytes):
         """(structured dtype, extra) for messages shaped like ``raw``, or None."""
@@ -165,26 +166,23 @@ class RawBatch:
             A list of groups ``(stamps [s] (n,), values)``: for 'wrench' values (n, 6); for
             'imu' (quat (n, 4), gyro (n, 3), acc (n, 3)); for 'joint_state'
             (names, positions (n, k), velocities (n, k) or empty, efforts or empty).
-            Malformed messages raise BadInputError only if every message is malformed; the
-            others are counted in :attr:`bad`.
+            Malformed messages are skipped and counted in :attr:`bad`.
         """
         self.bad = 0
         groups: Dict[Tuple[int, bytes], List[bytes]] = {}
         for raw in raws:
-            key = (len(raw), bytes(raw[12:76]) if self.kind == 'joint_state' else b'')
+            key = None
+            for prefix, _ in self._by_len.get(len(raw), ()):
+                if raw.startswith(prefix, 12):
+                    key = (len(raw), prefix)
+                    break
+            if key is None:
+                key = self._learn(raw)
             groups.setdefault(key, []).append(raw)
         out = []
         for key, members in groups.items():
             layout = self._layouts.get(key)
             if layout is None:
-                try:
-                    layout = self._layout(members[0])
-                except (BadInputError, struct.error, UnicodeDecodeError, IndexError):
-                    layout = None
-                if layout is not None and len(self._layouts) < 64:
-                    self._layouts[key] = layout
-            if layout is None or (self.kind == 'joint_state' and not all(
-                    m[12:layout[2]] == members[0][12:layout[2]] for m in members[1:])):
                 out += self._one_by_one(members)
                 continue
             dtype, extra, _ = layout
@@ -203,6 +201,20 @@ class RawBatch:
                                      np.array(arr['v']) if has_v else empty,
                                      np.array(arr['e']) if has_e else empty)))
         return out
+
+    def _learn(self, raw: bytes):
+        """Find the layout of ``raw``; returns its group key ((len, prefix) or an odd one)."""
+        try:
+            layout = self._layout(raw)
+        except (BadInputError, struct.error, UnicodeDecodeError, IndexError, ValueError):
+            layout = None
+        if layout is None or len(self._layouts) >= 64:
+            return (len(raw), b'\x00odd')
+        prefix = bytes(raw[12:layout[2]])
+        key = (len(raw), prefix)
+        self._layouts[key] = layout
+        self._by_len.setdefault(len(raw), []).append((prefix, layout))
+        return key
 
     def _one_by_one(self, members):
         out = []

@@ -65,6 +65,8 @@ PARAMETERS = {
     'output_dir': ('legid_identified', 'directory of the URDF + YAML written by ~/save'),
     'world_frame': ('world', 'frame_id of the predicted ZMP and the markers'),
     'publish_markers': (True, 'publish legid/markers'),
+    'publish_tf': (True, 'broadcast world -> base link (the buffer\'s base pose) on /tf so rviz '
+                         'can place the robot model (needs tf2_msgs, part of every ROS install)'),
     'diagnostics_period_s': (1.0, 'period of the /diagnostics status [s]'),
 }
 DIAG_NAME = 'legid estimator'
@@ -107,6 +109,14 @@ class EstimatorNode(Node):
         self.pub_markers = self.create_publisher(MarkerArray, 'legid/markers', 10)
         self.pub_diag = self.create_publisher(DiagnosticArray, '/diagnostics', 10)
         self.create_subscription(Float64MultiArray, 'legid/window', self._on_window, 50)
+        self.pub_tf = None
+        if p['publish_tf']:
+            try:
+                from tf2_msgs.msg import TFMessage
+                self._tf_cls = TFMessage
+                self.pub_tf = self.create_publisher(TFMessage, '/tf', 10)
+            except ImportError:
+                self.get_logger().info('tf2_msgs not installed: no world -> base transform')
         self.create_service(Trigger, '~/save', self._on_save)
         self.create_service(Trigger, '~/reset', self._on_reset)
         self.create_timer(float(p['update_period_s']), self._update)
@@ -247,6 +257,9 @@ class EstimatorNode(Node):
                                         self.published[0])
             self.pub_zmp.publish(cv.point_msg(data.t[k], frame, pred[0] + offset[0],
                                               pred[1] + offset[1]))
+        if self.pub_tf is not None and np.isfinite(data.base[k]).all():
+            self.pub_tf.publish(self._tf_cls(transforms=[cv.transform_msg(
+                data.t[k], frame, self.robot.base_link, data.base[k])]))
         if self.p['publish_markers']:
             feet = [f for f, c in zip(data.feet, data.contact[k]) if c > 0.5]
             scene = self.scene.scene(st['q'][0], feet)
