@@ -1,5 +1,6 @@
 """Real rclpy tests of the controller node: published torques equal the core computation."""
 
+import os
 import time
 
 import numpy as np
@@ -31,10 +32,11 @@ class Harness:
     """A controller node plus a test node that feeds and records it."""
 
     def __init__(self):
-        self.ctl = ControllerNode(parameter_overrides=[
+        ns = f'controller_test_{os.getpid()}'  # private topics: no cross-talk on a shared domain
+        self.ctl = ControllerNode(namespace=ns, parameter_overrides=[
             Parameter('robot', value='leg3'), Parameter('joint_names', value=OUT_ORDER),
             Parameter('rate_hz', value=500.0), Parameter('state_timeout_s', value=5.0)])
-        self.io = rclpy.create_node('controller_test_io')
+        self.io = rclpy.create_node('controller_test_io', namespace=ns)
         self.pub_state = self.io.create_publisher(JointState, 'joint_states', 10)
         self.pub_ref = self.io.create_publisher(JointTrajectory, 'legid/reference', 10)
         self.pub_par = self.io.create_publisher(Float64MultiArray, 'legid/parameters', 10)
