@@ -6,7 +6,8 @@ Methods (rows are described in :mod:`legid_ros.core.ident.linear`):
 ``zmp_newton``        seed 000: Newton on eq. (9), reduced set (``param_set='standard'`` too)
 ``zmp_qp``            linearised ZMP rows, standard set, OSQP
 ``torque_ls``         joint torques, support foot as fixed base, friction, WLS (standard set
-                      by QP, or ``param_set='reduced'`` by Newton as in seed 000's Table 2)
+                      by QP, ``param_set='reduced'`` by Newton as in seed 000's Table 2, or
+                      ``param_set='base'``: plain LS on base parameters + CAD prior)
 ``floating_qp``       seed 002's floating-base rows (joint efforts + foot F/T), WLS, OSQP
 ``sdp``               any rows (``rows=`` 'zmp' default) + pseudo-inertia LMIs (cvxpy)
 ``primitives``        any rows + seed 002's homogeneous primitive bodies (OSQP, masses >= eps)
@@ -84,6 +85,9 @@ def identify(recording: Recording, robot: Robot, method: str = 'zmp_qp',
                           regressors_for(samples, robot, [ROWS_OF[method]]), friction)
         if param_set == 'reduced':
             res = _reduced_linear(rows, robot, method, total, pi_cad, **opts)
+        elif param_set == 'base':
+            from legid_ros.core.ident.standard import solve_base
+            res = solve_base(rows, robot, method, total, pi_cad=pi_cad, **opts)
         else:
             res = solve_standard(rows, robot, method, total, pi_cad=pi_cad, **opts)
     else:

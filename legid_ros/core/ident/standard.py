@@ -98,3 +98,47 @@ def solve_standard(rows: Rows, robot: Robot, method: str, total_mass: float,
         friction=x[npi:] if rows.nf else None, n_samples=rows.n_samples,
         info={'rows': rows.kind, 'reg': reg, 'status': sol.status,
               'group_rms': group_rms(rows, x).tolist()})
+
+
+def solve_base(rows: Rows, robot: Robot, method: str, total_mass: float,
+               pi_cad: Optional[np.ndarray] = None, tol: float = 1e-8) -> IdentResult:
+    """Plain weighted LS on the base parameters, standard parameters back with the CAD prior.
+
+    Columns (standard parameters and friction, scaled) are reduced to the base parameters by
+    QR with column pivoting (:mod:`legid_ros.core.ident.base_params`); the base parameters are
+    the unconstrained LS solution (rows weighted by their group's RMS at CAD); the standard
+    parameters are the ones closest to CAD (scaled norm) that reproduce them. No mass equality,
+    no bounds, no regularisation: the classic baseline, not necessarily physically consistent.
+    """
+    from legid_ros.core.errors import BadInputError
+    from legid_ros.core.ident.base_params import base_parameters
+
+    if not np.any(rows.b):
+        raise BadInputError(f'{rows.kind} rows are homogeneous (b = 0): plain LS on base '
+                            'parameters needs a right-hand side; use the QP (mass equality)')
+    t0 = time.perf_counter()
+    param = StandardSet(robot, pi_cad)
+    npi = param.size
+    scales = np.concatenate([param.scales(), np.ones(rows.nf)])
+    names = param.names + [f'friction{k}' for k in range(rows.nf)]
+    prior = np.concatenate([param.cad(), np.zeros(rows.nf)])
+    w = np.sqrt(_weights(rows, prior))
+    aw, bw = rows.A * w[:, None], rows.b * w
+    bp = base_parameters(aw, names, scales, tol)
+    beta, *_ = np.linalg.lstsq(bp.regressor(aw), bw, rcond=None)
+    x = bp.to_standard(beta, prior, scales)
+    pi = x[:npi]
+    r = rows.A @ x - rows.b
+    normal = Normal(rows.A.shape[1])
+    normal.fold(rows.A, rows.b, rows.n_samples, weights=w ** 2)
+    hs = normal.eliminate(npi)[0]
+    rep = excitation(robot, hs, rows.n_samples, pi, sigma_res=float(np.sqrt(np.mean(
+        (w * r) ** 2))), raise_error=False)
+    return IdentResult(
+        method=method, pi=pi, x=beta, names=bp.names, param_names=param.names,
+        total_mass=float(np.sum(pi[::10])), condition_number=rep.condition_number,
+        residual_rms=float(np.sqrt(np.mean(r ** 2))), solve_time_s=time.perf_counter() - t0,
+        iterations=1, consistency=check_consistency(pi, param.link_names),
+        identifiable=[f'{bp.rank} base parameters'] + rep.lines,
+        friction=x[npi:] if rows.nf else None, n_samples=rows.n_samples,
+        info={'rows': rows.kind, 'base_rank': bp.rank, 'total_mass_requested': total_mass})

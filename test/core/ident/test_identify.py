@@ -113,3 +113,15 @@ def test_sdp_with_scs_matches_clarabel(biped, run_a, samples_a):
     assert a.info['solver'] == 'CLARABEL' and b.info['solver'] == 'SCS'
     assert b.consistency.ok
     assert b.residual_rms == pytest.approx(a.residual_rms, rel=0.02)
+
+
+def test_plain_base_parameter_ls_fits_rows_but_is_not_consistent(biped, run_a, samples_a):
+    """Unregularised LS on base parameters fits the torques at least as well, inconsistently."""
+    sub = samples_a.take(slice(0, samples_a.n, 2))
+    plain = identify(run_a, biped, 'torque_ls', samples=sub, param_set='base')
+    reg = identify(run_a, biped, 'torque_ls', samples=sub)
+    assert 0 < plain.info['base_rank'] < 130 + 24
+    assert plain.residual_rms <= reg.residual_rms * 1.001
+    assert not plain.consistency.ok
+    assert min(v['mass'] for v in [{'mass': m} for m in plain.pi[::10]]) < 0 or \
+        len(plain.consistency.failing) > 3
