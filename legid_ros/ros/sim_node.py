@@ -148,8 +148,12 @@ class SimNode(Node):
         rec = self.rec
         nj = len(rec.joint_names)
         zeros = np.zeros(nj)
+        # velocity / effort columns that are not measured (NaN) are left out of the messages
+        self._has_v = bool(np.isfinite(rec.qd).all())
+        self._has_e = bool(np.isfinite(rec.tau).all())
         packers = {'js': cv.RawPacker('joint_state', cv.joint_state_msg(
-            0.0, rec.joint_names, zeros, zeros, zeros)),
+            0.0, rec.joint_names, zeros, zeros if self._has_v else None,
+            zeros if self._has_e else None)),
             'imu': cv.RawPacker('imu', cv.imu_msg(0.0, self.imu_frame, [0, 0, 0, 1], zeros[:3],
                                                   zeros[:3]))}
         for foot in self.pub_wrench:
@@ -167,9 +171,12 @@ class SimNode(Node):
         rec = self.rec
         stamps = self.t0_wall + lap * self.span + (rec.t - rec.t[0])
         pk = self._packers
-        nan0 = np.nan_to_num
-        rows = {'js': (self.pub_js, pk['js'].pack(stamps, p=rec.q, v=nan0(rec.qd),
-                                                   e=nan0(rec.tau))),
+        js_fields = {'p': rec.q}
+        if self._has_v:
+            js_fields['v'] = rec.qd
+        if self._has_e:
+            js_fields['e'] = rec.tau
+        rows = {'js': (self.pub_js, pk['js'].pack(stamps, **js_fields)),
                 'imu': (self.pub_imu, pk['imu'].pack(stamps, quat=rec.imu_quat,
                                                      gyro=rec.imu_gyro, acc=rec.imu_acc))}
         for foot, pub in self.pub_wrench.items():

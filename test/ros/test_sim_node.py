@@ -62,3 +62,21 @@ def test_make_recording_rejects_unknown_engine_and_noise():
         make_recording('bullet', 1.0, 0, 'default')
     with pytest.raises(BadInputError):
         make_recording('synthetic', 1.0, 0, 'loud')
+
+
+def test_unmeasured_velocity_is_left_out():
+    """A recording without joint velocities streams joint states with an empty velocity."""
+    rec = simulate_biped(SyntheticConfig(duration_s=0.05, noise=NoiseModel.none(), seed=2))
+    rec.qd[:] = np.nan
+    with ros_context() as (ctx, ex, nodes):
+        sim = SimNode(recording=rec, context=ctx, parameter_overrides=params(
+            real_time_factor=2.0, loop=False, start_delay_s=0.3))
+        probe = Node('probe', context=ctx)
+        nodes += [sim, probe]
+        js = []
+        probe.create_subscription(JointState, 'joint_states', js.append, sensor_qos(500))
+        for n in nodes:
+            ex.add_node(n)
+        assert spin_until(ex, lambda: len(js) >= rec.n, 20.0)
+    assert len(js[0].velocity) == 0
+    np.testing.assert_allclose(js[-1].effort, rec.tau[-1])
