@@ -8,10 +8,15 @@ each run; the reduced set (seed 000's Table 2 shape: mean +- std over runs) is r
 each identified set predicts the ZMP of a separate validation run (Fig. 11's shape) and its
 rigid-body joint torques (support foot as base) are compared with the truth's (relative RMS
 error per joint).
-An extra row, ``torque_ls_gain_error``, feeds the torque baseline efforts computed as motor
-current times a torque constant that is off by up to ``--torque-gain-error`` (10 %) per joint,
-the error source seed 000 names for its torque baseline (the synthetic efforts are otherwise
-exact motor torques plus friction and white noise).
+The synthetic efforts are realistic by default (docs/simulate.md): per-joint Stribeck +
+asymmetric + position-rippled friction (outside the Coulomb + viscous family the torque
+baseline fits), torque constants off by up to 4 % per joint and current noise. An optional
+extra row, ``torque_ls_gain_error``, scales them further by up to ``--torque-gain-error``.
+
+Reduced-set errors are also reported *modulo the ZMP invariance*
+(:mod:`legid_ros.core.ident.equivalence`): against the point of the truth's exact
+ZMP-invariance curve with the estimate's thigh mass, i.e. the error in the directions the data
+can determine at all.
 
 At 1 kHz the signals are filtered (zero-phase Butterworth) and differentiated at 1 kHz, then
 decimated to 100 Hz for every batch method; the Newton method takes every 2nd of those (50 Hz)
@@ -49,9 +54,10 @@ def add_arguments(parser) -> None:
     parser.add_argument('--methods', default=','.join(METHODS), help='methods to compare')
     parser.add_argument('--online-duration', type=float, default=600.0,
                         help='length of the online timing run [s] (0: skip)')
-    parser.add_argument('--torque-gain-error', type=float, default=0.1,
-                        help='extra torque_ls row with efforts from motor current times a '
-                             'torque constant off by up to this fraction per joint (0: skip)')
+    parser.add_argument('--torque-gain-error', type=float, default=0.0,
+                        help='extra torque_ls row with efforts further scaled per joint by up '
+                             'to this fraction (0: skip; the default efforts already carry '
+                             'torque-constant errors)')
     parser.add_argument('--quick', action='store_true',
                         help='2 runs of 30 s, 20 Hz only, 60 s online run (smoke test)')
 
@@ -70,6 +76,7 @@ def _prep_options(rate):
 
 def _evaluate_rate(rate, args, robot, methods):
     from legid_ros.core.ident.api import identify
+    from legid_ros.core.ident.equivalence import error_mod_invariance
     from legid_ros.core.ident.linear import regressors_for
     from legid_ros.core.ident.params import ReducedSet
     from legid_ros.core.ident.prepare import prepare
@@ -96,7 +103,8 @@ def _evaluate_rate(rate, args, robot, methods):
     extra = ['torque_ls_gain_error'] if args.torque_gain_error > 0 and 'torque_ls' in methods \
         else []
     out = {m: {'x': [], 'dev': [], 'consistent': [], 'time_s': [], 'converged': [],
-               'torque': []} for m in list(methods) + extra}
+               'torque': [], 'inv_m': [], 'inv_c': [], 'inv_off': []}
+           for m in list(methods) + extra}
     truth = red.from_standard(val.pi_true)
     bar = _progress(args.runs * (len(out) + 1), f'{rate:g} Hz')
     for run in range(args.runs):
@@ -119,6 +127,10 @@ def _evaluate_rate(rate, args, robot, methods):
                 res = identify(rec, robot, m, samples=s, **OPTIONS[m])
             out[m]['time_s'].append(time.perf_counter() - t0)
             out[m]['x'].append(red.from_standard(res.pi))
+            inv = error_mod_invariance(wval, out[m]['x'][-1], truth, red)
+            out[m]['inv_m'].append(inv['mass_err_pct'])
+            out[m]['inv_c'].append(inv['com_err_mm'])
+            out[m]['inv_off'].append(inv['thigh_offset_kg'])
             out[m]['dev'].append(dev(res.pi))
             out[m]['torque'].append(torque_err(res.pi))
             out[m]['consistent'].append(bool(res.consistency.ok))
@@ -145,6 +157,11 @@ def _evaluate_rate(rate, args, robot, methods):
             'com_err_mm_max': float(np.abs(err_c).max()),
             'mass_err_pct_max_identifiable': float(np.abs(100 * (combo - combo_t)
                                                           / combo_t).max()),
+            'mass_err_pct_mod_invariance': np.abs(d['inv_m']).max(axis=0).tolist(),
+            'com_err_mm_mod_invariance': np.abs(d['inv_c']).max(axis=0).tolist(),
+            'mass_err_pct_max_mod_invariance': float(np.abs(d['inv_m']).max()),
+            'com_err_mm_max_mod_invariance': float(np.abs(d['inv_c']).max()),
+            'invariance_thigh_offset_kg': [float(v) for v in d['inv_off']],
             'torque_rel_rms_per_joint': np.mean(d['torque'], axis=0).tolist(),
             'torque_rel_rms_max': float(np.max(np.mean(d['torque'], axis=0))),
             'torque_rel_rms_median': float(np.median(np.mean(d['torque'], axis=0))),
@@ -237,6 +254,10 @@ def run(args) -> dict:
         results['com_err_mm_max'] = max(z['com_err_mm_max'] for z in zn)
         results['mass_err_pct_max_identifiable'] = max(z['mass_err_pct_max_identifiable']
                                                        for z in zn)
+        results['mass_err_pct_max_mod_invariance'] = max(z['mass_err_pct_max_mod_invariance']
+                                                         for z in zn)
+        results['com_err_mm_max_mod_invariance'] = max(z['com_err_mm_max_mod_invariance']
+                                                       for z in zn)
     results['consistent'] = {m: all(per_rate[k]['methods'][m]['consistent'] for k in per_rate)
                              for m in methods}
     if args.online_duration > 0:
@@ -278,7 +299,8 @@ def _write_markdown(res, path: Path) -> None:
     lines = ['# `legid bench identify`', '',
              f'Protocol: {res["protocol"]["runs"]} synthetic runs of '
              f'{res["protocol"]["duration_s"]:g} s per rate, truth = CAD perturbed by seed '
-             '000\'s Table 2, efforts with friction and noise, validation on a separate run.',
+             '000\'s Table 2, efforts with realistic friction (Stribeck, asymmetric, ripple), '
+             'torque-constant errors and noise, validation on a separate run.',
              f'Elapsed {res["elapsed_s"]:.0f} s. Passed: {res["passed"]}.', '']
     for key, d in res['rates'].items():
         lines += [f'## {key} Hz: reduced set (mean ± std over runs; lc [mm], m [kg])', '',
@@ -289,19 +311,22 @@ def _write_markdown(res, path: Path) -> None:
         for m, md in d['methods'].items():
             lines.append(f'| {m} | ' + ' | '.join(_fmt_row(md['mean'], md['std'])) + ' |')
         lines += ['', f'Validation ZMP deviation ({key} Hz, mean over runs) and facts:', '',
-                  '| method | ZMP dev [mm] | max mass err [%] | max mass err, identifiable '
-                  'combos [%] | max COM err [mm] | rel. RMS torque err, median / max joint [%] '
+                  '| method | ZMP dev [mm] | max mass err [%] | max mass err, trunk / thigh / '
+                  'shank+foot [%] | max COM err [mm] | max mass / COM err modulo the ZMP '
+                  'invariance [% / mm] | rel. RMS torque err, median / max joint [%] '
                   '| consistent '
                   '| time [s] |',
-                  '|---|---|---|---|---|---|---|---|',
-                  f'| CAD | {d["zmp_dev_mm"]["cad"]:.2f} | | | | '
+                  '|---|---|---|---|---|---|---|---|---|',
+                  f'| CAD | {d["zmp_dev_mm"]["cad"]:.2f} | | | | | '
                   f'{100 * d.get("torque_rel_rms_cad_median", float("nan")):.1f} / '
                   f'{100 * d.get("torque_rel_rms_cad_max", float("nan")):.1f} | | |',
-                  f'| truth (noise floor) | {d["zmp_dev_mm"]["truth"]:.2f} | | | | | | |']
+                  f'| truth (noise floor) | {d["zmp_dev_mm"]["truth"]:.2f} | | | | | | | |']
         for m, md in d['methods'].items():
             lines.append(f'| {m} | {md["zmp_dev_mm"]:.2f} | {md["mass_err_pct_max"]:.1f} | '
                          f'{md["mass_err_pct_max_identifiable"]:.1f} | '
                          f'{md["com_err_mm_max"]:.1f} | '
+                         f'{md["mass_err_pct_max_mod_invariance"]:.1f} / '
+                         f'{md["com_err_mm_max_mod_invariance"]:.1f} | '
                          f'{100 * md.get("torque_rel_rms_median", float("nan")):.1f} / '
                          f'{100 * md.get("torque_rel_rms_max", float("nan")):.0f} | '
                          f'{md["consistent"]} | '

@@ -146,7 +146,7 @@ def test_noise_levels(robot):
     clean = simulate_biped(cfg, robot)
     noise = NoiseModel(encoder_resolution=1e-3, velocity_std=0.01, effort_std=0.3, fsr_std=2.0,
                        ft_force_std=1.5, ft_moment_std=0.1, gyro_std=0.02, acc_std=0.1,
-                       orientation_std=0.0)
+                       orientation_std=0.0, torque_constant_error=0.0)
     noisy = simulate_biped(SyntheticConfig(duration_s=2.0, seed=5, noise=noise), robot)
     dq = noisy.q - clean.q
     assert np.abs(dq).max() <= 0.5e-3 + 1e-12 and 0.25e-3 < dq.std() < 0.33e-3
@@ -162,7 +162,7 @@ def test_noise_levels(robot):
 
 def test_friction_in_efforts(robot):
     """Efforts with friction exceed the rigid-body torques by exactly the friction model."""
-    fric = FrictionModel(coulomb=1.5, viscous=0.7)
+    fric = FrictionModel.simple(coulomb=1.5, viscous=0.7)
     base = SyntheticConfig(duration_s=1.5, seed=2, noise=NoiseModel.none(),
                            friction=FrictionModel.none())
     with_f = SyntheticConfig(duration_s=1.5, seed=2, noise=NoiseModel.none(), friction=fric)
@@ -198,3 +198,40 @@ def test_bad_settings(robot):
         perturbed_truth(robot, {'tail': (1.0, 0.0)})
     with pytest.raises(BadInputError):
         perturbed_truth(robot, {'foot': (-1.0, 0.0)})
+
+
+def test_realistic_friction_is_outside_the_fitted_family(robot):
+    """Default friction: per-joint Stribeck + asymmetric + ripple law, recorded in meta."""
+    base = SyntheticConfig(duration_s=1.5, seed=2, noise=NoiseModel.none(),
+                           friction=FrictionModel.none())
+    real = SyntheticConfig(duration_s=1.5, seed=2, noise=NoiseModel.none())
+    a, b = simulate_biped(base, robot), simulate_biped(real, robot)
+    assert not real.friction.is_simple and FrictionModel.simple().is_simple
+    law = real.friction.realize(12, np.random.default_rng([2, 2]))
+    np.testing.assert_allclose(b.tau - a.tau, law.torque(a.qd, a.q), atol=1e-10)
+    np.testing.assert_allclose(b.meta['friction']['coulomb_Nm'], law.coulomb)
+    assert 0.7 * 1.2 <= np.min(law.coulomb) < np.max(law.coulomb) <= 1.3 * 1.2
+    # breakaway (near zero speed) above the Coulomb level; directions differ
+    slow, rev = law.torque(np.full((1, 12), 0.02)), -law.torque(np.full((1, 12), -0.02))
+    assert np.all(slow > law.coulomb) and np.all(np.abs(slow - rev) > 1e-3)
+    # a Coulomb + viscous fit per joint leaves a clearly non-zero residual
+    fric = b.tau - a.tau
+    for j in (3, 9):
+        cols = np.column_stack([np.tanh(a.qd[:, j] / 0.01), a.qd[:, j]])
+        coef = np.linalg.lstsq(cols, fric[:, j], rcond=None)[0]
+        assert np.std(fric[:, j] - cols @ coef) > 0.05
+
+
+def test_torque_constant_error(robot):
+    """Efforts carry a fixed per-joint gain within +-torque_constant_error, seeded."""
+    clean = simulate_biped(SyntheticConfig(duration_s=1.0, seed=4, noise=NoiseModel.none()),
+                           robot)
+    noise = NoiseModel.none()
+    noise.torque_constant_error = 0.05
+    rec = simulate_biped(SyntheticConfig(duration_s=1.0, seed=4, noise=noise), robot)
+    gains = np.array(rec.meta['torque_constant_gains'])
+    np.testing.assert_allclose(rec.tau, clean.tau * gains, rtol=1e-12, atol=1e-12)
+    assert np.all(np.abs(gains - 1) <= 0.05) and np.std(gains) > 0.005
+    again = simulate_biped(SyntheticConfig(duration_s=1.0, seed=4, noise=noise), robot)
+    np.testing.assert_array_equal(again.tau, rec.tau)
+    assert 'torque_constant_gains' not in clean.meta

@@ -196,6 +196,8 @@ def prepare(rec: Recording, robot: Robot, options: Optional[PrepareOptions] = No
                                 rec.imu_quat[kept] if o.use_imu else None)
         q, v, a = st['q'], st['v'], st['a']
     zmp, fz = _measured_zmp(robot, q, src, force, rec, kept, support, double)
+    if src == 'true' and np.all(np.isfinite(total_fz)) and np.any(total_fz > 0):
+        fz = total_fz  # the true ZMP with the measured vertical force (not the CAD weight)
     if o.lag is not None:
         zmp = signals.lag_filter(zmp, o.lag)
     good = np.isfinite(zmp).all(axis=1) & ~none

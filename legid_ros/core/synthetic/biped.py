@@ -38,14 +38,21 @@ def _rotate_quat(quat: np.ndarray, rotvec: np.ndarray) -> np.ndarray:
     return out
 
 
-def _add_noise(rec: Recording, noise: NoiseModel, rng: np.random.Generator) -> None:
-    """Apply the noise model to the measured signals, in place."""
+def _add_noise(rec: Recording, noise: NoiseModel, rng: np.random.Generator,
+               seed: int = 0) -> None:
+    """Apply the noise model to the measured signals, in place (``seed``: torque constants)."""
     def white(shape, std):
         return rng.normal(0.0, std, shape) if std > 0 else np.zeros(shape)
 
     if noise.encoder_resolution > 0:
         rec.q = np.round(rec.q / noise.encoder_resolution) * noise.encoder_resolution
     rec.qd = rec.qd + white(rec.qd.shape, noise.velocity_std)
+    if noise.torque_constant_error > 0:
+        # measured effort = current x assumed constant = true torque x (assumed / true)
+        gains = np.random.default_rng([seed, 3]).uniform(
+            1 - noise.torque_constant_error, 1 + noise.torque_constant_error, rec.tau.shape[1])
+        rec.tau = rec.tau * gains
+        rec.meta['torque_constant_gains'] = gains.tolist()
     rec.tau = rec.tau + white(rec.tau.shape, noise.effort_std)
     for foot, w in rec.foot_wrench.items():
         w = w.copy()
@@ -68,7 +75,9 @@ def simulate_biped(config: Optional[SyntheticConfig] = None,
     The right sole is the world frame at all times; the left foot moves between random lifted
     targets; the COM (hence the ZMP) wanders inside the sole, never closer than
     ``config.zmp_margin`` to its edge. Joint efforts are what the motors deliver (inverse
-    dynamics with the true parameters, contact wrench removed) plus friction and noise.
+    dynamics with the true parameters, contact wrench removed) plus friction (by default a
+    Stribeck + asymmetric + rippled law with per-joint values), seen through per-joint torque
+    constant errors and current noise (:class:`NoiseModel`).
 
     Args:
         config: Run settings (default: :class:`SyntheticConfig`()).
@@ -119,7 +128,7 @@ def simulate_biped(config: Optional[SyntheticConfig] = None,
     rec = _assemble(robot, cfg, t, qj, qdj, qddj, dyn, pi_true, pi_cad)
     rec.meta['zmp_guard_rounds'] = rounds
     rec.meta['segments'] = int(np.searchsorted(np.cumsum(traj.seg_durations), t[-1]) + 1)
-    _add_noise(rec, cfg.noise, np.random.default_rng([cfg.seed, 1]))
+    _add_noise(rec, cfg.noise, np.random.default_rng([cfg.seed, 1]), cfg.seed)
     return rec
 
 
@@ -127,7 +136,8 @@ def _assemble(robot, cfg, t, qj, qdj, qddj, dyn, pi_true, pi_cad) -> Recording:
     """Exact Recording from the dynamics (no noise yet)."""
     model = robot.model
     right, left = robot.feet['right'], robot.feet['left']
-    tau = dyn.tau_motor + cfg.friction.torque(qdj)
+    friction = cfg.friction.realize(qj.shape[1], np.random.default_rng([cfg.seed, 2]))
+    tau = dyn.tau_motor + friction.torque(qdj, qj)
     s_m_ft = (model.frames[robot.frame_id(right.ft_frame)].placement.inverse()
               * model.frames[robot.frame_id(right.sole_frame)].placement)
     ft_wrench = dyn.wrench @ s_m_ft.toDualActionMatrix().T
@@ -138,7 +148,7 @@ def _assemble(robot, cfg, t, qj, qdj, qddj, dyn, pi_true, pi_cad) -> Recording:
     n = len(t)
     meta = {'rate_hz': float(cfg.rate_hz), 'seed': int(cfg.seed), 'engine': 'synthetic',
             'duration_s': float(cfg.duration_s), 'noise': cfg.noise.as_dict(),
-            'friction': cfg.friction.as_dict(), 'zmp_margin_m': float(cfg.zmp_margin),
+            'friction': friction.as_dict(), 'zmp_margin_m': float(cfg.zmp_margin),
             'speed_scale': float(cfg.speed_scale), 'support_foot': 'right',
             'truth_table': {k: [float(v[0]), np.asarray(v[1], float).tolist()]
                             for k, v in cfg.truth.items()},

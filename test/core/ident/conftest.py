@@ -5,7 +5,7 @@ import pytest
 from legid_ros.core.ident.prepare import prepare
 from legid_ros.core.ident.threads import limit_blas_threads
 from legid_ros.core.robot import load_robot
-from legid_ros.core.synthetic import SyntheticConfig, simulate_biped
+from legid_ros.core.synthetic import FrictionModel, NoiseModel, SyntheticConfig, simulate_biped
 
 limit_blas_threads(1)
 
@@ -18,8 +18,17 @@ def biped():
 
 @pytest.fixture(scope='session')
 def run_a():
-    """25 s at 50 Hz with the default noise and friction (identification run)."""
+    """25 s at 50 Hz, default noise and realistic friction/torque constants (identification)."""
     return simulate_biped(SyntheticConfig(duration_s=25.0, rate_hz=50.0, seed=11))
+
+
+@pytest.fixture(scope='session')
+def run_simple():
+    """run_a's motion with friction inside the fitted family and exact torque constants."""
+    noise = NoiseModel()
+    noise.torque_constant_error = 0.0
+    return simulate_biped(SyntheticConfig(duration_s=25.0, rate_hz=50.0, seed=11, noise=noise,
+                                          friction=FrictionModel.simple()))
 
 
 @pytest.fixture(scope='session')

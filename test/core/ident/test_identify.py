@@ -7,6 +7,7 @@ from legid_ros.core.errors import InfeasibleProblemError, NotIdentifiableError
 from legid_ros.core.ident.api import identify
 from legid_ros.core.ident.linear import regressors_for
 from legid_ros.core.ident.params import ReducedSet
+from legid_ros.core.ident.prepare import prepare
 from legid_ros.core.metrics import zmp_deviation
 from legid_ros.core.zmp import model_zmp
 
@@ -53,21 +54,30 @@ def test_zmp_qp_beats_cad_and_plain_ls_is_inconsistent(biped, run_a, samples_a, 
     assert validate(sdp.pi) < 0.6
 
 
-def test_torque_ls_recovers_friction(biped, run_a, samples_a, validate):
-    """Torque WLS with the support foot as base fits friction (0.8 N.m.s/rad, 1.2 N.m)."""
-    res = identify(run_a, biped, 'torque_ls', samples=samples_a)
+def test_torque_ls_recovers_friction(biped, run_simple, validate):
+    """Torque WLS (support foot as base) fits friction of its own family (0.8, 1.2 N.m)."""
+    res = identify(run_simple, biped, 'torque_ls')
     nj = 12
     assert np.median(res.friction[nj:]) == pytest.approx(1.2, rel=0.05)
     assert np.median(res.friction[:nj]) == pytest.approx(0.8, rel=0.2)
     assert validate(res.pi) < 0.8
 
 
-def test_floating_and_primitives_are_consistent(biped, run_a, samples_a, validate):
+def test_torque_baseline_suffers_from_realistic_efforts(biped, run_a, samples_a, validate):
+    """With Stribeck/asymmetric friction and torque-constant errors the ZMP method wins."""
+    zmp = validate(identify(run_a, biped, 'zmp_newton', samples=samples_a).pi)
+    torque = validate(identify(run_a, biped, 'torque_ls', samples=samples_a,
+                               param_set='reduced').pi)
+    assert zmp < 0.6 and torque > 1.5 * zmp
+
+
+def test_floating_and_primitives_are_consistent(biped, run_simple, validate):
     """Floating-base QP fits; seed 002's primitive bodies are always consistent."""
-    res = identify(run_a, biped, 'floating_qp', samples=samples_a)
+    samples = prepare(run_simple, biped)
+    res = identify(run_simple, biped, 'floating_qp', samples=samples)
     assert np.median(res.friction[12:]) == pytest.approx(1.2, rel=0.05)
     assert validate(res.pi) < 0.8
-    prim = identify(run_a, biped, 'primitives', samples=samples_a, rows='floating')
+    prim = identify(run_simple, biped, 'primitives', samples=samples, rows='floating')
     assert prim.consistency.ok
     assert np.all(prim.x >= 1e-3 - 1e-9)
     assert validate(prim.pi) < 1.0
