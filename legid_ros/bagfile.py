@@ -7,7 +7,8 @@ Topics (standard messages only), names from the robot description:
   specific force [m/s^2].
 - ``/<wrench_topic>`` per foot, geometry_msgs/msg/WrenchStamped (frame = F/T frame):
   ground-on-foot wrench [N, N.m].
-- ``/<fsr_topic_prefix>/<k>`` per sole sensor, geometry_msgs/msg/WrenchStamped (frame =
+- ``/<fsr_topic_prefix>/sensor_<k>`` per sole sensor (a ROS 2 name token may not start with a
+  digit; bags of older versions named them ``<prefix>/<k>`` and still read), geometry_msgs/msg/WrenchStamped (frame =
   sensor frame): ``force.z`` = normal force [N].
 - Ground truth (simulation only): ``/legid/sim/ground_truth`` and ``/legid/sim/cad_parameters``
   std_msgs/msg/Float64MultiArray (one message, ``layout.dim[0].label`` =
@@ -53,7 +54,7 @@ def foot_topics(robot: Robot) -> Dict[str, dict]:
         prefix = _abs_topic(foot.fsr_topic_prefix)
         out[name] = {'wrench': _abs_topic(foot.wrench_topic),
                      'ft_frame': foot.ft_frame or foot.link,
-                     'fsr': [f'{prefix}/{k}' for k in range(len(foot.sensor_frames))],
+                     'fsr': [f'{prefix}/sensor_{k}' for k in range(len(foot.sensor_frames))],
                      'fsr_frames': list(foot.sensor_frames)}
     return out
 

@@ -68,14 +68,14 @@ def test_messages_decode_with_plain_rosbags(tmp_path, rec, robot):
             elif conn.topic == '/right_foot/wrench':
                 assert msg.header.frame_id == 'r_ankle_ft'
                 assert msg.wrench.torque.x == rec.foot_wrench['right'][k, 3]
-            elif conn.topic == '/right_foot/fsr/2':
+            elif conn.topic == '/right_foot/fsr/sensor_2':
                 assert msg.header.frame_id == 'r_sole_rl'
                 assert msg.wrench.force.z == rec.fsr['right'][k, 2]
             elif conn.topic == '/legid/sim/zmp':
                 assert msg.header.frame_id == 'world' and msg.point.x == rec.zmp_true[k, 0]
             elif conn.topic == '/legid/sim/base_pose':
                 assert msg.pose.orientation.w == rec.base_pose_true[k, 6]
-    assert {'/joint_states', '/imu', '/right_foot/wrench', '/right_foot/fsr/2',
+    assert {'/joint_states', '/imu', '/right_foot/wrench', '/right_foot/fsr/sensor_2',
             '/legid/sim/zmp', '/legid/sim/base_pose', '/legid/sim/ground_truth'} <= seen
 
 
@@ -85,7 +85,7 @@ def test_info_counts_and_rates(tmp_path, rec, robot):
     topics = {t.name: t for t in info.topics}
     assert len(topics) == 17 and info.storage == 'sqlite3'
     assert topics['/joint_states'].msgtype == 'sensor_msgs/msg/JointState'
-    assert topics['/imu'].count == rec.n and topics['/right_foot/fsr/3'].count == rec.n
+    assert topics['/imu'].count == rec.n and topics['/right_foot/fsr/sensor_3'].count == rec.n
     assert topics['/imu'].rate_hz == pytest.approx(500.0, rel=1e-9)
     assert topics['/legid/sim/ground_truth'].count == 1
     assert info.message_count == 14 * rec.n + 3

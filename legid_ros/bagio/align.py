@@ -98,7 +98,8 @@ def assemble(data: Dict[str, dict], robot: Robot, feet: Dict[str, dict], path) -
         w = resample(data.get(tp['wrench']), ref, 6)
         if w is not None:
             foot_wrench[foot] = w
-        cols_f = [resample(data.get(topic), ref, 3) for topic in tp['fsr']]
+        cols_f = [resample(data.get(topic, data.get(topic.replace('/sensor_', '/'))), ref, 3)
+                  for topic in tp['fsr']]
         if cols_f and all(c is not None for c in cols_f):
             fsr[foot] = np.column_stack([c[:, 2] for c in cols_f])
     zmp = resample(data.get(ZMP_TOPIC), ref, 2)
