@@ -76,7 +76,7 @@ def _prep_options(rate):
 
 def _evaluate_rate(rate, args, robot, methods):
     from legid_ros.core.ident.api import identify
-    from legid_ros.core.ident.equivalence import error_mod_invariance
+    from legid_ros.core.ident.equivalence import error_mod_invariance, zmp_signature
     from legid_ros.core.ident.linear import regressors_for
     from legid_ros.core.ident.params import ReducedSet
     from legid_ros.core.ident.prepare import prepare
@@ -143,6 +143,10 @@ def _evaluate_rate(rate, args, robot, methods):
                'cad': red.cad().tolist(), 'names': red.names,
                'zmp_dev_mm': {'cad': dev(val.pi_cad), 'truth': dev(val.pi_true)},
                'methods': {}}
+    sig = zmp_signature(wval, truth, red)
+    summary['zmp_signature'] = {'rms_um_per_scale_unit': (1e6 * sig.rms_m).tolist(),
+                                'lines': sig.lines(),
+                                'zmp_noise_floor_mm': summary['zmp_dev_mm']['truth']}
     g = red.n_groups
     for m, d in out.items():
         x = np.array(d['x'])
@@ -331,6 +335,12 @@ def _write_markdown(res, path: Path) -> None:
                          f'{100 * md.get("torque_rel_rms_max", float("nan")):.0f} | '
                          f'{md["consistent"]} | '
                          f'{md["time_s_mean"]:.1f} |')
+        if 'zmp_signature' in d:
+            lines += ['', f'ZMP signature of the reduced set on the validation motion ({key} Hz; '
+                      'RMS model-ZMP change per scale unit = 2 cm of COM or 20 % of a mass, '
+                      'weakest first; a direction is located by the data only if this is well '
+                      'above the prior weight sqrt(reg) = 316 um and the noise floor / '
+                      'sqrt(samples)):', '', '```'] + d['zmp_signature']['lines'] + ['```']
         lines.append('')
     if 'online_update_ms_median' in res:
         lines += ['## Online estimator (full standard set, 130 parameters)', '',

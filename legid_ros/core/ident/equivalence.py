@@ -86,3 +86,48 @@ def error_mod_invariance(wrench: np.ndarray, x_est: np.ndarray, x_true: np.ndarr
     return {'mass_err_pct': 100 * (x_est[g:] - eq.x[g:]) / eq.x[g:],
             'com_err_mm': 1e3 * (x_est[:g] - eq.x[:g]), 'x_equivalent': eq.x,
             'zmp_rms_m': eq.zmp_rms_m, 'thigh_offset_kg': float(x_est[g + 1] - x_true[g + 1])}
+
+
+@dataclass
+class Signature:
+    """How much each direction of the reduced set moves the model ZMP.
+
+    Attributes:
+        rms_m: RMS change of the model ZMP [m] per scale unit (2 cm of COM, 20 % of a mass)
+            along each direction of the total-mass plane, weakest first.
+        directions: Each direction in scale units (max-abs component 1).
+        names: Reduced parameter names.
+    """
+
+    rms_m: np.ndarray
+    directions: np.ndarray
+    names: list
+
+    def lines(self) -> list:
+        """Readable list, weakest first."""
+        from legid_ros.core.ident.excitation import describe
+        return [f'{r * 1e6:9.3g} um per scale unit: {describe(d, self.names, 4)}'
+                for r, d in zip(self.rms_m, self.directions)]
+
+
+def zmp_signature(wrench: np.ndarray, x: np.ndarray, red: ReducedSet) -> Signature:
+    """ZMP sensitivity of the reduced set at ``x`` on a motion (regressors ``wrench``).
+
+    The singular values of ``d zmp / d x`` (scaled, on the total-mass plane) divided by
+    ``sqrt(2 N)``: the RMS ZMP change a one-scale-unit move along each direction causes. Compare
+    with the ZMP noise floor over ``sqrt(N)`` samples to see whether the data can locate it.
+    """
+    from scipy.linalg import null_space
+
+    from legid_ros.core.zmp import zmp_derivatives
+    x = np.asarray(x, float)
+    grads = zmp_derivatives(wrench, red.to_standard(x), hessian=False)[1]
+    s = red.scales()
+    jac = grads.reshape(-1, grads.shape[2]) @ red.jacobian(x) * s[None, :]
+    c = red.mass_row() * s
+    z = null_space(c[None, :] / np.linalg.norm(c))
+    _, sv, vt = np.linalg.svd(jac @ z, full_matrices=False)
+    dirs = (z @ vt.T).T
+    dirs /= np.abs(dirs).max(axis=1, keepdims=True)
+    order = np.argsort(sv)
+    return Signature(sv[order] / np.sqrt(jac.shape[0]), dirs[order], list(red.names))
