@@ -175,6 +175,42 @@ def _evaluate_rate(rate, args, robot, methods):
     return summary
 
 
+def _exact_check(duration, robot):
+    """Noise-free run, exact signals: zmp_newton without / with the CAD prior (bias check)."""
+    from legid_ros.core.ident.api import identify
+    from legid_ros.core.ident.equivalence import error_mod_invariance
+    from legid_ros.core.ident.linear import regressors_for
+    from legid_ros.core.ident.params import ReducedSet
+    from legid_ros.core.ident.prepare import PrepareOptions, prepare
+    from legid_ros.core.ident.zmp_newton import DEFAULT_REG_M2
+    from legid_ros.core.synthetic import (FrictionModel, NoiseModel, SyntheticConfig,
+                                          simulate_biped)
+
+    red = ReducedSet(robot)
+    rec = simulate_biped(SyntheticConfig(duration_s=duration, rate_hz=20.0, seed=1,
+                                         noise=NoiseModel.none(),
+                                         friction=FrictionModel.none()))
+    s = prepare(rec, robot, PrepareOptions(diff='exact', base='true', zmp_source='true',
+                                           cutoff_hz=None))
+    wrench = regressors_for(s, robot, []).wrench
+    truth = red.from_standard(rec.pi_true)
+    out = {}
+    for reg in (0.0, DEFAULT_REG_M2):
+        res = identify(rec, robot, 'zmp_newton', samples=s, reg=reg, check=False,
+                       fallback='gauss_newton', eps=1e-9, max_iter=200,
+                       total_mass=rec.meta['total_mass_true_kg'])
+        x = red.from_standard(res.pi)
+        inv = error_mod_invariance(wrench, x, truth, red)
+        g = red.n_groups
+        out[f'{reg:g}'] = {
+            'x': x.tolist(), 'zmp_rms_m': float(res.residual_rms),
+            'mass_err_pct': (100 * (x[g:] - truth[g:]) / truth[g:]).tolist(),
+            'com_err_mm': (1e3 * (x[:g] - truth[:g])).tolist(),
+            'mass_err_pct_mod_invariance': inv['mass_err_pct'].tolist(),
+            'com_err_mm_mod_invariance': inv['com_err_mm'].tolist()}
+    return out
+
+
 def _online_timing(duration, robot):
     from legid_ros.core.ident.online import OnlineEstimator
     from legid_ros.core.ident.prepare import PrepareOptions, prepare
@@ -262,6 +298,7 @@ def run(args) -> dict:
                                                          for z in zn)
         results['com_err_mm_max_mod_invariance'] = max(z['com_err_mm_max_mod_invariance']
                                                        for z in zn)
+    results['exact_check'] = _exact_check(args.duration, robot)
     results['consistent'] = {m: all(per_rate[k]['methods'][m]['consistent'] for k in per_rate)
                              for m in methods}
     if args.online_duration > 0:
@@ -341,6 +378,18 @@ def _write_markdown(res, path: Path) -> None:
                       'weakest first; a direction is located by the data only if this is well '
                       'above the prior weight sqrt(reg) = 316 um and the noise floor / '
                       'sqrt(samples)):', '', '```'] + d['zmp_signature']['lines'] + ['```']
+        lines.append('')
+    if 'exact_check' in res:
+        lines += ['## Bias check: noise-free run, exact signals (true base, accelerations, ZMP), '
+                  'true total mass, `zmp_newton` Gauss-Newton', '',
+                  '| reg [m^2] | RMS ZMP residual [m] | mass err [%] | COM err [mm] | mass err '
+                  'modulo invariance [%] | COM err modulo invariance [mm] |',
+                  '|---|---|---|---|---|---|']
+        for reg, e in res['exact_check'].items():
+            lines.append(f'| {reg} | {e["zmp_rms_m"]:.1e} | '
+                         + ' | '.join(', '.join(f'{v:.2f}' for v in e[k]) for k in (
+                             'mass_err_pct', 'com_err_mm', 'mass_err_pct_mod_invariance',
+                             'com_err_mm_mod_invariance')) + ' |')
         lines.append('')
     if 'online_update_ms_median' in res:
         lines += ['## Online estimator (full standard set, 130 parameters)', '',

@@ -80,7 +80,6 @@ def newton_solve(fun: Callable, x0: np.ndarray, c: np.ndarray, total: float,
     """
     x = project_mass_box(np.asarray(x0, float), c, total, lb, ub)
     s = np.ones(x.size) if scales is None else np.asarray(scales, float)
-    z = _null_space(c)
     cs = c * s
     zsc = _null_space(cs)
     proj = s[:, None] * (np.eye(x.size) - np.outer(cs, cs) / (cs @ cs)) * s[None, :]
@@ -92,14 +91,20 @@ def newton_solve(fun: Callable, x0: np.ndarray, c: np.ndarray, total: float,
     for it in range(1, max_iter + 1):
         zs = zsc.T @ (s[:, None] * val.hess * s[None, :]) @ zsc  # definiteness test, scaled
         eig = np.linalg.eigvalsh(0.5 * (zs + zs.T))
-        hz = z.T @ val.hess @ z
         gn = getattr(val, 'gauss_newton', None)
+        # steps solved in scaled coordinates x / s: the same step as in SI units, but the
+        # reduced Hessian's condition number no longer mixes metres and kilograms
         if eig[0] > min_eig_ratio * max(abs(eig[-1]), 1e-300):
-            dx = -z @ np.linalg.solve(hz, z.T @ val.grad)
+            dx = -s * (zsc @ np.linalg.solve(zs, zsc.T @ (s * val.grad)))
             n_newton += 1
-        elif fallback == 'gauss_newton' and gn is not None and _pd(zsc.T @ (
-                s[:, None] * gn * s[None, :]) @ zsc, 1e-15):
-            dx = -z @ np.linalg.solve(z.T @ gn @ z, z.T @ val.grad)
+        elif fallback == 'gauss_newton' and gn is not None:
+            # Gauss-Newton step on the determined subspace: directions the data does not see
+            # at all (e.g. the reduced set's exact ZMP invariance) are left where they are
+            gs = zsc.T @ (s[:, None] * gn * s[None, :]) @ zsc
+            lam, vec = np.linalg.eigh(0.5 * (gs + gs.T))
+            keep = lam > 1e-13 * max(lam[-1], 1e-300)
+            dz = vec[:, keep] @ ((vec[:, keep].T @ (zsc.T @ (s * val.grad))) / lam[keep])
+            dx = -s * (zsc @ dz)
             n_gn += 1
         else:
             dx = -alpha * proj @ val.grad
@@ -129,7 +134,3 @@ def newton_solve(fun: Callable, x0: np.ndarray, c: np.ndarray, total: float,
     return NewtonResult(x=x, iterations=it, converged=converged, newton_steps=n_newton,
                         descent_steps=n_desc, gauss_newton_steps=n_gn, cost_history=hist)
 
-
-def _pd(mat: np.ndarray, ratio: float) -> bool:
-    eig = np.linalg.eigvalsh(0.5 * (mat + mat.T))
-    return bool(eig[0] > ratio * max(abs(eig[-1]), 1e-300))
