@@ -54,15 +54,19 @@ def markdown(r: dict) -> str:
             for k, v in r['zmp_dev_truth_mm'].items()) + '.', '']
     lines += ['| method | ZMP dev mean [mm] | p95 [mm] | mass err max [%] | '
               + ' | '.join(f'm {n[2:]} [%]' for n in names[half:])
-              + ' | shank+foot [%] | COM err max [mm] | time/run [s] |',
-              '|---' * (7 + half) + '|']
+              + ' | shank+foot [%] | mass err max mod inv. [%] | COM err max [mm] | '
+              'time/run [s] |', '|---' * (8 + half) + '|']
     for m, t in r['methods'].items():
         me = t['mass_err_pct']
         lines.append(f'| {label(m)} | {t["zmp_dev_mm"]:.2f} | {t["zmp_dev_p95_mm"]:.2f} | '
                      f'{t["mass_err_pct_max"]:.1f} | '
                      + ' | '.join(f'{me[n[2:]]:+.1f}' for n in names[half:])
                      + f' | {me.get("shank+foot", float("nan")):+.1f} | '
+                     f'{t.get("mass_err_pct_max_mod_invariance", float("nan")):.1f} | '
                      f'{t["com_err_mm_max"]:.1f} | {t["time_s"]:.2f} |')
+    lines += ['', '"mod inv.": mass error against the point of the truth\'s ZMP invariance curve '
+              'with the estimate\'s thigh mass (`core.ident.equivalence`): the error in the '
+              'directions the ZMP can see.']
     lines += ['', 'Reduced set, mean +/- std over the runs (lc [mm], m [kg]):', '',
               '| set | ' + ' | '.join(names) + ' |', '|---' * (len(names) + 1) + '|']
     scale = [1e3] * half + [1.0] * half
