@@ -26,7 +26,7 @@ from typing import Optional
 import numpy as np
 
 from legid_ros.core.errors import BadInputError
-from legid_ros.core.ident.linear import (Normal, build_rows, regressors_for,
+from legid_ros.core.ident.linear import (build_rows, regressors_for,
                                          total_mass_from_forces)
 from legid_ros.core.ident.prepare import PrepareOptions, Samples, prepare
 from legid_ros.core.ident.result import IdentResult
@@ -108,20 +108,14 @@ def identify(recording: Recording, robot: Robot, method: str = 'zmp_qp',
 
 def _reduced_linear(rows, robot, method, total, pi_cad, reg=DEFAULT_REG, **opts):
     """Linear rows on seed 000's reduced set by Newton (WLS weights from a CAD pass)."""
-    from legid_ros.core.ident.linear import group_rms
+    from legid_ros.core.ident.linear import fold_rows, group_weights
     from legid_ros.core.ident.zmp_newton import identify_normal_newton
 
     npi = rows.A.shape[1] - rows.nf
     x0 = np.concatenate([pi_cad if pi_cad is not None else _cad(robot), np.zeros(rows.nf)])
-    normal = Normal(rows.A.shape[1])
-    normal.fold(rows.A, rows.b, rows.n_samples)
-    hs, gs, recover = normal.eliminate(npi)
     if rows.nf:
-        x0[npi:] = recover(x0[:npi])
-    rms = np.maximum(group_rms(rows, x0), 1e-9)
-    w = 1.0 / rms[rows.group] ** 2
-    normal = Normal(rows.A.shape[1])
-    normal.fold(rows.A, rows.b, rows.n_samples, weights=w)
+        x0[npi:] = fold_rows(rows).eliminate(npi)[2](x0[:npi])
+    normal = fold_rows(rows, group_weights(rows, x0))
     hs, gs, recover = normal.eliminate(npi)
     bb = normal.bb - float(normal.h[npi:] @ np.linalg.solve(
         normal.H[npi:, npi:] + 1e-12 * np.eye(rows.nf), normal.h[npi:])) if rows.nf else \

@@ -153,6 +153,19 @@ def group_rms(rows: Rows, x: np.ndarray) -> np.ndarray:
     return np.array([np.sqrt(np.mean(r[rows.group == g] ** 2)) for g in groups])
 
 
+def group_weights(rows: Rows, x: np.ndarray, floor: float = 1e-9) -> np.ndarray:
+    """WLS weight per row: 1 / (RMS residual of its group at ``x``)^2, RMS floored."""
+    rms = np.maximum(group_rms(rows, x), floor)
+    return 1.0 / rms[rows.group] ** 2
+
+
+def fold_rows(rows: Rows, weights: Optional[np.ndarray] = None) -> Normal:
+    """Sufficient statistics of all rows (optionally weighted)."""
+    normal = Normal(rows.A.shape[1])
+    normal.fold(rows.A, rows.b, rows.n_samples, weights=weights)
+    return normal
+
+
 def total_mass_from_forces(samples: Samples) -> float:
     """Total mass [kg] = mean measured vertical force / g (COM acceleration averages out)."""
     return float(np.mean(samples.fz) / GRAVITY)

@@ -27,7 +27,7 @@ from scipy.optimize import nnls
 
 from legid_ros.core.errors import RobotDescriptionError
 from legid_ros.core.ident.excitation import DEFAULT_MAX_COND, excitation
-from legid_ros.core.ident.linear import Normal, Rows, group_rms
+from legid_ros.core.ident.linear import Rows, fold_rows, group_weights
 from legid_ros.core.ident.params import StandardSet
 from legid_ros.core.ident.qp import ParameterQP
 from legid_ros.core.ident.result import IdentResult
@@ -141,16 +141,11 @@ def identify_primitives(rows: Rows, robot: Robot, total_mass: float,
                      total_mass - fixed_mass, reg)
     x = np.concatenate([fixed + basis @ rho_cad, np.zeros(rows.nf)])
     if rows.nf:
-        nrm = Normal(rows.A.shape[1])
-        nrm.fold(rows.A, rows.b, rows.n_samples)
-        x[npi:] = nrm.eliminate(npi)[2](x[:npi])
+        x[npi:] = fold_rows(rows).eliminate(npi)[2](x[:npi])
     rho = rho_cad
     for k in range(2):
-        rms = np.maximum(group_rms(rows, x), 1e-9)
-        w = 1.0 / rms[rows.group] ** 2
-        nrm = Normal(rows.A.shape[1])
-        nrm.fold(rows.A, rows.b, rows.n_samples, weights=w)
-        hs, gs, recover = nrm.eliminate(npi)
+        w = group_weights(rows, x)
+        hs, gs, recover = fold_rows(rows, w).eliminate(npi)
         if k == 0 and check:
             excitation(robot, hs, rows.n_samples, cad, max_cond=max_cond)
         sol = qp.solve(basis.T @ hs @ basis, basis.T @ (gs - hs @ fixed), rows.n_samples,

@@ -18,7 +18,7 @@ import numpy as np
 
 from legid_ros.core.errors import InfeasibleProblemError, SolverError
 from legid_ros.core.ident.excitation import DEFAULT_MAX_COND, excitation
-from legid_ros.core.ident.linear import Normal, Rows, group_rms
+from legid_ros.core.ident.linear import Rows, fold_rows, group_weights
 from legid_ros.core.ident.params import StandardSet
 from legid_ros.core.ident.result import IdentResult
 from legid_ros.core.ident.standard import DEFAULT_REG, standard_bounds
@@ -110,16 +110,11 @@ def identify_sdp(rows: Rows, robot: Robot, total_mass: float,
         com_boxes = com_boxes_from_primitives(robot)
     x = np.concatenate([param.cad(), np.zeros(rows.nf)])
     if rows.nf:
-        nrm = Normal(rows.A.shape[1])
-        nrm.fold(rows.A, rows.b, rows.n_samples)
-        x[npi:] = nrm.eliminate(npi)[2](param.cad())
+        x[npi:] = fold_rows(rows).eliminate(npi)[2](param.cad())
     used = ''
     for k in range(2):
-        rms = np.maximum(group_rms(rows, x), 1e-9)
-        w = 1.0 / rms[rows.group] ** 2
-        nrm = Normal(rows.A.shape[1])
-        nrm.fold(rows.A, rows.b, rows.n_samples, weights=w)
-        hs, gs, recover = nrm.eliminate(npi)
+        w = group_weights(rows, x)
+        hs, gs, recover = fold_rows(rows, w).eliminate(npi)
         if k == 0 and check:
             excitation(robot, hs, rows.n_samples, param.cad(), max_cond=max_cond)
         pi, used = solve_sdp(hs, gs, rows.n_samples, param, total_mass, lb, ub, reg, com_boxes,
