@@ -15,6 +15,8 @@ from typing import Optional
 import numpy as np
 import pinocchio as pin
 
+from legid_ros.core import signals
+
 LOCAL = pin.ReferenceFrame.LOCAL
 
 
@@ -49,9 +51,11 @@ class ContactDynamics:
 
 
 def zmp_from_wrench(wrench: np.ndarray) -> np.ndarray:
-    """ZMP [m] on the ground plane z = 0 of a wrench at the world origin, (N, 2)."""
-    fz = wrench[:, 2]
-    return np.column_stack([-wrench[:, 4] / fz, wrench[:, 3] / fz])
+    """ZMP [m] on the ground plane z = 0 of a wrench at the world origin, (N, 2).
+
+    Exact data: no threshold on the vertical force (see :func:`signals.zmp_from_wrench`).
+    """
+    return signals.zmp_from_wrench(wrench, min_fz=-np.inf)[0]
 
 
 def base_pose_from_joints(model: pin.Model, data: pin.Data, qj: np.ndarray,
