@@ -5,8 +5,9 @@ Pure logic behind the buffer node (no ROS): joint states define the clock; every
 a sample at or after that stamp has arrived, or held (zero-order) once ``max_delay_s`` of
 joint-state time has passed without one. Rows then go through causal filters (first-order
 lag, backward differences), get the measured ZMP and contact states
-(:mod:`legid_ros.core.buffering_kin`) and are cut into overlapping windows of ``length`` rows
-every ``hop`` rows, so every accepted row appears in at least one window.
+(:mod:`legid_ros.core.buffering_kin`; both in :mod:`legid_ros.core.buffering_rows`) and are
+cut into overlapping windows of ``length`` rows every ``hop`` rows, so every accepted row
+appears in at least one window.
 
 Bad input never raises: it is counted in :attr:`Buffer.events` (name -> count) and the row is
 either dropped (non-finite or missing joint positions, duplicate or late stamp) or kept with
@@ -24,7 +25,8 @@ import numpy as np
 from legid_ros.core.buffering_schema import (BASE_CHANNELS, IMU_CHANNELS, LABEL_PREFIX,  # noqa
                                              SUPPORT_CHANNELS, WRENCH_AXES, BufferConfig,
                                              ChannelSchema)
-from legid_ros.core.buffering_stream import Lag, Stream
+from legid_ros.core.buffering_rows import RowAssembler
+from legid_ros.core.buffering_stream import Stream
 
 __all__ = ['Buffer', 'BufferConfig', 'ChannelSchema', 'IMU_CHANNELS', 'WRENCH_AXES',
            'BASE_CHANNELS', 'SUPPORT_CHANNELS', 'LABEL_PREFIX']
@@ -61,9 +63,7 @@ class Buffer:
                 for k in range(cfg.fsr_count[foot]):
                     self._force[f'{foot}.{k}'] = Stream(1, cfg.history)
         self._streams = [self._imu] + list(self._force.values())
-        self._vel = Lag(cfg.velocity_cutoff_hz)
-        self._acc = Lag(cfg.acceleration_cutoff_hz)
-        self._zmp = Lag(cfg.zmp_cutoff_hz)
+        self._assemble = RowAssembler(cfg, self._imu, self._force, kinematics, self._add_events)
         self.events: Dict[str, int] = {}
         self.rows_emitted = 0
         self.windows_emitted = 0
@@ -75,19 +75,16 @@ class Buffer:
     def _event(self, kind: str):
         self.events[kind] = self.events.get(kind, 0) + 1
 
+    def _add_events(self, kind: str, n: int) -> None:
+        self.events[kind] = self.events.get(kind, 0) + n
+
     def _reset_segment(self):
         self._pending_t: List[float] = []
         self._pending: List[Tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         self._count = 0  # rows held in self._store
         self._since_window = 0
         self._last_emitted = -math.inf
-        self._prev_t = None
-        self._prev_q = None
-        self._prev_qd = None
-        for lag in (self._vel, self._acc, self._zmp):
-            lag.reset()
-        if self.kin is not None and hasattr(self.kin, 'reset'):
-            self.kin.reset()
+        self._assemble.reset()
 
     def _map(self, names: Sequence[str]) -> Optional[np.ndarray]:
         key = tuple(names)
@@ -330,7 +327,7 @@ class Buffer:
                     break
                 count += 1
         if count:
-            rows = self._rows(self._pending_t[:count], self._pending[:count])
+            rows = self._assemble(self._pending_t[:count], self._pending[:count])
             del self._pending_t[:count]
             del self._pending[:count]
             self._last_emitted = rows[-1, 0]
@@ -367,57 +364,3 @@ class Buffer:
         self._since_window = 0
         self.windows_emitted += 1
         return win
-
-    def _count_stale(self, stream: str, fresh: np.ndarray) -> None:
-        """Count rows where ``stream`` had no fresh sample (event ``stale_<stream>``)."""
-        n = int(np.size(fresh) - np.count_nonzero(fresh))
-        if n:
-            self.events[f'stale_{stream}'] = self.events.get(f'stale_{stream}', 0) + n
-
-    def _rows(self, ts: List[float], samples) -> np.ndarray:
-        cfg = self.cfg
-        t = np.array(ts)
-        n = len(t)
-        q = np.array([s[0] for s in samples])
-        qd = np.array([s[1] for s in samples])
-        tau = np.array([s[2] for s in samples])
-        stale = cfg.stale_after_s
-        imu, ok = self._imu.sample(t, stale)
-        self._count_stale('imu', ok)
-        forces = {}
-        for foot in cfg.feet:
-            if cfg.force_mode == 'wrench':
-                f, fresh = self._force[foot].sample(t, stale)
-            else:
-                parts = [self._force[f'{foot}.{k}'].sample(t, stale)
-                         for k in range(cfg.fsr_count[foot])]
-                f = np.hstack([p[0] for p in parts])
-                fresh = np.logical_and.reduce([p[1] for p in parts])
-            f[~fresh] = np.nan
-            forces[foot] = f
-            self._count_stale(f'force_{foot}', fresh)
-            ok = ok & fresh
-        t_prev = np.concatenate([[self._prev_t if self._prev_t is not None else np.nan], t[:-1]])
-        dt = t - t_prev
-        q_prev = np.vstack([self._prev_q if self._prev_q is not None
-                            else np.full(self.nj, np.nan), q[:-1]])
-        with np.errstate(invalid='ignore', divide='ignore'):
-            diff = (q - q_prev) / dt[:, None]
-        dt_mean = float(np.nanmean(dt)) if np.isfinite(dt).any() else 0.0
-        qd_f = self._vel(np.where(np.isfinite(qd), qd, diff), dt_mean)
-        qd_prev = np.vstack([self._prev_qd if self._prev_qd is not None
-                             else np.full(self.nj, np.nan), qd_f[:-1]])
-        with np.errstate(invalid='ignore', divide='ignore'):
-            qdd_f = self._acc((qd_f - qd_prev) / dt[:, None], dt_mean)
-        self._prev_t, self._prev_q, self._prev_qd = t[-1], q[-1], qd_f[-1]
-        if self.kin is not None:
-            zmp_raw, contact, base = self.kin.rows(q, imu[:, :4], forces)
-            extra = self.kin.extra
-        else:
-            zmp_raw = np.full((n, 2), np.nan)
-            contact = np.zeros((n, len(cfg.feet)))
-            base = np.full((n, 7), np.nan)
-            extra = np.full((n, 4), np.nan)
-        zmp_f = self._zmp(zmp_raw, dt_mean)
-        return np.hstack([t[:, None], ok[:, None].astype(float), q, qd_f, qdd_f, tau, imu,
-                          *[forces[f] for f in cfg.feet], zmp_f, zmp_raw, contact, base, extra])
