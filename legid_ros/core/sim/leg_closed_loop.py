@@ -31,12 +31,15 @@ from legid_ros.core.errors import BadInputError
 from legid_ros.core.feedforward import PdFeedforwardController, reflected_rotor_inertia
 from legid_ros.core.robot import Robot
 from legid_ros.core.sim.mjcf import SimOptions, build_spec
-from legid_ros.core.sim.trajectories import FourierTrajectory, SampledTrajectory  # noqa: F401
+from legid_ros.core.sim.trajectories import FourierTrajectory, SampledTrajectory
 
 try:
     from tqdm import tqdm
 except ImportError:  # pragma: no cover
     tqdm = None
+
+__all__ = ['PlantFriction', 'LegSimConfig', 'LegPlant', 'TrackingResult', 'run_tracking',
+           'FourierTrajectory', 'SampledTrajectory']
 
 
 @dataclass
