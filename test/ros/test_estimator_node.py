@@ -14,7 +14,7 @@ from legid_ros.core.robot import load_robot
 from legid_ros.core.synthetic import SyntheticConfig, simulate_biped
 from legid_ros.ros import conversions as cv
 from legid_ros.ros.buffer_node import BufferNode
-from legid_ros.ros.estimator_node import DIAG_NAME, EstimatorNode
+from legid_ros.ros.estimator_node import EstimatorNode
 from legid_ros.ros.node_util import latched_qos
 from legid_ros.ros.sim_node import SimNode
 
