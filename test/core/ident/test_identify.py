@@ -79,7 +79,7 @@ def test_floating_and_primitives_are_consistent(biped, run_simple, validate):
     assert validate(res.pi) < 0.8
     prim = identify(run_simple, biped, 'primitives', samples=samples, rows='floating')
     assert prim.consistency.ok
-    assert np.all(prim.x >= 1e-3 - 1e-9)
+    assert np.all(prim.x >= 1e-3 - 1e-6)  # body masses >= eps up to the QP tolerance [kg]
     assert validate(prim.pi) < 1.0
 
 
@@ -101,7 +101,8 @@ def test_infeasible_mass_and_nan_rows(biped, run_a):
     bad.q[[10, 50, 51], 3] = np.nan
     bad.fsr['right'][70, 0] = np.inf
     res = identify(bad, biped, 'zmp_qp', check=False)
-    assert sum(res.dropped.values()) == 4
+    assert sum(v for k, v in res.dropped.items() if k.startswith('non-finite')) == 4
+    assert res.dropped['filter edges (0.5 s each end)'] == pytest.approx(2 * 25, abs=1)  # 50 Hz
     assert np.all(np.isfinite(res.pi))
 
 
