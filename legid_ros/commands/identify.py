@@ -42,6 +42,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument('--no-imu', action='store_true',
                         help='assume the support sole exactly flat (no IMU roll/pitch)')
     parser.add_argument('--no-check', action='store_true', help='skip the excitation check')
+    parser.add_argument('--known', action='append', default=[], metavar='NAME=VALUE',
+                        help='a reduced-set parameter measured otherwise, held fixed, in SI '
+                             'units (e.g. a weighed foot: --known m_foot=1.26 [kg], or '
+                             '--known lc_foot=0.074 [m]); zmp_newton, or torque_ls with '
+                             '--param-set reduced; repeatable')
+
+
+def parse_known(items) -> dict:
+    """``['m_foot=1.26', ...]`` -> ``{'m_foot': 1.26}``; BadInputError on a malformed item."""
+    from legid_ros.core.errors import BadInputError
+    known = {}
+    for item in items:
+        name, sep, value = item.partition('=')
+        try:
+            if not sep or not name.strip():
+                raise ValueError
+            known[name.strip()] = float(value)
+        except ValueError:
+            raise BadInputError(f'--known expects NAME=VALUE (e.g. m_foot=1.26), got {item!r}')
+    return known
 
 
 def _load(path: str, robot):
@@ -62,6 +82,7 @@ def run(args: argparse.Namespace) -> int:
     import numpy as np
     from tqdm import tqdm
 
+    from legid_ros.core.errors import BadInputError
     from legid_ros.core.ident.api import identify
     from legid_ros.core.ident.linear import regressors_for
     from legid_ros.core.ident.prepare import PrepareOptions, prepare
@@ -99,6 +120,14 @@ def run(args: argparse.Namespace) -> int:
         opts['total_mass'] = args.total_mass
     if args.no_check:
         opts['check'] = False
+    known = parse_known(args.known)
+    if known:
+        reduced = args.method == 'zmp_newton' or (args.method == 'torque_ls'
+                                                  and args.param_set == 'reduced')
+        if not reduced:
+            raise BadInputError('--known needs a reduced-set method: zmp_newton, or torque_ls '
+                                'with --param-set reduced')
+        opts['known'] = known
     result = identify(train, robot, args.method, samples=samples, **opts)
     bar.update(1)
     out = Path(args.out)
@@ -112,6 +141,8 @@ def run(args: argparse.Namespace) -> int:
              'residual_rms': float(result.residual_rms), 'n_samples': int(result.n_samples),
              'dropped': {k: int(v) for k, v in result.dropped.items()},
              'consistent': bool(result.consistency.ok), 'identifiable': result.identifiable}
+    if known:
+        extra['known'] = dict(known)  # held fixed, not identified
     if result.friction is not None:
         nj = result.friction.size // 2
         extra['friction'] = {n: {'viscous_Nms_per_rad': float(result.friction[j]),

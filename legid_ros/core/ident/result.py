@@ -61,5 +61,8 @@ class IdentResult:
         if self.dropped:
             lines.append('dropped samples: ' + ', '.join(f'{k}: {v}'
                                                          for k, v in self.dropped.items()))
+        if self.info.get('known'):
+            lines.append('held fixed (measured otherwise): ' + ', '.join(
+                f'{k} = {v:g}' for k, v in self.info['known'].items()))
         lines += self.identifiable
         return '\n'.join(lines)

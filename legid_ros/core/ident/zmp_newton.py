@@ -53,13 +53,43 @@ def param_bounds(param):
     return lb, ub
 
 
+def known_bounds(param, lb: np.ndarray, ub: np.ndarray, known: Optional[dict]):
+    """Box with the ``known`` parameters pinned (``lb = ub = value``).
+
+    Args:
+        param: The parameterisation (its ``names``, e.g. ``m_foot``, ``lc_foot``).
+        lb, ub: Box before pinning.
+        known: Parameter name -> value in SI units ([kg] masses, [m] COM offsets), e.g. a
+            link weighed on a scale: ``{'m_foot': 1.26}``. Both legs' links of a group share
+            the value (seed 000's symmetric legs).
+
+    Raises:
+        BadInputError: Unknown name or non-finite value.
+    """
+    if not known:
+        return lb, ub
+    from legid_ros.core.errors import BadInputError
+    lb, ub = np.array(lb, float), np.array(ub, float)
+    names = list(param.names)
+    for name, value in known.items():
+        if name not in names:
+            raise BadInputError(f'unknown parameter {name!r} in known values; parameters: '
+                                f'{", ".join(names)}')
+        value = float(value)
+        if not np.isfinite(value):
+            raise BadInputError(f'known value of {name} is not finite: {value}')
+        lb[names.index(name)] = ub[names.index(name)] = value
+    return lb, ub
+
+
 def identify_zmp_newton(wrench: np.ndarray, zmp: np.ndarray, fz: np.ndarray, robot: Robot,
                         total_mass: float, param_set: str = 'reduced', form: str = 'rigid',
                         reg: float = DEFAULT_REG_M2, eps: float = 1e-4, alpha: float = 1.0,
                         max_iter: int = 300, pi_cad: Optional[np.ndarray] = None,
                         bounds=None, max_cond: float = DEFAULT_MAX_COND,
                         check: bool = True, lc_scale: float = 0.02,
-                        fallback: str = 'descent') -> IdentResult:
+                        fallback: str = 'descent', known: Optional[dict] = None
+                        ) -> IdentResult:
     """Seed 000's ZMP method.
 
     Args:
@@ -75,13 +105,16 @@ def identify_zmp_newton(wrench: np.ndarray, zmp: np.ndarray, fz: np.ndarray, rob
         lc_scale: Prior spread of the axial COM offsets [m] (reduced set).
         fallback: Step when the Hessian is not positive definite: 'descent' (the paper) or
             'gauss_newton' (see :func:`legid_ros.core.ident.newton.newton_solve`).
+        known: Parameters measured otherwise, held fixed (e.g. ``{'m_foot': 1.26}`` [kg] for
+            a weighed foot); see :func:`known_bounds`.
     """
     t0 = time.perf_counter()
     param = make_param(robot, param_set, pi_cad, form, lc_scale)
     if check:
         rows = zmp_rows(wrench, zmp, fz)
         excitation(robot, rows.T @ rows, len(zmp), param.pi_cad, max_cond=max_cond)
-    lb, ub = bounds if bounds is not None else param_bounds(param)
+    lb, ub = known_bounds(param, *(bounds if bounds is not None else param_bounds(param)),
+                          known)
     obj = ZmpObjective(wrench, zmp, param, reg=reg)
     if form == 'point_mass' and isinstance(param, StandardSet):
         from legid_ros.core.errors import BadInputError
@@ -101,6 +134,7 @@ def identify_zmp_newton(wrench: np.ndarray, zmp: np.ndarray, fz: np.ndarray, rob
         consistency=check_consistency(pi, robot.body_names), identifiable=rep.lines,
         n_samples=len(zmp),
         info={'param_set': param_set, 'form': form, 'reg_m2': reg, 'converged': res.converged,
+              'known': dict(known or {}),
               'newton_steps': res.newton_steps, 'descent_steps': res.descent_steps,
               'gauss_newton_steps': res.gauss_newton_steps, 'fallback': fallback})
 
@@ -138,11 +172,13 @@ class NormalObjective:
 def identify_normal_newton(H, h, bb, n, robot: Robot, total_mass: float, method: str,
                            param_set: str = 'reduced', reg: float = 1e-3, eps: float = 1e-4,
                            max_iter: int = 300, pi_cad=None, bounds=None,
-                           lc_scale: float = 0.02) -> IdentResult:
+                           lc_scale: float = 0.02, known: Optional[dict] = None
+                           ) -> IdentResult:
     """Newton on a linear LS cost in a (possibly nonlinear) parameterisation."""
     t0 = time.perf_counter()
     param = make_param(robot, param_set, pi_cad, lc_scale=lc_scale)
-    lb, ub = bounds if bounds is not None else param_bounds(param)
+    lb, ub = known_bounds(param, *(bounds if bounds is not None else param_bounds(param)),
+                          known)
     obj = NormalObjective(H, h, bb, n, param, reg)
     res = newton_solve(obj, param.cad(), param.mass_row(), total_mass - param.fixed_mass, lb,
                        ub, eps=eps, max_iter=max_iter, scales=param.scales())
@@ -155,4 +191,5 @@ def identify_normal_newton(H, h, bb, n, robot: Robot, total_mass: float, method:
         condition_number=rep.condition_number, residual_rms=val.rms,
         solve_time_s=time.perf_counter() - t0, iterations=res.iterations,
         consistency=check_consistency(pi, robot.body_names), identifiable=rep.lines,
-        n_samples=int(n), info={'param_set': param_set, 'converged': res.converged})
+        n_samples=int(n), info={'param_set': param_set, 'converged': res.converged,
+                                 'known': dict(known or {})})
