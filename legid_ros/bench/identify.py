@@ -37,10 +37,14 @@ from pathlib import Path
 
 import numpy as np
 
+from legid_ros.bench.identify_report import write_markdown
+
 METHODS = ('zmp_newton', 'torque_ls', 'zmp_qp', 'floating_qp', 'sdp', 'primitives')
 # Seed 000 compares the reduced set: ZMP Newton and the torque baseline on the reduced set.
 OPTIONS = {'zmp_newton': {}, 'torque_ls': {'param_set': 'reduced'}, 'zmp_qp': {},
            'floating_qp': {}, 'sdp': {}, 'primitives': {}}
+# extra row: zmp_newton with the foot mass known (weighed), not counted in ``passed``
+KNOWN_FOOT = 'zmp_newton_known_foot'
 SEED_TABLE2 = {'CAD nominal': [210.6, 191.9, 55.2, 76.1, 13.87, 3.67, 3.19, 2.41],
                'ZMP-based': [212.1, 189.7, 56.3, 74.3, 14.85, 3.41, 2.91, 1.26],
                'torque-based': [215.4, 201.3, 53.2, 71.6, 15.73, 3.92, 2.54, 0.68]}
@@ -58,6 +62,8 @@ def add_arguments(parser) -> None:
                         help='extra torque_ls row with efforts further scaled per joint by up '
                              'to this fraction (0: skip; the default efforts already carry '
                              'torque-constant errors)')
+    parser.add_argument('--no-known-foot', dest='known_foot', action='store_false',
+                        help='skip the extra zmp_newton row with the foot mass known (weighed)')
     parser.add_argument('--quick', action='store_true',
                         help='2 runs of 30 s, 20 Hz only, 60 s online run (smoke test)')
 
@@ -102,6 +108,8 @@ def _evaluate_rate(rate, args, robot, methods):
         return torque_rel_rms((tval @ pi).reshape(-1, nj), tau_true)
     extra = ['torque_ls_gain_error'] if args.torque_gain_error > 0 and 'torque_ls' in methods \
         else []
+    if 'zmp_newton' in methods and args.known_foot:
+        extra.append(KNOWN_FOOT)
     out = {m: {'x': [], 'dev': [], 'consistent': [], 'time_s': [], 'converged': [],
                'torque': [], 'inv_m': [], 'inv_c': [], 'inv_off': []}
            for m in list(methods) + extra}
@@ -113,8 +121,8 @@ def _evaluate_rate(rate, args, robot, methods):
         samples = prepare(rec, robot, opts)
         bar.update(1)
         for m in out:
-            s = samples.take(slice(0, samples.n, 2)) if (m == 'zmp_newton' and rate > 200) \
-                else samples
+            s = samples.take(slice(0, samples.n, 2)) if (
+                m in ('zmp_newton', KNOWN_FOOT) and rate > 200) else samples
             t0 = time.perf_counter()
             if m == 'torque_ls_gain_error':
                 # efforts = current x torque constant: each joint's constant off by up to +-e
@@ -123,6 +131,10 @@ def _evaluate_rate(rate, args, robot, methods):
                 s = samples.take(slice(None))
                 s.tau = s.tau * gains
                 res = identify(rec, robot, 'torque_ls', samples=s, **OPTIONS['torque_ls'])
+            elif m == KNOWN_FOOT:
+                # the foot weighed on a scale: its mass held at the truth, the rest identified
+                res = identify(rec, robot, 'zmp_newton', samples=s,
+                               known={'m_foot': float(truth[red.n_groups + 3])})
             else:
                 res = identify(rec, robot, m, samples=s, **OPTIONS[m])
             out[m]['time_s'].append(time.perf_counter() - t0)
@@ -298,6 +310,11 @@ def run(args) -> dict:
                                                          for z in zn)
         results['com_err_mm_max_mod_invariance'] = max(z['com_err_mm_max_mod_invariance']
                                                        for z in zn)
+    kf = [per_rate[k]['methods'].get(KNOWN_FOOT) for k in per_rate]
+    kf = [z for z in kf if z]
+    if kf:
+        results['mass_err_pct_max_known_foot'] = max(z['mass_err_pct_max'] for z in kf)
+        results['com_err_mm_max_known_foot'] = max(z['com_err_mm_max'] for z in kf)
     results['exact_check'] = _exact_check(args.duration, robot)
     results['consistent'] = {m: all(per_rate[k]['methods'][m]['consistent'] for k in per_rate)
                              for m in methods}
@@ -305,7 +322,7 @@ def run(args) -> dict:
         results.update(_online_timing(args.online_duration, robot))
     results['elapsed_s'] = time.perf_counter() - t_start
     results['passed'] = _passed(results, per_rate)
-    _write_markdown(results, Path(args.out) / 'identify.md')
+    write_markdown(results, Path(args.out) / 'identify.md', SEED_TABLE2)
     return results
 
 
@@ -322,89 +339,3 @@ def _passed(res, per_rate) -> bool:
     if 'online_update_ms_median' in res:
         ok &= res['online_update_ms_median'] <= 5.0 and res['update_ratio_600s_vs_10s'] <= 1.2
     return bool(ok)
-
-
-def _fmt_row(vals, stds=None):
-    cells = []
-    for i, v in enumerate(vals):
-        unit = 1e3 if i < 4 else 1.0
-        digits = 1 if i < 4 else 2
-        cell = f'{v * unit:.{digits}f}'
-        if stds is not None:
-            cell += f' ± {stds[i] * unit:.{digits}f}'
-        cells.append(cell)
-    return cells
-
-
-def _write_markdown(res, path: Path) -> None:
-    lines = ['# `legid bench identify`', '',
-             f'Protocol: {res["protocol"]["runs"]} synthetic runs of '
-             f'{res["protocol"]["duration_s"]:g} s per rate, truth = CAD perturbed by seed '
-             '000\'s Table 2, efforts with realistic friction (Stribeck, asymmetric, ripple), '
-             'torque-constant errors and noise, validation on a separate run.',
-             f'Elapsed {res["elapsed_s"]:.0f} s. Passed: {res["passed"]}.', '']
-    for key, d in res['rates'].items():
-        lines += [f'## {key} Hz: reduced set (mean ± std over runs; lc [mm], m [kg])', '',
-                  '| set | ' + ' | '.join(d['names']) + ' |',
-                  '|---' * (len(d['names']) + 1) + '|',
-                  '| truth | ' + ' | '.join(_fmt_row(d['truth'])) + ' |',
-                  '| CAD | ' + ' | '.join(_fmt_row(d['cad'])) + ' |']
-        for m, md in d['methods'].items():
-            lines.append(f'| {m} | ' + ' | '.join(_fmt_row(md['mean'], md['std'])) + ' |')
-        lines += ['', f'Validation ZMP deviation ({key} Hz, mean over runs) and facts:', '',
-                  '| method | ZMP dev [mm] | max mass err [%] | max mass err, trunk / thigh / '
-                  'shank+foot [%] | max COM err [mm] | max mass / COM err modulo the ZMP '
-                  'invariance [% / mm] | rel. RMS torque err, median / max joint [%] '
-                  '| consistent '
-                  '| time [s] |',
-                  '|---|---|---|---|---|---|---|---|---|',
-                  f'| CAD | {d["zmp_dev_mm"]["cad"]:.2f} | | | | | '
-                  f'{100 * d.get("torque_rel_rms_cad_median", float("nan")):.1f} / '
-                  f'{100 * d.get("torque_rel_rms_cad_max", float("nan")):.1f} | | |',
-                  f'| truth (noise floor) | {d["zmp_dev_mm"]["truth"]:.2f} | | | | | | | |']
-        for m, md in d['methods'].items():
-            lines.append(f'| {m} | {md["zmp_dev_mm"]:.2f} | {md["mass_err_pct_max"]:.1f} | '
-                         f'{md["mass_err_pct_max_identifiable"]:.1f} | '
-                         f'{md["com_err_mm_max"]:.1f} | '
-                         f'{md["mass_err_pct_max_mod_invariance"]:.1f} / '
-                         f'{md["com_err_mm_max_mod_invariance"]:.1f} | '
-                         f'{100 * md.get("torque_rel_rms_median", float("nan")):.1f} / '
-                         f'{100 * md.get("torque_rel_rms_max", float("nan")):.0f} | '
-                         f'{md["consistent"]} | '
-                         f'{md["time_s_mean"]:.1f} |')
-        if 'zmp_signature' in d:
-            lines += ['', f'ZMP signature of the reduced set on the validation motion ({key} Hz; '
-                      'RMS model-ZMP change per scale unit = 2 cm of COM or 20 % of a mass, '
-                      'weakest first; a direction is located by the data only if this is well '
-                      'above the prior weight sqrt(reg) = 316 um and the noise floor / '
-                      'sqrt(samples)):', '', '```'] + d['zmp_signature']['lines'] + ['```']
-        lines.append('')
-    if 'exact_check' in res:
-        lines += ['## Bias check: noise-free run, exact signals (true base, accelerations, ZMP), '
-                  'true total mass, `zmp_newton` Gauss-Newton', '',
-                  '| reg [m^2] | RMS ZMP residual [m] | mass err [%] | COM err [mm] | mass err '
-                  'modulo invariance [%] | COM err modulo invariance [mm] |',
-                  '|---|---|---|---|---|---|']
-        for reg, e in res['exact_check'].items():
-            lines.append(f'| {reg} | {e["zmp_rms_m"]:.1e} | '
-                         + ' | '.join(', '.join(f'{v:.2f}' for v in e[k]) for k in (
-                             'mass_err_pct', 'com_err_mm', 'mass_err_pct_mod_invariance',
-                             'com_err_mm_mod_invariance')) + ' |')
-        lines.append('')
-    if 'online_update_ms_median' in res:
-        lines += ['## Online estimator (full standard set, 130 parameters)', '',
-                  f'median update CPU time {res["online_update_ms_median"]:.2f} ms '
-                  f'(p95 {res["online_update_ms_p95"]:.2f} ms; wall clock on this shared '
-                  f'machine: median {res["online_update_wall_ms_median"]:.2f} ms, p95 '
-                  f'{res["online_update_wall_ms_p95"]:.2f} ms) over '
-                  f'{res["online_updates"]} updates; at 10 s of history '
-                  f'{res["online_update_ms_at_10s"]:.2f} ms, at '
-                  f'{res["online_history_s"]:.0f} s {res["online_update_ms_at_end"]:.2f} ms '
-                  f'(ratio {res["update_ratio_600s_vs_10s"]:.2f}, interleaved; in the run: '
-                  f'{res.get("update_ratio_in_run", float("nan")):.2f}).', '']
-    lines += ['Seed 000\'s Table 2 for comparison (real robot; its truth is unknown):', '',
-              '| set | lc0 | lc1 | lc2 | lc3 | m0 | m1 | m2 | m3 |', '|---' * 9 + '|']
-    for k, v in SEED_TABLE2.items():
-        lines.append(f'| {k} | ' + ' | '.join(f'{x:g}' for x in v) + ' |')
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text('\n'.join(lines) + '\n')
