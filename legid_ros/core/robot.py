@@ -25,8 +25,12 @@ class Foot:
         ft_frame: Frame of the 6-axis force/torque sensor, if any.
         sole_size: Sole length (x) and width (y) [m], if the foot has a sole.
         sensor_frames: Frames of the sole pressure sensors (corners).
-        wrench_topic: Topic of the foot's WrenchStamped.
+        wrench_topic: Topic of the foot's WrenchStamped: ground-on-foot wrench at ``ft_frame``.
         fsr_topic_prefix: Prefix of the per-sensor WrenchStamped topics.
+        ankle_ft_topic: Topic of the raw ankle F/T reading (WrenchStamped at ``ft_frame``: the
+            wrench the leg exerts on the foot [N, N.m], which in swing weighs the foot).
+            Description key ``ankle_ft_topic``; default ``<wrench_topic>_raw``; None when the
+            description sets it to null (no raw topic).
     """
 
     name: str
@@ -37,6 +41,7 @@ class Foot:
     sensor_frames: List[str] = field(default_factory=list)
     wrench_topic: str = ''
     fsr_topic_prefix: str = ''
+    ankle_ft_topic: Optional[str] = None
 
 
 @dataclass
@@ -184,12 +189,15 @@ def load_robot(robot: Union[str, Path] = 'biped', floating_base: bool = True,
     feet = {}
     for name, f in (desc.get('feet') or {}).items():
         size = f.get('sole_size_m')
+        wrench_topic = f.get('wrench_topic', f'{name}_foot/wrench')
+        raw_topic = f.get('ankle_ft_topic', f'{wrench_topic}_raw')
         feet[name] = Foot(name=name, link=f['link'], sole_frame=f.get('sole_frame', f['link']),
                           ft_frame=f.get('ft_frame'),
                           sole_size=None if size is None else np.asarray(size, float),
                           sensor_frames=list(f.get('sensor_frames', [])),
-                          wrench_topic=f.get('wrench_topic', f'{name}_foot/wrench'),
-                          fsr_topic_prefix=f.get('fsr_topic_prefix', f'{name}_foot/fsr'))
+                          wrench_topic=wrench_topic,
+                          fsr_topic_prefix=f.get('fsr_topic_prefix', f'{name}_foot/fsr'),
+                          ankle_ft_topic=None if raw_topic is None else str(raw_topic))
     groups = {}
     for name, g in (desc.get('link_groups') or {}).items():
         axis = np.asarray(g['axis'], float)

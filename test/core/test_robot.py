@@ -84,6 +84,21 @@ def test_bad_description_yaml(tmp_path):
         load_robot(wrong_frame)
 
 
+def test_ankle_ft_topic_explicit_default_and_null(tmp_path):
+    """ankle_ft_topic: the biped's explicit names, <wrench_topic>_raw by default, None if null."""
+    biped = load_robot('biped')
+    assert biped.feet['left'].ankle_ft_topic == 'left_foot/wrench_raw'
+    assert biped.feet['right'].ankle_ft_topic == 'right_foot/wrench_raw'
+    desc = tmp_path / 'feet.yaml'
+    desc.write_text(f'robot: f\nurdf: {paths.urdf_path("biped.urdf")}\nfeet:\n'
+                    '  left: {link: l_foot, wrench_topic: lf/ft}\n'
+                    '  right: {link: r_foot, ankle_ft_topic: null}\n')
+    feet = load_robot(desc).feet
+    assert feet['left'].ankle_ft_topic == 'lf/ft_raw'
+    assert feet['right'].wrench_topic == 'right_foot/wrench'
+    assert feet['right'].ankle_ft_topic is None
+
+
 @pytest.mark.parametrize('name', ROBOTS)
 def test_check_urdf_accepts_every_urdf(name):
     """Debian's check_urdf (liburdfdom-tools, installed by the Makefile) parses each URDF."""
