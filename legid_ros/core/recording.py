@@ -6,6 +6,10 @@ never cares where the data came from. Conventions:
 - World frame: flat ground at z = 0, z up; for the biped, the support sole centre at the start.
 - ``foot_wrench[foot]``: wrench exerted by the ground on the foot, expressed at the origin and
   in the axes of the foot's F/T frame: ``[fx, fy, fz, tx, ty, tz]`` [N, N.m].
+- ``ankle_ft[foot]`` (optional): raw reading of the 6-axis F/T sensor between the ankle and the
+  foot, at the F/T frame: the wrench the leg exerts on the foot (MuJoCo's force/torque sensor
+  convention), i.e. the foot's own gravity and inertia wrench minus ``foot_wrench``. In
+  swing it measures the foot alone (:mod:`legid_ros.core.ident.foot_ft`).
 - ``fsr[foot]``: normal force at each sole sensor frame, in the description's order [N].
 - ``imu_quat``: orientation of the IMU frame in the world, ``[x, y, z, w]``; ``imu_gyro``
   angular velocity [rad/s] and ``imu_acc`` specific force (acceleration minus gravity)
@@ -40,6 +44,8 @@ class Recording:
         imu_acc: IMU specific force [m/s^2], (N, 3).
         foot_wrench: Per foot, ground-on-foot wrench in the F/T frame, (N, 6) [N, N.m].
         fsr: Per foot, sole-sensor normal forces, (N, k) [N].
+        ankle_ft: Per foot, raw ankle F/T reading (leg-on-foot wrench) in the F/T frame,
+            (N, 6) [N, N.m]; empty if the robot has none.
         qdd_true: Exact joint accelerations [rad/s^2], (N, nj), if known.
         base_pose_true: Base position [m] and quaternion [x, y, z, w], (N, 7), if known.
         base_vel_true: Base twist in the base frame (pinocchio's v[:6]) [m/s, rad/s], (N, 6).
@@ -62,6 +68,7 @@ class Recording:
     imu_acc: np.ndarray
     foot_wrench: Dict[str, np.ndarray] = field(default_factory=dict)
     fsr: Dict[str, np.ndarray] = field(default_factory=dict)
+    ankle_ft: Dict[str, np.ndarray] = field(default_factory=dict)
     qdd_true: Optional[np.ndarray] = None
     base_pose_true: Optional[np.ndarray] = None
     base_vel_true: Optional[np.ndarray] = None
@@ -82,6 +89,10 @@ class Recording:
         for name, width in (('imu_quat', 4), ('imu_gyro', 3), ('imu_acc', 3)):
             if getattr(self, name).shape != (n, width):
                 raise BadInputError(f'{name} has shape {getattr(self, name).shape}')
+        for foot, arr in self.ankle_ft.items():
+            if np.shape(arr) != (n, 6):
+                raise BadInputError(f'ankle_ft[{foot!r}] has shape {np.shape(arr)}, '
+                                    f'expected {(n, 6)}')
 
     @property
     def n(self) -> int:
@@ -104,7 +115,8 @@ class Recording:
             qd=cut(self.qd), tau=cut(self.tau), imu_quat=cut(self.imu_quat),
             imu_gyro=cut(self.imu_gyro), imu_acc=cut(self.imu_acc),
             foot_wrench={k: cut(v) for k, v in self.foot_wrench.items()},
-            fsr={k: cut(v) for k, v in self.fsr.items()}, qdd_true=cut(self.qdd_true),
+            fsr={k: cut(v) for k, v in self.fsr.items()},
+            ankle_ft={k: cut(v) for k, v in self.ankle_ft.items()}, qdd_true=cut(self.qdd_true),
             base_pose_true=cut(self.base_pose_true), base_vel_true=cut(self.base_vel_true),
             base_acc_true=cut(self.base_acc_true), zmp_true=cut(self.zmp_true),
             pi_true=self.pi_true, pi_cad=self.pi_cad, param_names=list(self.param_names),
@@ -122,6 +134,8 @@ class Recording:
             arrays[f'foot_wrench__{k}'] = v
         for k, v in self.fsr.items():
             arrays[f'fsr__{k}'] = v
+        for k, v in self.ankle_ft.items():
+            arrays[f'ankle_ft__{k}'] = v
         for k in ('qdd_true', 'base_pose_true', 'base_vel_true', 'base_acc_true', 'zmp_true',
                   'pi_true', 'pi_cad'):
             if getattr(self, k) is not None:
@@ -146,7 +160,9 @@ class Recording:
         fw = {k.split('__', 1)[1]: data.pop(k) for k in list(data)
               if k.startswith('foot_wrench__')}
         fsr = {k.split('__', 1)[1]: data.pop(k) for k in list(data) if k.startswith('fsr__')}
+        aft = {k.split('__', 1)[1]: data.pop(k) for k in list(data)
+               if k.startswith('ankle_ft__')}
         return cls(robot=str(data.pop('robot')),
                    joint_names=[str(x) for x in data.pop('joint_names')],
                    param_names=[str(x) for x in data.pop('param_names')], foot_wrench=fw, fsr=fsr,
-                   meta=meta, **data)
+                   ankle_ft=aft, meta=meta, **data)

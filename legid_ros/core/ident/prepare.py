@@ -77,6 +77,8 @@ class Samples:
         double_support: Samples with both feet loaded (N,).
         dropped: Reasons -> number of raw samples dropped.
         zmp_true: Ground-truth ZMP if the recording has it (N, 2).
+        ankle_ft: Per foot, raw ankle F/T reading (leg-on-foot wrench) in its F/T frame
+            (N, 6), filtered like the wrenches; empty if the recording has none.
     """
 
     t: np.ndarray
@@ -91,6 +93,7 @@ class Samples:
     double_support: np.ndarray
     dropped: Dict[str, int] = field(default_factory=dict)
     zmp_true: Optional[np.ndarray] = None
+    ankle_ft: Dict[str, np.ndarray] = field(default_factory=dict)
 
     @property
     def n(self) -> int:
@@ -104,7 +107,8 @@ class Samples:
         return Samples(self.t[idx], self.q[idx], self.v[idx], self.a[idx], self.zmp[idx],
                        self.fz[idx], self.tau[idx],
                        {k: w[idx] for k, w in self.foot_wrench.items()}, self.support[idx],
-                       self.double_support[idx], dict(self.dropped), cut(self.zmp_true))
+                       self.double_support[idx], dict(self.dropped), cut(self.zmp_true),
+                       {k: w[idx] for k, w in self.ankle_ft.items()})
 
 
 def _sensor_positions(robot: Robot, foot: str) -> np.ndarray:
@@ -136,6 +140,7 @@ def prepare(rec: Recording, robot: Robot, options: Optional[PrepareOptions] = No
         if src != 'true' else {f: rec.foot_wrench[f] for f in feet if f in rec.foot_wrench}
     checks = {'q': rec.q, 'imu': rec.imu_quat if o.use_imu else None}
     checks.update({f'force {f}': x for f, x in force.items()})
+    checks.update({f'ankle F/T {f}': x for f, x in rec.ankle_ft.items()})
     if o.diff == 'exact':
         checks['qdd_true'] = rec.qdd_true
     keep = np.ones(rec.n, bool)
@@ -155,6 +160,7 @@ def prepare(rec: Recording, robot: Robot, options: Optional[PrepareOptions] = No
     q_j = rec.q[keep]
     force = {f: x[keep] for f, x in force.items()}
     wrench_raw = {f: rec.foot_wrench[f][keep] for f in rec.foot_wrench}
+    ankle_raw = {f: np.asarray(x, float)[keep] for f, x in rec.ankle_ft.items()}
     filtered = bool(o.cutoff_hz and o.cutoff_hz < 0.45 * rate)
     if filtered:
         def filt(x):
@@ -163,8 +169,9 @@ def prepare(rec: Recording, robot: Robot, options: Optional[PrepareOptions] = No
         if o.lag is None:
             force = {f: filt(x) for f, x in force.items()}
         wrench = {f: filt(x) for f, x in wrench_raw.items()}
+        ankle = {f: filt(x) for f, x in ankle_raw.items()}
     else:
-        q_f, wrench = q_j, wrench_raw
+        q_f, wrench, ankle = q_j, wrench_raw, ankle_raw
     if o.diff == 'exact':
         qd, qdd = rec.qd[keep], rec.qdd_true[keep]
         q_f = q_j
@@ -186,6 +193,7 @@ def prepare(rec: Recording, robot: Robot, options: Optional[PrepareOptions] = No
     t, q_f, qd, qdd, tau = t[sel], q_f[sel], qd[sel], qdd[sel], tau[sel]
     force = {f: x[sel] for f, x in force.items()}
     wrench = {f: x[sel] for f, x in wrench.items()}
+    ankle = {f: x[sel] for f, x in ankle.items()}
     kept = np.flatnonzero(keep)[sel]
     # support feet from vertical forces
     fz_feet = {f: (x.sum(axis=1) if src == 'fsr' else x[:, 2]) for f, x in force.items()}
@@ -223,7 +231,7 @@ def prepare(rec: Recording, robot: Robot, options: Optional[PrepareOptions] = No
     zt = rec.zmp_true[kept][idx] if rec.zmp_true is not None else None
     return Samples(t[idx], q[idx], v[idx], a[idx], zmp[idx], fz[idx], tau[idx],
                    {f: w[idx] for f, w in wrench.items()}, support[idx], double[idx], dropped,
-                   zt)
+                   zt, {f: w[idx] for f, w in ankle.items()})
 
 
 def _measured_zmp(robot, q, src, force, rec, kept, support, double):

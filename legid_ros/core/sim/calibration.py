@@ -61,15 +61,21 @@ def miscalibrated(rec: Recording, errors: CalibrationErrors) -> Recording:
     """A copy of ``rec`` seen through miscalibrated sensors.
 
     Efforts are scaled per joint, each foot's sole sensors per sensor, each foot's F/T
-    wrench per axis. ``meta['calibration']`` records the settings.
+    wrench per axis (the raw ankle reading by the same gains: one sensor).
+    ``meta['calibration']`` records the settings.
     """
     k_tau = torque_constant_gains(len(rec.joint_names), errors.torque_constant_std, errors.seed)
-    fsr, wrench = {}, {}
+    fsr, wrench, ankle = {}, {}, {}
     for i, (foot, f) in enumerate(sorted(rec.fsr.items())):
         fsr[foot] = f * gains(f.shape[1], errors.fsr_gain_std, errors.seed, 10 + i)[None, :]
-    for i, (foot, w) in enumerate(sorted(rec.foot_wrench.items())):
-        wrench[foot] = w * gains(6, errors.ft_gain_std, errors.seed, 20 + i)[None, :]
+    ft_gains = {foot: gains(6, errors.ft_gain_std, errors.seed, 20 + i)
+                for i, foot in enumerate(sorted(rec.foot_wrench))}
+    for foot, w in rec.foot_wrench.items():
+        wrench[foot] = w * ft_gains[foot][None, :]
+    for i, (foot, w) in enumerate(sorted(rec.ankle_ft.items())):
+        k = ft_gains.get(foot, gains(6, errors.ft_gain_std, errors.seed, 30 + i))
+        ankle[foot] = w * k[None, :]
     meta = dict(rec.meta)
     meta['calibration'] = errors.as_dict()
     return dataclasses.replace(rec, tau=rec.tau * k_tau[None, :], fsr=fsr, foot_wrench=wrench,
-                               meta=meta)
+                               ankle_ft=ankle, meta=meta)

@@ -278,6 +278,12 @@ def _assemble(robot, config, physics, opt, info, lay, rec, wr_world, wr_ft, sole
         fw[:, :3] += noise.ft_force_std * rng.standard_normal((n, 3))
         fw[:, 3:] += noise.ft_moment_std * rng.standard_normal((n, 3))
         foot_wrench[f] = fw
+    ankle_ft = {}
+    for f, (fa, ta) in lay.ft_adr.items():  # MuJoCo's own force/torque sensors at the ankle
+        w = np.hstack([rec['sens'][:, fa:fa + 3], rec['sens'][:, ta:ta + 3]])
+        w[:, :3] += noise.ft_force_std * rng.standard_normal((n, 3))
+        w[:, 3:] += noise.ft_moment_std * rng.standard_normal((n, 3))
+        ankle_ft[f] = w
     base = [readout.base_state(rec['qpos'][i], rec['qvel'][i], rec['qacc'][i], lay)
             for i in range(n)]
     total = sum(wr_world.values())
@@ -298,7 +304,8 @@ def _assemble(robot, config, physics, opt, info, lay, rec, wr_world, wr_ft, sole
     meta.update(stab)
     return Recording(robot=robot.name, t=t, joint_names=list(info.joint_names), q=q, qd=qd,
                      tau=tau, imu_quat=imu_quat, imu_gyro=gyro, imu_acc=acc,
-                     foot_wrench=foot_wrench, fsr=fsr, qdd_true=rec['qacc'][:, lay.dof_adr],
+                     foot_wrench=foot_wrench, fsr=fsr, ankle_ft=ankle_ft,
+                     qdd_true=rec['qacc'][:, lay.dof_adr],
                      base_pose_true=np.array([b[0] for b in base]),
                      base_vel_true=np.array([b[1] for b in base]),
                      base_acc_true=np.array([b[2] for b in base]), zmp_true=zmp,

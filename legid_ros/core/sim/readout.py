@@ -7,7 +7,7 @@ the simulator stores ``qpos``/``qvel`` just before stepping.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Dict, List
 
 import mujoco
@@ -39,6 +39,8 @@ class Layout:
         base_body: Body id of the base.
         root_body: Root body id of the free tree (its subtree COM is cfrc_ext's point).
         feet: Foot names in order.
+        ft_adr: Per foot with an ankle F/T, sensordata addresses of its (force, torque)
+            sensors (MuJoCo: the wrench the leg exerts on the foot, in the site frame).
     """
 
     qpos_adr: np.ndarray
@@ -52,6 +54,7 @@ class Layout:
     base_body: int
     root_body: int
     feet: List[str]
+    ft_adr: Dict[str, tuple] = field(default_factory=dict)
 
 
 def make_layout(model, info: SpecInfo, foot_links: Dict[str, str],
@@ -73,7 +76,9 @@ def make_layout(model, info: SpecInfo, foot_links: Dict[str, str],
                   ft_site={f: _id(model, mujoco.mjtObj.mjOBJ_SITE, s)
                            for f, s in ft_frames.items()},
                   imu_adr=imu, base_body=base, root_body=int(model.body_rootid[base]),
-                  feet=list(info.touch_sensors))
+                  feet=list(info.touch_sensors),
+                  ft_adr={f: tuple(int(sadr[_id(model, mujoco.mjtObj.mjOBJ_SENSOR, s)])
+                                   for s in pair) for f, pair in info.ft_sensors.items()})
 
 
 def ground_wrench_world(data, lay: Layout, foot: str) -> np.ndarray:

@@ -9,6 +9,7 @@ import numpy as np
 import pinocchio as pin
 
 from legid_ros.core.errors import BadInputError, SolverError
+from legid_ros.core.ident.foot_ft import feet_regressors, foot_parameters
 from legid_ros.core.inertial import get_parameters, parameter_names, set_parameters
 from legid_ros.core.recording import Recording
 from legid_ros.core.robot import Robot, load_robot
@@ -59,6 +60,11 @@ def _add_noise(rec: Recording, noise: NoiseModel, rng: np.random.Generator,
         w[:, :3] += white(w[:, :3].shape, noise.ft_force_std)
         w[:, 3:] += white(w[:, 3:].shape, noise.ft_moment_std)
         rec.foot_wrench[foot] = w
+    for foot, w in rec.ankle_ft.items():
+        w = w.copy()
+        w[:, :3] += white(w[:, :3].shape, noise.ft_force_std)
+        w[:, 3:] += white(w[:, 3:].shape, noise.ft_moment_std)
+        rec.ankle_ft[foot] = w
     for foot, f in rec.fsr.items():
         rec.fsr[foot] = f + white(f.shape, noise.fsr_std)
     rec.imu_gyro = rec.imu_gyro + white(rec.imu_gyro.shape, noise.gyro_std)
@@ -146,6 +152,11 @@ def _assemble(robot, cfg, t, qj, qdj, qddj, dyn, pi_true, pi_cad) -> Recording:
                         .translation[:2] for f in right.sensor_frames])
     fsr_r = corner_forces(dyn.wrench, corners)
     n = len(t)
+    ground = {'right': ft_wrench, 'left': np.zeros((n, 6))}
+    feet = [f for f in ground if robot.feet[f].ft_frame]
+    regs = feet_regressors(robot, dyn.q, dyn.v, dyn.a, feet)
+    # raw ankle F/T: leg-on-foot wrench = the foot's own Newton-Euler wrench - ground-on-foot
+    ankle_ft = {f: regs[f] @ foot_parameters(pi_true, robot, f) - ground[f] for f in feet}
     meta = {'rate_hz': float(cfg.rate_hz), 'seed': int(cfg.seed), 'engine': 'synthetic',
             'duration_s': float(cfg.duration_s), 'noise': cfg.noise.as_dict(),
             'friction': friction.as_dict(), 'zmp_margin_m': float(cfg.zmp_margin),
@@ -157,7 +168,7 @@ def _assemble(robot, cfg, t, qj, qdj, qddj, dyn, pi_true, pi_cad) -> Recording:
         robot=robot.name, t=t, joint_names=robot.actuated_joint_names, q=qj.copy(),
         qd=qdj.copy(), tau=tau, imu_quat=dyn.imu_quat, imu_gyro=dyn.imu_gyro,
         imu_acc=dyn.imu_acc,
-        foot_wrench={'right': ft_wrench, 'left': np.zeros((n, 6))},
+        foot_wrench=ground, ankle_ft=ankle_ft,
         fsr={'right': fsr_r, 'left': np.zeros((n, len(left.sensor_frames)))},
         qdd_true=qddj, base_pose_true=dyn.q[:, :7].copy(), base_vel_true=dyn.v[:, :6].copy(),
         base_acc_true=dyn.a[:, :6].copy(), zmp_true=dyn.zmp, pi_true=pi_true, pi_cad=pi_cad,

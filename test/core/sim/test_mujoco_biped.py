@@ -148,3 +148,24 @@ def test_bad_duration_and_robot_rejected(biped):
         simulate_biped_mujoco(SyntheticConfig(duration_s=0.0), robot=biped)
     with pytest.raises(BadInputError):
         simulate_biped_mujoco(SyntheticConfig(duration_s=0.1), robot=load_robot('quadruped'))
+
+
+def test_ankle_ft_is_mujocos_sensor_reading_of_the_foot(biped, moving):
+    """MuJoCo's ankle force/torque sensors read the foot's Newton-Euler wrench minus the ground's.
+
+    Checked against pinocchio on the true state and parameters: the swing foot's reading is
+    its own weight and inertia, the support foot's the ground reaction minus the foot.
+    """
+    from legid_ros.core.ident.foot_ft import feet_regressors, foot_parameters
+    k = slice(100, -100)
+    q = np.hstack([moving.base_pose_true, moving.q])[k]
+    v = np.hstack([moving.base_vel_true, moving.qd])[k]
+    a = np.hstack([moving.base_acc_true, moving.qdd_true])[k]
+    regs = feet_regressors(biped, q, v, a, ['left', 'right'])
+    for foot in ('left', 'right'):
+        model = regs[foot] @ foot_parameters(moving.pi_true, biped, foot) \
+            - moving.foot_wrench[foot][k]
+        err = np.abs(moving.ankle_ft[foot][k] - model)
+        assert err[:, :3].max() < 0.05 and err[:, 3:].max() < 0.01  # [N], [N.m]
+    m_foot = foot_parameters(moving.pi_true, biped, 'left')[0]
+    assert np.median(moving.ankle_ft['left'][k, 2]) == pytest.approx(m_foot * G, rel=0.02)
