@@ -47,6 +47,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              'units (e.g. a weighed foot: --known m_foot=1.26 [kg], or '
                              '--known lc_foot=0.074 [m]); zmp_newton, or torque_ls with '
                              '--param-set reduced; repeatable')
+    parser.add_argument('--foot-from-ft', action='store_true',
+                        help='weigh the swinging feet with their ankle F/T sensors first and '
+                             'hold the foot mass (the one mass the ZMP cannot see); needs the '
+                             'raw ankle F/T topics in the bag; same methods as --known')
 
 
 def parse_known(items) -> dict:
@@ -121,13 +125,16 @@ def run(args: argparse.Namespace) -> int:
     if args.no_check:
         opts['check'] = False
     known = parse_known(args.known)
-    if known:
+    if known or args.foot_from_ft:
         reduced = args.method == 'zmp_newton' or (args.method == 'torque_ls'
                                                   and args.param_set == 'reduced')
         if not reduced:
-            raise BadInputError('--known needs a reduced-set method: zmp_newton, or torque_ls '
-                                'with --param-set reduced')
-        opts['known'] = known
+            raise BadInputError('--known and --foot-from-ft need a reduced-set method: '
+                                'zmp_newton, or torque_ls with --param-set reduced')
+        if known:
+            opts['known'] = known
+        if args.foot_from_ft:
+            opts['foot_from_ft'] = True
     result = identify(train, robot, args.method, samples=samples, **opts)
     bar.update(1)
     out = Path(args.out)
@@ -143,6 +150,8 @@ def run(args: argparse.Namespace) -> int:
              'consistent': bool(result.consistency.ok), 'identifiable': result.identifiable}
     if known:
         extra['known'] = dict(known)  # held fixed, not identified
+    if 'foot_from_ft' in result.info:
+        extra['foot_from_ft'] = result.info['foot_from_ft']  # feet weighed by the ankle F/T
     if result.friction is not None:
         nj = result.friction.size // 2
         extra['friction'] = {n: {'viscous_Nms_per_rad': float(result.friction[j]),

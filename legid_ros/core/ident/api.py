@@ -15,7 +15,10 @@ Methods (rows are described in :mod:`legid_ros.core.ident.linear`):
 
 Options: every :class:`PrepareOptions` field (``diff``, ``cutoff_hz``, ``use_imu``, ...),
 ``total_mass`` [kg] (default: mean measured vertical force / g), ``reg``, ``max_cond``,
-``check`` (excitation check), ``pi_cad`` and the method's own options.
+``check`` (excitation check), ``pi_cad`` and the method's own options. For the reduced-set
+methods (``zmp_newton``; ``torque_ls`` with ``param_set='reduced'``): ``known`` (parameters
+measured otherwise, held fixed) and ``foot_from_ft=True`` (weigh the swinging feet with their
+ankle F/T sensors first, :mod:`legid_ros.core.ident.foot_ft`, and hold the foot mass).
 """
 
 from __future__ import annotations
@@ -73,6 +76,9 @@ def identify(recording: Recording, robot: Robot, method: str = 'zmp_qp',
     pi_cad = opts.pop('pi_cad', None)
     if pi_cad is None and recording is not None and recording.pi_cad is not None:
         pi_cad = recording.pi_cad
+    weighed = None
+    if opts.pop('foot_from_ft', False):
+        weighed = _weigh_feet(samples, robot, method, opts, pi_cad)
     if method == 'zmp_newton':
         from legid_ros.core.ident.zmp_newton import identify_zmp_newton
         regs = regressors_for(samples, robot, [])
@@ -103,7 +109,26 @@ def identify(recording: Recording, robot: Robot, method: str = 'zmp_qp',
             res = identify_primitives(rows, robot, total, pi_cad=pi_cad, **opts)
     res.dropped = dict(samples.dropped)
     res.info.setdefault('prepare', dataclasses.asdict(prep))
+    if weighed is not None:
+        res.info['foot_from_ft'] = {
+            f.foot: {'mass_kg': f.mass_kg, 'mass_std_kg': f.mass_std_kg,
+                     'com_m': f.com_m.tolist(), 'n_samples': f.n_samples}
+            for f in weighed.feet.values()}
+        res.identifiable = weighed.lines() + list(res.identifiable)
     return res
+
+
+def _weigh_feet(samples, robot, method, opts, pi_cad):
+    """Feet weighed by their ankle F/T; their group mass joins ``opts['known']``."""
+    from legid_ros.core.ident.foot_ft import identify_foot_ft
+    reduced = method == 'zmp_newton' and opts.get('param_set', 'reduced') == 'reduced' or (
+        method == 'torque_ls' and opts.get('param_set') == 'reduced')
+    if not reduced:
+        raise BadInputError('foot_from_ft needs a reduced-set method: zmp_newton, or '
+                            'torque_ls with param_set=reduced')
+    weighed = identify_foot_ft(robot, samples, pi_cad if pi_cad is not None else _cad(robot))
+    opts['known'] = {**weighed.known, **(opts.get('known') or {})}
+    return weighed
 
 
 def _reduced_linear(rows, robot, method, total, pi_cad, reg=DEFAULT_REG, **opts):

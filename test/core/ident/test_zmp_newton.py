@@ -63,6 +63,6 @@ def test_identify_command_refuses_known_for_standard_set_methods(tmp_path, run_a
     cmd.add_arguments(parser)
     args = parser.parse_args(['--bag', str(rec_path), '--method', 'zmp_qp', '--known',
                               'm_foot=1.26', '--out', str(tmp_path / 'out')])
-    with pytest.raises(BadInputError, match='reduced-set method'):
+    with pytest.raises(BadInputError, match='need a reduced-set method'):
         cmd.run(args)
     assert not (tmp_path / 'out').exists()
