@@ -7,9 +7,12 @@ Topics (standard messages only), names from the robot description:
   specific force [m/s^2].
 - ``/<wrench_topic>`` per foot, geometry_msgs/msg/WrenchStamped (frame = F/T frame):
   ground-on-foot wrench [N, N.m].
+- ``/<ankle_ft_topic>`` per foot (default ``/<wrench_topic>_raw``),
+  geometry_msgs/msg/WrenchStamped (frame = F/T frame): raw ankle F/T reading, the wrench the
+  leg exerts on the foot [N, N.m] (``Recording.ankle_ft``; written when the recording has it).
 - ``/<fsr_topic_prefix>/sensor_<k>`` per sole sensor (a ROS 2 name token may not start with a
-  digit; bags of older versions named them ``<prefix>/<k>`` and still read), geometry_msgs/msg/WrenchStamped (frame =
-  sensor frame): ``force.z`` = normal force [N].
+  digit; bags of older versions named them ``<prefix>/<k>`` and still read),
+  geometry_msgs/msg/WrenchStamped (frame = sensor frame): ``force.z`` = normal force [N].
 - Ground truth (simulation only): ``/legid/sim/ground_truth`` and ``/legid/sim/cad_parameters``
   std_msgs/msg/Float64MultiArray (one message, ``layout.dim[0].label`` =
   ``'parameters:' + ','.join(names)``), ``/legid/sim/zmp`` geometry_msgs/msg/PointStamped
@@ -48,11 +51,14 @@ def _abs_topic(name: str) -> str:
 
 
 def foot_topics(robot: Robot) -> Dict[str, dict]:
-    """Per foot: its wrench topic, F/T frame, FSR topics and frames."""
+    """Per foot: its wrench topic, raw ankle F/T topic (None if the robot names none), F/T
+    frame, FSR topics and frames."""
     out = {}
     for name, foot in robot.feet.items():
         prefix = _abs_topic(foot.fsr_topic_prefix)
+        raw = foot.ankle_ft_topic
         out[name] = {'wrench': _abs_topic(foot.wrench_topic),
+                     'ankle_ft': _abs_topic(raw) if raw else None,
                      'ft_frame': foot.ft_frame or foot.link,
                      'fsr': [f'{prefix}/sensor_{k}' for k in range(len(foot.sensor_frames))],
                      'fsr_frames': list(foot.sensor_frames)}
@@ -241,6 +247,9 @@ def write_bag(recording: Recording, path: Union[str, Path], storage: str = 'mcap
         if foot in rec.foot_wrench:
             streams.append((tp['wrench'], TYPES['wrench'], FixedLayout(
                 _TS, TYPES['wrench'], tp['ft_frame']), rec.foot_wrench[foot]))
+        if foot in rec.ankle_ft and tp['ankle_ft']:
+            streams.append((tp['ankle_ft'], TYPES['wrench'], FixedLayout(
+                _TS, TYPES['wrench'], tp['ft_frame']), rec.ankle_ft[foot]))
         if foot in rec.fsr:
             if rec.fsr[foot].shape[1] != len(tp['fsr']):
                 raise BadInputError(f'fsr of foot {foot!r} has {rec.fsr[foot].shape[1]} columns, '
@@ -294,7 +303,8 @@ def read_bag(path: Union[str, Path], robot: Union[str, Robot] = 'biped') -> Reco
 
     Other topics are linearly interpolated (orientation: nearest sample) at the joint-state
     stamps, so stamps may jitter and topics may have other rates. Topics missing from the bag
-    give NaN columns (IMU) or no entry (feet); ground truth is filled when present.
+    give NaN columns (IMU) or no entry (feet: ``foot_wrench``, ``fsr``, ``ankle_ft``); ground
+    truth is filled when present.
 
     Args:
         path: Bag directory (or a storage file inside it).

@@ -1,5 +1,7 @@
 """Tests of legid_ros.bagfile: rosbag2 writing, reading, alignment and summaries."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 from rosbags.rosbag2 import Reader, StoragePlugin, Writer
@@ -36,6 +38,7 @@ def test_round_trip(tmp_path, rec, robot, storage):
     for foot in ('left', 'right'):
         np.testing.assert_array_equal(back.foot_wrench[foot], rec.foot_wrench[foot])
         np.testing.assert_array_equal(back.fsr[foot], rec.fsr[foot])
+        np.testing.assert_array_equal(back.ankle_ft[foot], rec.ankle_ft[foot])
     assert back.joint_names == rec.joint_names and back.param_names == rec.param_names
     assert back.meta['seed'] == 4 and back.meta['engine'] == 'synthetic'
     assert back.meta['noise'] == rec.meta['noise']
@@ -68,6 +71,9 @@ def test_messages_decode_with_plain_rosbags(tmp_path, rec, robot):
             elif conn.topic == '/right_foot/wrench':
                 assert msg.header.frame_id == 'r_ankle_ft'
                 assert msg.wrench.torque.x == rec.foot_wrench['right'][k, 3]
+            elif conn.topic == '/left_foot/wrench_raw':
+                assert msg.header.frame_id == 'l_ankle_ft'
+                assert msg.wrench.force.z == rec.ankle_ft['left'][k, 2]
             elif conn.topic == '/right_foot/fsr/sensor_2':
                 assert msg.header.frame_id == 'r_sole_rl'
                 assert msg.wrench.force.z == rec.fsr['right'][k, 2]
@@ -75,7 +81,8 @@ def test_messages_decode_with_plain_rosbags(tmp_path, rec, robot):
                 assert msg.header.frame_id == 'world' and msg.point.x == rec.zmp_true[k, 0]
             elif conn.topic == '/legid/sim/base_pose':
                 assert msg.pose.orientation.w == rec.base_pose_true[k, 6]
-    assert {'/joint_states', '/imu', '/right_foot/wrench', '/right_foot/fsr/sensor_2',
+    assert {'/joint_states', '/imu', '/right_foot/wrench', '/left_foot/wrench_raw',
+            '/right_foot/fsr/sensor_2',
             '/legid/sim/zmp', '/legid/sim/base_pose', '/legid/sim/ground_truth'} <= seen
 
 
@@ -83,14 +90,53 @@ def test_info_counts_and_rates(tmp_path, rec, robot):
     """bag_info reports every topic with its type, count, rate and the time span."""
     info = bag_info(write_bag(rec, tmp_path / 'run', storage='sqlite3', robot=robot))
     topics = {t.name: t for t in info.topics}
-    assert len(topics) == 17 and info.storage == 'sqlite3'
+    assert len(topics) == 19 and info.storage == 'sqlite3'
     assert topics['/joint_states'].msgtype == 'sensor_msgs/msg/JointState'
     assert topics['/imu'].count == rec.n and topics['/right_foot/fsr/sensor_3'].count == rec.n
     assert topics['/imu'].rate_hz == pytest.approx(500.0, rel=1e-9)
     assert topics['/legid/sim/ground_truth'].count == 1
-    assert info.message_count == 14 * rec.n + 3
+    assert topics['/right_foot/wrench_raw'].msgtype == 'geometry_msgs/msg/WrenchStamped'
+    assert topics['/right_foot/wrench_raw'].count == rec.n
+    assert info.message_count == 16 * rec.n + 3
     assert info.duration_s == pytest.approx(rec.t[-1], abs=1e-9)
-    assert '/left_foot/wrench' in info.table()
+    assert '/left_foot/wrench' in info.table() and '/left_foot/wrench_raw' in info.table()
+
+
+@pytest.mark.parametrize('storage', ['mcap', 'sqlite3'])
+def test_ankle_ft_round_trip(tmp_path, robot, storage):
+    """A 3 s, 100 Hz synthetic run keeps both feet's raw ankle F/T readings through a bag."""
+    rec = simulate_biped(SyntheticConfig(duration_s=3.0, rate_hz=100.0, seed=9), robot)
+    assert sorted(rec.ankle_ft) == ['left', 'right'] and rec.n == 300
+    back = read_bag(write_bag(rec, tmp_path / 'run', storage=storage, robot=robot), robot)
+    assert sorted(back.ankle_ft) == ['left', 'right']
+    for foot in ('left', 'right'):
+        assert back.ankle_ft[foot].shape == (300, 6)
+        np.testing.assert_allclose(back.ankle_ft[foot], rec.ankle_ft[foot], rtol=0, atol=1e-12)
+        assert not np.allclose(back.ankle_ft[foot], -back.foot_wrench[foot], atol=1e-3)
+
+
+def test_bag_without_ankle_topics_reads_empty(tmp_path, rec, robot):
+    """A recording without ankle F/T writes no raw topic and reads back with ankle_ft == {}."""
+    bare = dataclasses.replace(rec, ankle_ft={})
+    path = write_bag(bare, tmp_path / 'old', robot=robot)
+    names = {t.name for t in bag_info(path).topics}
+    assert '/left_foot/wrench' in names and '/left_foot/wrench_raw' not in names
+    assert '/right_foot/wrench_raw' not in names
+    back = read_bag(path, robot)
+    assert back.ankle_ft == {}
+    np.testing.assert_array_equal(back.foot_wrench['left'], rec.foot_wrench['left'])
+
+
+def test_robot_without_raw_topic_skips_it(tmp_path, rec, robot):
+    """A foot whose ankle_ft_topic is None gets no raw topic; the other foot keeps its own."""
+    feet = dict(robot.feet, left=dataclasses.replace(robot.feet['left'], ankle_ft_topic=None))
+    no_left = dataclasses.replace(robot, feet=feet)
+    path = write_bag(rec, tmp_path / 'run', robot=no_left)
+    names = {t.name for t in bag_info(path).topics}
+    assert '/left_foot/wrench_raw' not in names and '/right_foot/wrench_raw' in names
+    back = read_bag(path, robot)
+    assert list(back.ankle_ft) == ['right']
+    np.testing.assert_array_equal(back.ankle_ft['right'], rec.ankle_ft['right'])
 
 
 def _write_raw(path, topics):
@@ -147,7 +193,7 @@ def test_read_jittered_multirate_bag(tmp_path, robot):
     np.testing.assert_allclose(rec.foot_wrench['right'][:, 2], 300 + 50 * t_abs, atol=1e-6)
     assert np.all(np.isnan(rec.tau)) and np.all(rec.qd == 1.0)
     assert rec.pi_true is None and rec.zmp_true is None and 'left' not in rec.foot_wrench
-    assert rec.fsr == {}
+    assert rec.fsr == {} and rec.ankle_ft == {}
 
 
 def test_bad_bags(tmp_path, rec, robot):
@@ -200,4 +246,5 @@ def test_fast_mcap_scans_match_rosbags(tmp_path, rec, robot):
                      'pi_true'):
             np.testing.assert_array_equal(getattr(got, name), getattr(ref, name), err_msg=name)
         np.testing.assert_array_equal(got.fsr['right'], ref.fsr['right'])
+        np.testing.assert_array_equal(got.ankle_ft['left'], ref.ankle_ft['left'])
         assert got.meta == ref.meta

@@ -32,6 +32,9 @@ def test_simulate_then_info(tmp_path):
     assert info.returncode == 0, info.stderr
     line = next(x for x in info.stdout.splitlines() if x.startswith('/joint_states'))
     assert line.split()[1:] == ['sensor_msgs/msg/JointState', '200', '200.00']
+    raw = next(x for x in info.stdout.splitlines() if x.startswith('/left_foot/wrench_raw'))
+    assert raw.split()[1:] == ['geometry_msgs/msg/WrenchStamped', '200', '200.00']
+    assert sorted(rec.ankle_ft) == ['left', 'right'] and rec.ankle_ft['left'].shape == (200, 6)
     assert 'span:     0.995 s' in info.stdout
 
 

@@ -93,11 +93,14 @@ def assemble(data: Dict[str, dict], robot: Robot, feet: Dict[str, dict], path) -
     imu = resample(data.get('/imu'), ref, 10, quat_cols=slice(0, 4))
     if imu is None:
         imu = np.column_stack([np.full((n, 4), np.nan), nan, nan])
-    foot_wrench, fsr = {}, {}
+    foot_wrench, fsr, ankle_ft = {}, {}, {}
     for foot, tp in feet.items():
         w = resample(data.get(tp['wrench']), ref, 6)
         if w is not None:
             foot_wrench[foot] = w
+        raw = resample(data.get(tp['ankle_ft']), ref, 6) if tp.get('ankle_ft') else None
+        if raw is not None:
+            ankle_ft[foot] = raw
         cols_f = [resample(data.get(topic, data.get(topic.replace('/sensor_', '/'))), ref, 3)
                   for topic in tp['fsr']]
         if cols_f and all(c is not None for c in cols_f):
@@ -118,5 +121,5 @@ def assemble(data: Dict[str, dict], robot: Robot, feet: Dict[str, dict], path) -
         robot=robot.name, t=(ref - ref[0]) * 1e-9, joint_names=list(wanted),
         q=js_values[:, cols], qd=js_values[:, nb + cols], tau=js_values[:, 2 * nb + cols],
         imu_quat=imu[:, :4], imu_gyro=imu[:, 4:7], imu_acc=imu[:, 7:10],
-        foot_wrench=foot_wrench, fsr=fsr, zmp_true=zmp, base_pose_true=pose, pi_true=pi_true,
-        pi_cad=pi_cad, param_names=names_true or names_cad, meta=meta)
+        foot_wrench=foot_wrench, fsr=fsr, ankle_ft=ankle_ft, zmp_true=zmp, base_pose_true=pose,
+        pi_true=pi_true, pi_cad=pi_cad, param_names=names_true or names_cad, meta=meta)

@@ -26,6 +26,8 @@ def test_physics_bag_round_trip_and_same_topics(tmp_path):
     assert np.allclose(back.tau, rec.tau, atol=1e-9)
     assert np.allclose(back.fsr['right'], rec.fsr['right'], atol=1e-9)
     assert np.allclose(back.foot_wrench['right'], rec.foot_wrench['right'], atol=1e-9)
+    assert sorted(back.ankle_ft) == sorted(rec.ankle_ft) == ['left', 'right']
+    assert np.allclose(back.ankle_ft['left'], rec.ankle_ft['left'], atol=1e-9)
     assert np.allclose(back.pi_true, rec.pi_true)
 
 
