@@ -17,7 +17,7 @@ mass and first moment. The information of the data in the core, ``M = J^T (A^T A
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import List
+from typing import List, Sequence
 
 import numpy as np
 import scipy.linalg as sla
@@ -92,7 +92,8 @@ def describe(vec: np.ndarray, names: List[str], top: int = 3) -> str:
 
 def excitation(robot: Robot, info: np.ndarray, n: int, pi_ref: np.ndarray,
                sigma_res: float = None, max_cond: float = DEFAULT_MAX_COND,
-               poor_spread: float = 0.05, raise_error: bool = True) -> ExcitationReport:
+               poor_spread: float = 0.05, raise_error: bool = True,
+               held: Sequence[str] = ()) -> ExcitationReport:
     """Check the data's information about the core parameters.
 
     Args:
@@ -105,9 +106,15 @@ def excitation(robot: Robot, info: np.ndarray, n: int, pi_ref: np.ndarray,
         max_cond: Condition number above which the data is not identifiable.
         poor_spread: Spread (in core-scale units) above which a combination is "poor".
         raise_error: Raise :class:`NotIdentifiableError` when above ``max_cond``.
+        held: Core parameter names measured otherwise and held fixed (e.g. ``m_foot``):
+            treated as known exactly, so only what the data must still decide is reported.
     """
     jac, c, names, z = _core(robot, pi_ref)
     m = jac.T @ info @ jac / max(n, 1)
+    fixed = [names.index(h) for h in held if h in names]
+    if fixed:  # only the plane the data must still decide: mass equality and held values
+        rows = np.vstack([c / np.linalg.norm(c), np.eye(len(names))[fixed]])
+        z = sla.null_space(rows)
     mz = z.T @ m @ z
     lam, vec = np.linalg.eigh(0.5 * (mz + mz.T))
     top = max(lam[-1], 1e-300)

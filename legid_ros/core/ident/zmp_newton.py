@@ -125,7 +125,8 @@ def identify_zmp_newton(wrench: np.ndarray, zmp: np.ndarray, fz: np.ndarray, rob
     pi = param.to_standard(res.x)
     val = obj(res.x, derivatives=False)
     rows = zmp_rows(wrench, zmp, fz)
-    rep = excitation(robot, rows.T @ rows, len(zmp), pi, sigma_res=val.rms, raise_error=False)
+    rep = excitation(robot, rows.T @ rows, len(zmp), pi, sigma_res=val.rms, raise_error=False,
+                     held=list(known or {}))
     return IdentResult(
         method='zmp_newton', pi=pi, x=res.x, names=list(param.names),
         param_names=StandardSet(robot).names, total_mass=total_mass,
@@ -184,7 +185,8 @@ def identify_normal_newton(H, h, bb, n, robot: Robot, total_mass: float, method:
                        ub, eps=eps, max_iter=max_iter, scales=param.scales())
     pi = param.to_standard(res.x)
     val = obj(res.x, derivatives=False)
-    rep = excitation(robot, H, n, pi, sigma_res=1.0, raise_error=False)
+    rep = excitation(robot, H, n, pi, sigma_res=1.0, raise_error=False,
+                     held=list(known or {}))
     return IdentResult(
         method=method, pi=pi, x=res.x, names=list(param.names),
         param_names=StandardSet(robot).names, total_mass=total_mass,
