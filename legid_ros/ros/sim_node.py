@@ -86,12 +86,16 @@ class SimNode(Node):
         self.pub_js = self.create_publisher(JointState, 'joint_states', qos)
         self.pub_imu = self.create_publisher(Imu, 'imu', qos)
         self.pub_wrench = {}
+        self.pub_ankle = {}  # raw ankle F/T (leg-on-foot wrench), as in the bags
         self.pub_fsr = {}
         self.frames = {}
         for name, foot in robot.feet.items():
             if mode in ('wrench', 'both') and name in recording.foot_wrench:
                 self.pub_wrench[name] = self.create_publisher(WrenchStamped, foot.wrench_topic,
                                                               qos)
+            if foot.ankle_ft_topic and name in recording.ankle_ft:
+                self.pub_ankle[name] = self.create_publisher(WrenchStamped, foot.ankle_ft_topic,
+                                                             qos)
             if mode in ('fsr', 'both') and name in recording.fsr:
                 self.pub_fsr[name] = [
                     self.create_publisher(WrenchStamped,
@@ -159,6 +163,9 @@ class SimNode(Node):
         for foot in self.pub_wrench:
             packers[('w', foot)] = cv.RawPacker('wrench', cv.wrench_msg(0.0, self.frames[foot][0],
                                                                         np.zeros(6)))
+        for foot in self.pub_ankle:
+            packers[('a', foot)] = cv.RawPacker('wrench', cv.wrench_msg(0.0, self.frames[foot][0],
+                                                                        np.zeros(6)))
         for foot, pubs in self.pub_fsr.items():
             frames: List[str] = self.frames[foot][1]
             for j in range(len(pubs)):
@@ -181,6 +188,8 @@ class SimNode(Node):
                                                      gyro=rec.imu_gyro, acc=rec.imu_acc))}
         for foot, pub in self.pub_wrench.items():
             rows[('w', foot)] = (pub, pk[('w', foot)].pack(stamps, v=rec.foot_wrench[foot]))
+        for foot, pub in self.pub_ankle.items():
+            rows[('a', foot)] = (pub, pk[('a', foot)].pack(stamps, v=rec.ankle_ft[foot]))
         for foot, pubs in self.pub_fsr.items():
             for j, pub in enumerate(pubs):
                 w = np.zeros((rec.n, 6))

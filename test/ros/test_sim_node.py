@@ -19,7 +19,10 @@ pytestmark = pytest.mark.timeout(120)
 
 
 def test_streams_every_topic_loops_and_latches_truth():
-    """Joint states carry the recording's q; a lap restarts after a gap; truth is latched."""
+    """Joint states carry the recording's q; a lap restarts after a gap; truth is latched.
+
+    Wrench, sole-sensor and raw ankle F/T topics carry the recording's values.
+    """
     rec = simulate_biped(SyntheticConfig(duration_s=0.3, noise=NoiseModel.none(), seed=2))
     with ros_context() as (ctx, ex, nodes):
         sim = SimNode(recording=rec, context=ctx, parameter_overrides=params(
@@ -27,12 +30,13 @@ def test_streams_every_topic_loops_and_latches_truth():
             start_delay_s=0.3))
         probe = Node('probe', context=ctx)
         nodes += [sim, probe]
-        js, imu, wrench, fsr, truth = [], [], [], [], []
+        js, imu, wrench, fsr, truth, raw = [], [], [], [], [], []
         qos = sensor_qos(2000)
         probe.create_subscription(JointState, 'joint_states', js.append, qos)
         probe.create_subscription(Imu, 'imu', imu.append, qos)
         probe.create_subscription(WrenchStamped, 'right_foot/wrench', wrench.append, qos)
         probe.create_subscription(WrenchStamped, 'right_foot/fsr/sensor_2', fsr.append, qos)
+        probe.create_subscription(WrenchStamped, 'left_foot/wrench_raw', raw.append, qos)
         for n in nodes:
             ex.add_node(n)
         assert spin_until(ex, lambda: len(js) >= 2 * rec.n + 10, 30.0)
@@ -51,6 +55,10 @@ def test_streams_every_topic_loops_and_latches_truth():
     assert len(imu) >= rec.n and len(wrench) >= rec.n and len(fsr) >= rec.n
     np.testing.assert_allclose([m.wrench.force.z for m in fsr[:rec.n]], rec.fsr['right'][:, 2],
                                atol=1e-9)
+    # the raw ankle F/T of the swing foot: its own weight, as in the bags
+    assert len(raw) >= rec.n and raw[0].header.frame_id == 'l_ankle_ft'
+    np.testing.assert_allclose([m.wrench.force.z for m in raw[:rec.n]],
+                               rec.ankle_ft['left'][:, 2], atol=1e-9)
     values, names = cv.parameters_from_msg(truth[-1])
     np.testing.assert_allclose(values, rec.pi_true)
     assert names == rec.param_names
