@@ -28,9 +28,12 @@ from legid_ros.bench.accuracy_report import CAL_SUFFIX, markdown
 from legid_ros.core.robot import Robot, load_robot
 from legid_ros.core.sim.calibration import CalibrationErrors, miscalibrated
 
-METHODS = ('cad', 'torque_ls', 'floating_qp', 'zmp_newton', 'zmp_qp', 'sdp')
-CAL_METHODS = ('cad', 'torque_ls', 'floating_qp', 'zmp_newton', 'zmp_qp')
-ZMP_METHODS = ('zmp_newton', 'zmp_qp')
+# FT_FOOT: the swinging foot weighed by MuJoCo's ankle F/T sensor, then zmp_newton with that
+# foot mass held (core.ident.foot_ft): the reduced set from all of the robot's sensors
+FT_FOOT = 'zmp_newton_ft'
+METHODS = ('cad', 'torque_ls', 'floating_qp', 'zmp_newton', 'zmp_qp', 'sdp', FT_FOOT)
+CAL_METHODS = ('cad', 'torque_ls', 'floating_qp', 'zmp_newton', 'zmp_qp', FT_FOOT)
+ZMP_METHODS = ('zmp_newton', 'zmp_qp', FT_FOOT)
 VALIDATION_SEED = 100
 ZMP_GOAL_MM = 3.0
 MASS_GOAL_PCT = 3.0
@@ -138,6 +141,9 @@ def identify_runs(robot: Robot, recs: List[Recording], samples: list, method: st
         start = time.perf_counter()
         if method == 'cad':
             pis.append(get_parameters(robot.model))
+        elif method == FT_FOOT:
+            res = identify(rec, robot, 'zmp_newton', samples=smp, foot_from_ft=True)
+            pis.append(np.asarray(res.pi, float))
         else:
             res = identify(rec, robot, method, samples=smp)
             pis.append(np.asarray(res.pi, float))
@@ -252,9 +258,16 @@ def run(args: argparse.Namespace) -> dict:
                 (checks if counted else info)[f'{m}{sfx}_below_torque_ls{sfx}'] = (
                     zmp_dev[m + sfx] < zmp_dev['torque_ls' + sfx])
         if m in table:
-            checks[f'{m}_masses_within_{MASS_GOAL_PCT:g}pct'] = mass_max[m] <= MASS_GOAL_PCT
+            # the mass figure is the reduced set's from the robot's sensors: the ZMP
+            # with the foot weighed by its ankle F/T; the ZMP alone cannot see the foot mass
+            # (core.ident.equivalence), so its rows are reported, not counted
+            (checks if m == FT_FOOT else info)[f'{m}_masses_within_{MASS_GOAL_PCT:g}pct'] = (
+                mass_max[m] <= MASS_GOAL_PCT)
             info[f'{m}_masses_within_{MASS_GOAL_PCT:g}pct_mod_invariance'] = (
                 table[m]['mass_err_pct_max_mod_invariance'] <= MASS_GOAL_PCT)
+        if m + CAL_SUFFIX in table:
+            info[f'{m}{CAL_SUFFIX}_masses_within_{MASS_GOAL_PCT:g}pct'] = (
+                mass_max[m + CAL_SUFFIX] <= MASS_GOAL_PCT)
     result = {
         'runs': runs, 'duration_s': duration, 'rate_hz': args.rate,
         'validation_seed': VALIDATION_SEED, 'fell': fell, 'physics': physics,

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 LABELS = {'cad': 'CAD', 'torque_ls': 'torque LS', 'floating_qp': 'floating-base',
-          'zmp_newton': 'ZMP Newton', 'zmp_qp': 'ZMP QP', 'sdp': 'SDP'}
+          'zmp_newton': 'ZMP Newton', 'zmp_qp': 'ZMP QP', 'sdp': 'SDP',
+          'zmp_newton_ft': 'ZMP Newton + ankle F/T foot'}
 CAL_SUFFIX = '_cal'
 
 
@@ -67,6 +68,11 @@ def markdown(r: dict) -> str:
     lines += ['', '"mod inv.": mass error against the point of the truth\'s ZMP invariance curve '
               'with the estimate\'s thigh mass (`core.ident.equivalence`): the error in the '
               'directions the ZMP can see.']
+    if 'zmp_newton_ft' in r['methods']:
+        lines += ['', '"+ ankle F/T foot": the swinging foot weighed by MuJoCo\'s ankle '
+                  'force/torque sensor (`core/ident/foot_ft.py`), then ZMP Newton with that '
+                  'foot mass held (`legid identify --foot-from-ft`): the one mass the ZMP '
+                  'cannot see comes from the sensor that can.']
     lines += ['', 'Reduced set, mean +/- std over the runs (lc [mm], m [kg]):', '',
               '| set | ' + ' | '.join(names) + ' |', '|---' * (len(names) + 1) + '|']
     scale = [1e3] * half + [1.0] * half

@@ -55,10 +55,10 @@ def write_markdown(res: dict, path: Path, seed_table2: dict) -> None:
                          f'{100 * md.get("torque_rel_rms_max", float("nan")):.0f} | '
                          f'{md["consistent"]} | '
                          f'{md["time_s_mean"]:.1f} |')
-        if 'zmp_newton_known_foot' in d['methods']:
-            lines += ['', '`zmp_newton_known_foot`: `zmp_newton` with the foot mass held at its '
-                      'true value, as if the foot had been weighed (`legid identify --known '
-                      'm_foot=...`); extra information, not counted in "passed".']
+        if 'zmp_newton_ft' in d['methods']:
+            lines += ['', '`zmp_newton_ft`: the swinging foot weighed by its ankle F/T sensor '
+                      '(`core/ident/foot_ft.py`), then `zmp_newton` with that foot mass held '
+                      '(`legid identify --foot-from-ft`).']
         if 'zmp_signature' in d:
             lines += ['', f'ZMP signature of the reduced set on the validation motion ({key} Hz; '
                       'RMS model-ZMP change per scale unit = 2 cm of COM or 20 % of a mass, '
