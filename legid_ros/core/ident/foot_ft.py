@@ -127,8 +127,9 @@ class FootFtResult:
         """Readable summary."""
         return [f'{f.foot} foot from its ankle F/T ({f.n_samples} swing samples): mass '
                 f'{f.mass_kg:.3f} +- {f.mass_std_kg:.3f} kg, COM '
-                f'{np.array2string(1e3 * f.com_m, precision=1)} +- '
-                f'{np.array2string(1e3 * f.com_std_m, precision=1)} mm (not held), residual '
+                f'{np.array2string(1e3 * f.com_m, precision=1)} mm (statistical +- '
+                f'{np.array2string(1e3 * f.com_std_m, precision=1)} mm; not held: a level '
+                'swing foot barely excites it), residual '
                 f'{f.force_rms_n:.2f} N / {f.moment_rms_nm:.3f} N.m' for f in self.feet.values()]
 
 
