@@ -10,6 +10,13 @@ how long the estimator has been running.
 Rows are divided by ``row_sigma`` (expected noise: 2 mm for ZMP rows, 0.5 N.m for torques,
 1 for floating-base rows), so ``reg`` has the meaning of
 :mod:`legid_ros.core.ident.standard`.
+
+With ``ankle_ft`` readings (:meth:`OnlineEstimator.add_window`), every sample where a foot
+swings adds six rows ``Y_S(q, v, a) pi_foot = [f, n]`` (the foot weighed by its ankle F/T,
+:mod:`legid_ros.core.ident.foot_ft`), divided by ``ft_sigma`` (force [N], moment [N.m]) so
+they are unit-variance like the other rows. They only touch the foot's 10 columns and are
+kept in statistics of their own (same forgetting), added to the main ones at each update: the
+ZMP alone cannot tell the foot mass from the shank's, the swinging foot's F/T weighs it.
 """
 
 from __future__ import annotations
@@ -22,18 +29,20 @@ import numpy as np
 from legid_ros.core import signals
 from legid_ros.core.errors import BadInputError
 from legid_ros.core.ident.excitation import DEFAULT_MAX_COND, excitation
+from legid_ros.core.ident.foot_ft import feet_regressors, foot_joint
 from legid_ros.core.ident.linear import GRAVITY, Normal
 from legid_ros.core.ident.params import StandardSet
 from legid_ros.core.ident.qp import ParameterQP
 from legid_ros.core.ident.result import IdentResult
 from legid_ros.core.ident.standard import DEFAULT_REG, standard_bounds
-from legid_ros.core.inertial import check_consistency
+from legid_ros.core.inertial import PARAMS_PER_LINK, check_consistency
 from legid_ros.core.regressors import (compute_regressors, friction_columns, support_base_state,
                                        zmp_rows)
 from legid_ros.core.robot import Robot
 from legid_ros.core.zmp import model_zmp
 
 ROW_SIGMA = {'zmp': 0.002, 'torque': 0.5, 'floating': 1.0}
+FT_SIGMA = (2.0, 0.1)  # ankle F/T row scales: force [N], moment [N.m]
 
 
 class OnlineEstimator:
@@ -51,13 +60,16 @@ class OnlineEstimator:
         window_s: Savitzky-Golay window for missing velocities/accelerations [s].
         max_cond: Excitation threshold; :meth:`update` raises NotIdentifiableError above it.
         min_samples: Samples needed before the first update.
+        ft_sigma: Ankle F/T row normalisation ``(force [N], moment [N.m])``: the expected
+            noise of the raw reading plus model error (default :data:`FT_SIGMA`).
     """
 
     def __init__(self, robot: Robot, method: str = 'zmp', forgetting: float = 1.0,
                  reg: float = DEFAULT_REG, total_mass: Optional[float] = None,
                  row_sigma: Optional[float] = None, pi_cad: Optional[np.ndarray] = None,
                  use_imu: bool = True, window_s: float = 0.15,
-                 max_cond: float = DEFAULT_MAX_COND, min_samples: int = 50):
+                 max_cond: float = DEFAULT_MAX_COND, min_samples: int = 50,
+                 ft_sigma=FT_SIGMA):
         if method not in ROW_SIGMA:
             raise BadInputError(f'unknown online method {method!r} ({", ".join(ROW_SIGMA)})')
         if not 0.0 < forgetting <= 1.0:
@@ -68,6 +80,9 @@ class OnlineEstimator:
         self.reg = float(reg)
         self.fixed_total_mass = total_mass
         self.sigma = ROW_SIGMA[method] if row_sigma is None else float(row_sigma)
+        self.ft_sigma = np.broadcast_to(np.asarray(ft_sigma, float), (2,)).copy()
+        if not np.all(np.isfinite(self.ft_sigma)) or np.any(self.ft_sigma <= 0):
+            raise BadInputError(f'ft_sigma {ft_sigma} must be two positive numbers [N, N.m]')
         self.param = StandardSet(robot, pi_cad)
         self.use_imu = use_imu
         self.window_s = window_s
@@ -84,6 +99,9 @@ class OnlineEstimator:
     def reset(self) -> None:
         """Forget all data and the last solution."""
         self.normal = Normal(self.param.size + self.nf)
+        self.ft_normal = Normal(self.param.size)  # ankle F/T rows (standard columns only)
+        self.ft_rows = 0.0  # ankle F/T rows folded (with the forgetting)
+        self.ft_dropped = 0
         self.mass_sum = 0.0
         self.mass_n = 0.0
         self.x = self.param.cad()
@@ -104,7 +122,8 @@ class OnlineEstimator:
                    qdd: Optional[np.ndarray] = None, zmp: Optional[np.ndarray] = None,
                    fz: Optional[np.ndarray] = None, imu_quat: Optional[np.ndarray] = None,
                    support='right', tau: Optional[np.ndarray] = None,
-                   foot_wrench: Optional[Dict[str, np.ndarray]] = None) -> int:
+                   foot_wrench: Optional[Dict[str, np.ndarray]] = None,
+                   ankle_ft: Optional[Dict[str, np.ndarray]] = None) -> int:
         """Fold one window of samples into the statistics.
 
         Args:
@@ -117,9 +136,18 @@ class OnlineEstimator:
             support: Support foot per sample (N,) or one name.
             tau: Joint efforts (N, nj) [N.m] (methods 'torque', 'floating').
             foot_wrench: Per foot, wrench in its F/T frame (N, 6) (method 'floating').
+            ankle_ft: Per foot, the raw ankle F/T reading ``[f, n]`` in its F/T frame (N, 6)
+                [N, N.m] (leg-on-foot wrench, :mod:`legid_ros.core.ident.foot_ft`). Used on
+                the samples folded where that foot is not ``support`` (swing); a sample in
+                double support must not be passed (give NaN there). Samples whose reading is
+                non-finite lose their F/T rows only (counted in ``ft_dropped``).
 
         Returns:
             Number of samples folded (non-finite samples are dropped and counted).
+
+        Raises:
+            BadInputError: Wrong shapes, missing inputs, an unknown foot or a foot without an
+                F/T frame.
         """
         t = np.asarray(t, float)
         q = np.atleast_2d(np.asarray(q, float))
@@ -143,6 +171,7 @@ class OnlineEstimator:
             if foot_wrench is None:
                 raise BadInputError('online floating-base identification needs foot_wrench')
             need += list(foot_wrench.values())
+        ft = self._check_ankle_ft(ankle_ft, n)
         quat = None if (imu_quat is None or not self.use_imu) else np.asarray(imu_quat, float)
         if quat is not None:
             need.append(quat)
@@ -185,8 +214,59 @@ class OnlineEstimator:
                 b = regs.floating_rhs.reshape(-1)
             a, b = a / self.sigma, b / self.sigma
         self.normal.fold(a, b, idx.size, forget=lam)
+        self._fold_ankle_ft(ft, idx, sup[idx], st, lam)
         self.last_zmp_pred = model_zmp(regs.wrench, self.x)[0]
         return int(idx.size)
+
+    def _check_ankle_ft(self, ankle_ft, n: int) -> Dict[str, np.ndarray]:
+        """Validated ankle F/T readings ``{foot: (n, 6)}`` (empty without)."""
+        if ankle_ft is None:
+            return {}
+        if not isinstance(ankle_ft, dict):
+            raise BadInputError(f'ankle_ft must be a dict foot -> (N, 6), got '
+                                f'{type(ankle_ft).__name__}')
+        out = {}
+        for foot, w in ankle_ft.items():
+            foot_joint(self.robot, foot)  # BadInputError: unknown foot or no F/T frame
+            w = np.asarray(w, float)
+            if w.shape != (n, 6):
+                raise BadInputError(f'ankle_ft[{foot!r}] has shape {w.shape}, expected ({n}, 6)')
+            out[foot] = w
+        return out
+
+    def _fold_ankle_ft(self, ft: Dict[str, np.ndarray], idx: np.ndarray, sup: np.ndarray,
+                       st: Dict[str, np.ndarray], lam: float) -> None:
+        """Fold the swing feet's ankle F/T rows (same forgetting ``lam`` as the main rows)."""
+        self.ft_normal.H *= lam
+        self.ft_normal.h *= lam
+        self.ft_normal.bb *= lam
+        self.ft_rows *= lam
+        if not ft:
+            return
+        scale = np.repeat(1.0 / self.ft_sigma, 3)  # per row: force [1/N], moment [1/(N.m)]
+        use = {}
+        for foot, w in ft.items():
+            swing = sup != foot
+            good = np.isfinite(w[idx]).all(axis=1)
+            self.ft_dropped += int(np.sum(swing & ~good))
+            if np.any(swing & good):
+                use[foot] = np.flatnonzero(swing & good)
+        if not use:
+            return
+        ks = np.unique(np.concatenate(list(use.values())))
+        pos = {k: i for i, k in enumerate(ks)}
+        regs = feet_regressors(self.robot, st['q'][ks], st['v'][ks], st['a'][ks], list(use))
+        for foot, rows in use.items():
+            y = regs[foot][[pos[k] for k in rows]] * scale[None, :, None]  # (m, 6, 10)
+            b = ft[foot][idx[rows]] * scale[None, :]
+            a = y.reshape(-1, PARAMS_PER_LINK)
+            b = b.reshape(-1)
+            j0 = PARAMS_PER_LINK * (foot_joint(self.robot, foot)[0] - 1)
+            cols = slice(j0, j0 + PARAMS_PER_LINK)
+            self.ft_normal.H[cols, cols] += a.T @ a
+            self.ft_normal.h[cols] += a.T @ b
+            self.ft_normal.bb += float(b @ b)
+            self.ft_rows += a.shape[0]
 
     def update(self) -> IdentResult:
         """Solve the parameter QP on the current statistics (warm start: last solution).
@@ -202,6 +282,8 @@ class OnlineEstimator:
             raise NotIdentifiableError(f'only {self.normal.n:.0f} samples folded, need '
                                        f'{self.min_samples}', float('inf'), ['all parameters'])
         hs, gs, recover = self.normal.eliminate(npi)
+        hs = hs + self.ft_normal.H  # F/T rows have no friction columns: Schur unchanged
+        gs = gs + self.ft_normal.h
         rep = excitation(self.robot, hs, self.normal.n, self.param.pi_cad,
                          max_cond=self.max_cond)
         total = self.total_mass
@@ -218,6 +300,11 @@ class OnlineEstimator:
         full = np.concatenate([self.x, fr if fr is not None else []])
         res2 = max(self.normal.residual_sq(full), 0.0)
         rms = float(np.sqrt(res2 / max(self.normal.n, 1e-12))) * self.sigma
+        ft_rms = (float(np.sqrt(max(self.ft_normal.residual_sq(self.x), 0.0) / self.ft_rows))
+                  if self.ft_rows > 0 else float('nan'))
+        dropped = {'non-finite or unloaded': self.dropped} if self.dropped else {}
+        if self.ft_dropped:
+            dropped['non-finite ankle F/T'] = self.ft_dropped
         cons = check_consistency(self.x, self.link_names)
         return IdentResult(
             method=f'online_{self.method}', pi=self.x.copy(), x=self.x.copy(),
@@ -225,9 +312,10 @@ class OnlineEstimator:
             condition_number=rep.condition_number, residual_rms=rms,
             solve_time_s=time.perf_counter() - t0, iterations=sol.iterations, consistency=cons,
             identifiable=rep.lines, friction=fr, n_samples=int(round(self.normal.n)),
-            dropped={'non-finite or unloaded': self.dropped} if self.dropped else {},
+            dropped=dropped,
             info={'status': sol.status, 'qp_time_s': sol.solve_time_s, 'reg': self.reg,
-                  'forgetting': self.forgetting})
+                  'forgetting': self.forgetting, 'ankle_ft_rows': float(self.ft_rows),
+                  'ankle_ft_residual_rms_sigma': ft_rms})
 
     def state_dict(self) -> Dict[str, np.ndarray]:
         """Plain numpy arrays of the whole state (for ``np.savez``)."""
@@ -236,7 +324,10 @@ class OnlineEstimator:
                 'x': self.x.copy(), 'mass_sum': np.array(self.mass_sum),
                 'mass_n': np.array(self.mass_n), 'dropped': np.array(self.dropped),
                 'method': np.array(self.method), 'forgetting': np.array(self.forgetting),
-                'reg': np.array(self.reg), 'sigma': np.array(self.sigma)}
+                'reg': np.array(self.reg), 'sigma': np.array(self.sigma),
+                'ft_H': self.ft_normal.H.copy(), 'ft_h': self.ft_normal.h.copy(),
+                'ft_bb': np.array(self.ft_normal.bb), 'ft_rows': np.array(self.ft_rows),
+                'ft_dropped': np.array(self.ft_dropped), 'ft_sigma': self.ft_sigma.copy()}
 
     def load_state_dict(self, state: Dict[str, np.ndarray]) -> None:
         """Restore a state from :meth:`state_dict` (same robot and method)."""
@@ -255,4 +346,14 @@ class OnlineEstimator:
         self.forgetting = float(state['forgetting'])
         self.reg = float(state['reg'])
         self.sigma = float(state['sigma'])
+        if 'ft_H' in state:  # states saved before the ankle F/T rows have none
+            self.ft_normal.H = np.array(state['ft_H'], float)
+            self.ft_normal.h = np.array(state['ft_h'], float)
+            self.ft_normal.bb = float(state['ft_bb'])
+            self.ft_rows = float(state['ft_rows'])
+            self.ft_dropped = int(state['ft_dropped'])
+            self.ft_sigma = np.array(state['ft_sigma'], float)
+        else:
+            self.ft_normal = Normal(self.param.size)
+            self.ft_rows, self.ft_dropped = 0.0, 0
         self._qp = None

@@ -1,4 +1,4 @@
-"""Tests of the online estimator: convergence, state round trip, forgetting, bad input."""
+"""Tests of the online estimator: convergence, state, forgetting, bad input, ankle F/T."""
 
 import numpy as np
 import pytest
@@ -9,6 +9,7 @@ from legid_ros.core.ident.linear import Normal, build_rows, total_mass_from_forc
 from legid_ros.core.ident.params import StandardSet
 from legid_ros.core.ident.qp import ParameterQP
 from legid_ros.core.ident.online import OnlineEstimator
+from legid_ros.core.inertial import link_index
 
 
 def _feed(est, rec, samples, size=50, stop=None):
@@ -67,3 +68,81 @@ def test_bad_windows_are_counted_not_fatal(biped, run_a, samples_a):
     with pytest.raises(BadInputError):
         est.add_window(samples_a.t[:10], samples_a.q[:10, 7:10], None, None, zmp[:10],
                        samples_a.fz[:10])
+
+
+def _feed_ft(est, samples, ankle_ft, size=25):
+    for k in range(0, samples.n, size):
+        sl = slice(k, min(k + size, samples.n))
+        est.add_window(samples.t[sl], samples.q[sl, 7:], samples.v[sl, 6:], samples.a[sl, 6:],
+                       samples.zmp[sl], samples.fz[sl], None, 'right',
+                       ankle_ft=None if ankle_ft is None else
+                       {f: w[sl] for f, w in ankle_ft.items()})
+
+
+def _noisy_ankle_ft(samples, seed=5):
+    rng = np.random.default_rng(seed)
+    out = {}
+    for f, w in samples.ankle_ft.items():
+        w = w.copy()
+        w[:, :3] += rng.normal(0.0, 1.0, w[:, :3].shape)  # [N]
+        w[:, 3:] += rng.normal(0.0, 0.05, w[:, 3:].shape)  # [N.m]
+        out[f] = w
+    return out
+
+
+def test_ankle_ft_rows_weigh_the_swing_foot(biped, run_a, samples_a):
+    """The swinging foot's ankle F/T puts its mass within 5 % where the ZMP alone misses it."""
+    left = 10 * link_index(biped.model, biped.feet['left'].link)
+    m_true = run_a.pi_true[left]
+    zmp_only = OnlineEstimator(biped)
+    _feed_ft(zmp_only, samples_a, None)
+    res0 = zmp_only.update()
+    with_ft = OnlineEstimator(biped)
+    _feed_ft(with_ft, samples_a, _noisy_ankle_ft(samples_a))
+    res1 = with_ft.update()
+    assert abs(res0.pi[left] / m_true - 1) > 0.10
+    assert abs(res1.pi[left] / m_true - 1) < 0.05
+    assert res1.info['ankle_ft_rows'] == 6 * samples_a.n  # left swings in every sample
+    assert 0.2 < res1.info['ankle_ft_residual_rms_sigma'] < 1.0
+    assert np.isnan(res0.info['ankle_ft_residual_rms_sigma'])
+    assert res1.total_mass == pytest.approx(run_a.meta['total_mass_true_kg'], rel=0.005)
+    assert res1.residual_rms < 0.001
+
+
+def test_ankle_ft_bad_input_and_dropped_readings(biped, samples_a):
+    """Bad ankle F/T shapes or feet raise BadInputError; NaN swing readings are counted."""
+    est = OnlineEstimator(biped)
+    sl = slice(0, 60)
+    args = (samples_a.t[sl], samples_a.q[sl, 7:], samples_a.v[sl, 6:], samples_a.a[sl, 6:],
+            samples_a.zmp[sl], samples_a.fz[sl], None, 'right')
+    with pytest.raises(BadInputError):
+        est.add_window(*args, ankle_ft={'left': np.zeros((60, 5))})
+    with pytest.raises(BadInputError):
+        est.add_window(*args, ankle_ft={'middle': np.zeros((60, 6))})
+    with pytest.raises(BadInputError):
+        est.add_window(*args, ankle_ft=np.zeros((60, 6)))
+    assert est.normal.n == 0 and est.ft_rows == 0
+    ft = {f: w[sl].copy() for f, w in samples_a.ankle_ft.items()}
+    ft['left'][[3, 7, 11]] = np.nan
+    ft['right'][5] = np.nan  # the support foot's reading is not used: not counted
+    assert est.add_window(*args, ankle_ft=ft) == 60
+    assert est.dropped == 0 and est.ft_dropped == 3
+    assert est.ft_rows == 6 * 57
+    est.min_samples = 10
+    assert est.update().dropped == {'non-finite ankle F/T': 3}
+
+
+def test_ankle_ft_state_round_trip_and_forgetting(biped, samples_a):
+    """The F/T statistics survive state_dict, decay with forgetting; old states still load."""
+    est = OnlineEstimator(biped, forgetting=0.998)
+    _feed_ft(est, samples_a, {f: w.copy() for f, w in samples_a.ankle_ft.items()})
+    assert est.ft_rows < 6 * samples_a.n * 0.5  # forgetting shrinks the F/T rows too
+    assert est.ft_rows == pytest.approx(6 * est.normal.n, rel=1e-9)
+    first = est.update()
+    state = {k: np.array(v) for k, v in est.state_dict().items()}
+    other = OnlineEstimator(biped, forgetting=0.998)
+    other.load_state_dict(state)
+    assert other.update().pi == pytest.approx(first.pi, abs=1e-6)
+    old = {k: v for k, v in state.items() if not k.startswith('ft_')}
+    other.load_state_dict(old)
+    assert other.ft_rows == 0 and not other.ft_normal.H.any()
