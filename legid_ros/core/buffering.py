@@ -12,6 +12,11 @@ appears in at least one window.
 Bad input never raises: it is counted in :attr:`Buffer.events` (name -> count) and the row is
 either dropped (non-finite or missing joint positions, duplicate or late stamp) or kept with
 ``ok = 0`` (a force or IMU stream missing or stale at that stamp).
+
+Raw ankle F/T readings (``BufferConfig.ankle_ft_feet``) are optional streams: interpolated
+the same way into channels ``ankle_ft.<foot>.<axis>``, but they hold rows back (and are
+reported silent) only once they have delivered a sample, and never set ``ok = 0``; a missing
+or stale reading is NaN.
 """
 
 from __future__ import annotations
@@ -22,14 +27,14 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from legid_ros.core.buffering_schema import (BASE_CHANNELS, IMU_CHANNELS, LABEL_PREFIX,  # noqa
-                                             SUPPORT_CHANNELS, WRENCH_AXES, BufferConfig,
-                                             ChannelSchema)
+from legid_ros.core.buffering_schema import (ANKLE_FT_PREFIX, BASE_CHANNELS,  # noqa
+                                             IMU_CHANNELS, LABEL_PREFIX, SUPPORT_CHANNELS,
+                                             WRENCH_AXES, BufferConfig, ChannelSchema)
 from legid_ros.core.buffering_rows import RowAssembler
 from legid_ros.core.buffering_stream import Stream
 
 __all__ = ['Buffer', 'BufferConfig', 'ChannelSchema', 'IMU_CHANNELS', 'WRENCH_AXES',
-           'BASE_CHANNELS', 'SUPPORT_CHANNELS', 'LABEL_PREFIX']
+           'BASE_CHANNELS', 'SUPPORT_CHANNELS', 'LABEL_PREFIX', 'ANKLE_FT_PREFIX']
 
 
 class Buffer:
@@ -62,8 +67,10 @@ class Buffer:
             else:
                 for k in range(cfg.fsr_count[foot]):
                     self._force[f'{foot}.{k}'] = Stream(1, cfg.history)
+        self._ankle = {foot: Stream(6, cfg.history) for foot in cfg.ankle_ft_feet}
         self._streams = [self._imu] + list(self._force.values())
-        self._assemble = RowAssembler(cfg, self._imu, self._force, kinematics, self._add_events)
+        self._assemble = RowAssembler(cfg, self._imu, self._force, kinematics, self._add_events,
+                                      self._ankle)
         self.events: Dict[str, int] = {}
         self.rows_emitted = 0
         self.windows_emitted = 0
@@ -214,6 +221,15 @@ class Buffer:
         return self._add_aux_batch(stream, np.asarray(stamps, float), np.asarray(wrenches),
                                    f'wrench_{foot}')
 
+    def add_ankle_fts(self, foot: str, stamps, wrenches) -> int:
+        """Batch of raw ankle F/T readings (see :meth:`add_ankle_ft`), (n, 6)."""
+        stream = self._ankle.get(foot)
+        if stream is None:
+            self._event('unexpected_ankle_ft')
+            return 0
+        return self._add_aux_batch(stream, np.asarray(stamps, float), np.asarray(wrenches),
+                                   f'ankle_ft_{foot}')
+
     def add_fsrs(self, foot: str, k: int, stamps, forces_n) -> int:
         """Batch of normal forces [N] of sole sensor ``k`` (see :meth:`add_fsr`)."""
         stream = self._force.get(f'{foot}.{k}')
@@ -261,6 +277,14 @@ class Buffer:
             return False
         return self._add_aux(stream, stamp, tuple(wrench), f'wrench_{foot}')
 
+    def add_ankle_ft(self, foot: str, stamp: float, wrench) -> bool:
+        """Add a raw ankle F/T reading ``[fx, fy, fz, tx, ty, tz]`` [N, N.m] in the F/T frame."""
+        stream = self._ankle.get(foot)
+        if stream is None:
+            self._event('unexpected_ankle_ft')
+            return False
+        return self._add_aux(stream, stamp, tuple(wrench), f'ankle_ft_{foot}')
+
     def add_fsr(self, foot: str, k: int, stamp: float, force_n: float) -> bool:
         """Add the normal force [N] of sole sensor ``k`` of ``foot`` (fsr mode)."""
         stream = self._force.get(f'{foot}.{k}')
@@ -273,7 +297,7 @@ class Buffer:
         """Emit what the old segment holds, then start a new one at ``stamp`` [s]."""
         self._windows_on_jump = self.flush(force=True, final=True)
         self._reset_segment()
-        for s in self._streams:
+        for s in self._streams + list(self._ankle.values()):
             if s.newest() > stamp + self.cfg.jump_back_s:
                 s.reset()
 
@@ -305,6 +329,8 @@ class Buffer:
             out.append('imu')
         out += [k for k, s in self._force.items()
                 if newest - s.newest() > self.cfg.stale_after_s]
+        out += [f'ankle_ft_{k}' for k, s in self._ankle.items()
+                if s.t and newest - s.newest() > self.cfg.stale_after_s]
         return out
 
     def flush(self, force: bool = False, final: bool = False) -> List[np.ndarray]:
@@ -319,7 +345,8 @@ class Buffer:
         count = 0
         if self._pending_t:
             newest = self._pending_t[-1]
-            ready_all = min(s.newest() for s in self._streams)
+            ready_all = min(s.newest() for s in self._streams
+                            + [a for a in self._ankle.values() if a.t])
             for t in self._pending_t:
                 waited = newest - t
                 if not (force or (t <= ready_all and waited >= self.cfg.reorder_s)

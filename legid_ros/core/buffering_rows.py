@@ -29,15 +29,18 @@ class RowAssembler:
             (n, nf), base pose [m, quaternion] (n, 7))`` and ``extra`` (n, 4), e.g.
             :class:`legid_ros.core.buffering_kin.StreamKinematics`; None leaves those NaN.
         count: ``count(kind, n)`` adds ``n`` to the event counter ``kind``.
+        ankle: Raw ankle F/T streams by foot (``cfg.ankle_ft_feet``; optional channels: NaN
+            where not fresh, stale rows counted only once the stream has started).
     """
 
     def __init__(self, cfg: BufferConfig, imu: Stream, force: Dict[str, Stream], kinematics,
-                 count: Callable[[str, int], None]):
+                 count: Callable[[str, int], None], ankle: Optional[Dict[str, Stream]] = None):
         self.cfg = cfg
         self.kin = kinematics
         self.nj = len(cfg.joint_names)
         self._imu = imu
         self._force = force
+        self._ankle = ankle or {}
         self._count = count
         self._vel = Lag(cfg.velocity_cutoff_hz)
         self._acc = Lag(cfg.acceleration_cutoff_hz)
@@ -97,8 +100,17 @@ class RowAssembler:
             base = np.full((n, 7), np.nan)
             extra = np.full((n, 4), np.nan)
         zmp_f = self._zmp(zmp_raw, dt_mean)
+        ankle = []
+        for foot in cfg.ankle_ft_feet:
+            stream = self._ankle[foot]
+            w, fresh = stream.sample(t, stale)
+            w[~fresh] = np.nan
+            if stream.t:
+                self._count_stale(f'ankle_ft_{foot}', fresh)
+            ankle.append(w)
         return np.hstack([t[:, None], ok[:, None].astype(float), q, qd_f, qdd_f, tau, imu,
-                          *[forces[f] for f in cfg.feet], zmp_f, zmp_raw, contact, base, extra])
+                          *[forces[f] for f in cfg.feet], zmp_f, zmp_raw, contact, base, extra,
+                          *ankle])
 
     def _derivatives(self, t: np.ndarray, q: np.ndarray,
                      qd: np.ndarray) -> Tuple[np.ndarray, np.ndarray, float]:

@@ -16,6 +16,10 @@ BASE_CHANNELS = ('base.x', 'base.y', 'base.z', 'base.qx', 'base.qy', 'base.qz', 
 #: measured normal force [N].
 SUPPORT_CHANNELS = ('support', 'anchor.x', 'anchor.y', 'fz')
 LABEL_PREFIX = 'channels:'
+#: Prefix of the raw ankle F/T channels ``ankle_ft.<foot>.<axis>`` (leg-on-foot wrench in the
+#: foot's F/T frame [N, N.m]; NaN where no fresh reading). They come last, so windows without
+#: them keep every other column where it was.
+ANKLE_FT_PREFIX = 'ankle_ft'
 
 
 @dataclass
@@ -39,6 +43,9 @@ class BufferConfig:
         acceleration_cutoff_hz: Cutoff on joint accelerations [Hz] (0 = off).
         zmp_cutoff_hz: Cutoff on the measured ZMP [Hz] (0 = off; seed 000's inertial filter).
         history: Samples kept per auxiliary stream.
+        ankle_ft_feet: Feet whose raw ankle F/T reading is carried in the windows (channels
+            ``ankle_ft.<foot>.<axis>``, [N, N.m]). Optional streams: they never hold a row back
+            or make it not ok before their first sample; a missing or stale reading is NaN.
     """
 
     joint_names: List[str]
@@ -56,6 +63,7 @@ class BufferConfig:
     acceleration_cutoff_hz: float = 20.0
     zmp_cutoff_hz: float = 20.0
     history: int = 512
+    ankle_ft_feet: List[str] = field(default_factory=list)
 
     def __post_init__(self):
         if self.force_mode not in ('wrench', 'fsr'):
@@ -65,6 +73,10 @@ class BufferConfig:
                                 f'length={self.length}')
         if self.force_mode == 'fsr' and any(self.fsr_count.get(f, 0) < 1 for f in self.feet):
             raise BadInputError('fsr mode needs at least one sole sensor per foot')
+        unknown = [f for f in self.ankle_ft_feet if f not in self.feet]
+        if unknown or len(set(self.ankle_ft_feet)) != len(self.ankle_ft_feet):
+            raise BadInputError(f'ankle_ft_feet {self.ankle_ft_feet} must be distinct feet of '
+                                f'{self.feet}')
 
 
 class ChannelSchema:
@@ -92,6 +104,8 @@ class ChannelSchema:
         names += [f'contact.{foot}' for foot in cfg.feet]
         names += list(BASE_CHANNELS)
         names += list(SUPPORT_CHANNELS)
+        for foot in cfg.ankle_ft_feet:
+            names += [f'{ANKLE_FT_PREFIX}.{foot}.{a}' for a in WRENCH_AXES]
         return cls(names)
 
     def __len__(self) -> int:

@@ -7,7 +7,7 @@ from typing import Dict, List, Optional
 
 import numpy as np
 
-from legid_ros.core.buffering import IMU_CHANNELS, WRENCH_AXES, ChannelSchema
+from legid_ros.core.buffering import ANKLE_FT_PREFIX, IMU_CHANNELS, WRENCH_AXES, ChannelSchema
 from legid_ros.core.errors import BadInputError
 from legid_ros.core.recording import Recording
 
@@ -33,6 +33,8 @@ class WindowData:
         support: Support foot name per row (n,) object array.
         contact: Per foot contact flag (n, nf).
         base: Estimated base pose [x y z qx qy qz qw] in the world (n, 7).
+        ankle_ft: Per foot whose window carries it, the raw ankle F/T reading (leg-on-foot
+            wrench in its F/T frame) (n, 6) [N, N.m], NaN where not fresh; else empty.
     """
 
     t: np.ndarray
@@ -55,6 +57,7 @@ class WindowData:
     support: Optional[np.ndarray] = None
     contact: Optional[np.ndarray] = None
     base: Optional[np.ndarray] = None
+    ankle_ft: Dict[str, np.ndarray] = field(default_factory=dict)
 
     @property
     def n(self) -> int:
@@ -73,7 +76,7 @@ class WindowData:
             fsr={k: v[idx] for k, v in self.fsr.items()}, zmp_world=cut(self.zmp_world),
             zmp_filtered=cut(self.zmp_filtered), zmp_support=cut(self.zmp_support),
             fz=cut(self.fz), support=cut(self.support), contact=cut(self.contact),
-            base=cut(self.base))
+            base=cut(self.base), ankle_ft={k: v[idx] for k, v in self.ankle_ft.items()})
 
 
 def unpack_window(window: np.ndarray, schema: ChannelSchema) -> WindowData:
@@ -94,6 +97,8 @@ def unpack_window(window: np.ndarray, schema: ChannelSchema) -> WindowData:
             wrench[foot] = cols([f'wrench.{foot}.{a}' for a in WRENCH_AXES])
         if schema.columns(f'fsr.{foot}.'):
             fsr[foot] = window[:, schema.columns(f'fsr.{foot}.')]
+    ankle = {foot: cols([f'{ANKLE_FT_PREFIX}.{foot}.{a}' for a in WRENCH_AXES])
+             for foot in feet if schema.columns(f'{ANKLE_FT_PREFIX}.{foot}.')}
     zmp = cols(['zmp_raw.x', 'zmp_raw.y'])
     anchor = cols(['anchor.x', 'anchor.y'])
     sup_idx = window[:, schema.index('support')]
@@ -107,7 +112,8 @@ def unpack_window(window: np.ndarray, schema: ChannelSchema) -> WindowData:
         foot_wrench=wrench, fsr=fsr, zmp_world=zmp, zmp_filtered=cols(['zmp.x', 'zmp.y']),
         zmp_support=zmp - anchor, fz=window[:, schema.index('fz')].copy(), support=support,
         contact=cols([f'contact.{f}' for f in feet]),
-        base=cols(['base.x', 'base.y', 'base.z', 'base.qx', 'base.qy', 'base.qz', 'base.qw']))
+        base=cols(['base.x', 'base.y', 'base.z', 'base.qx', 'base.qy', 'base.qz', 'base.qw']),
+        ankle_ft=ankle)
 
 
 def window_to_recording(data: WindowData, robot: str = 'biped') -> Recording:
@@ -115,4 +121,5 @@ def window_to_recording(data: WindowData, robot: str = 'biped') -> Recording:
     return Recording(robot=robot, t=data.t, joint_names=list(data.joint_names), q=data.q,
                      qd=data.qd, tau=data.tau, imu_quat=data.imu_quat, imu_gyro=data.imu_gyro,
                      imu_acc=data.imu_acc, foot_wrench=dict(data.foot_wrench),
-                     fsr=dict(data.fsr), meta={'source': 'legid buffer window'})
+                     fsr=dict(data.fsr), ankle_ft=dict(data.ankle_ft),
+                     meta={'source': 'legid buffer window'})

@@ -6,6 +6,7 @@ import pytest
 
 from legid_ros.core.buffering import Buffer, BufferConfig, ChannelSchema
 from legid_ros.core.buffering_kin import StreamKinematics
+from legid_ros.core.errors import BadInputError
 from legid_ros.core.robot import load_robot
 
 JOINTS = ['a', 'b', 'c']
@@ -230,3 +231,45 @@ def test_stream_gap_starts_new_segment():
     for w in wins:
         assert np.ptp(w[:, 0]) < 0.05
     assert buf.rows_emitted == 60
+
+
+def test_ankle_ft_channels_are_optional_streams():
+    """Ankle F/T readings fill their channels; before the first one rows flow as without."""
+    from legid_ros.core.buffering_window import unpack_window
+    buf = Buffer(_cfg(ankle_ft_feet=['left']))
+    sch = buf.schema
+    assert sch.names[-6:] == [f'ankle_ft.left.{a}' for a in ('fx', 'fy', 'fz', 'tx', 'ty',
+                                                              'tz')]
+    wins = _feed(buf, np.arange(30) * 1e-3)  # no ankle reading yet: nothing held back
+    plain = Buffer(_cfg())
+    plain_wins = _feed(plain, np.arange(30) * 1e-3)
+    assert buf.rows_emitted == plain.rows_emitted == 20 and buf.pending == plain.pending
+    assert 'stale_ankle_ft_left' not in buf.events
+    assert np.all(np.isnan(wins[-1][:, sch.index('ankle_ft.left.fz')]))
+    assert np.all(wins[-1][:, sch.index('ok')] == 1)
+    for k in range(30, 100):
+        t = k * 1e-3
+        if k < 70:
+            buf.add_ankle_ft('left', t + 0.5e-3, [1.0, 2.0, -12.0 * (t + 0.5e-3), 0, 0.1, 0])
+        buf.add_imu(t, [0, 0, 0, 1], [0, 0, 0], [0, 0, 9.81])
+        for foot in ('left', 'right'):
+            buf.add_wrench(foot, t, [0, 0, 100, 0, 0, 0])
+        buf.add_joint_state(t, JOINTS, [t, t, t])
+        wins += buf.flush()
+    rows = np.vstack(wins)
+    t = rows[:, 0]
+    live = (t > 0.0305) & (t < 0.069)
+    np.testing.assert_allclose(rows[live, sch.index('ankle_ft.left.fz')], -12.0 * t[live],
+                               atol=1e-12)
+    assert np.all(np.isnan(rows[t > 0.085, sch.index('ankle_ft.left.fx')]))
+    assert np.all(rows[:, sch.index('ok')] == 1)  # never makes a row not ok
+    assert buf.events['stale_ankle_ft_left'] >= 10
+    assert 'ankle_ft_left' in buf.stale_streams()
+    data = unpack_window(wins[-1], sch)
+    assert set(data.ankle_ft) == {'left'} and data.ankle_ft['left'].shape == (20, 6)
+    assert data.take(slice(0, 5)).ankle_ft['left'].shape == (5, 6)
+    assert not buf.add_ankle_ft('right', 0.2, [0.0] * 6)
+    assert buf.events['unexpected_ankle_ft'] == 1
+    assert unpack_window(plain_wins[0], plain.schema).ankle_ft == {}
+    with pytest.raises(BadInputError):
+        _cfg(ankle_ft_feet=['middle'])
