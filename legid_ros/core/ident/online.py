@@ -123,7 +123,8 @@ class OnlineEstimator:
                    fz: Optional[np.ndarray] = None, imu_quat: Optional[np.ndarray] = None,
                    support='right', tau: Optional[np.ndarray] = None,
                    foot_wrench: Optional[Dict[str, np.ndarray]] = None,
-                   ankle_ft: Optional[Dict[str, np.ndarray]] = None) -> int:
+                   ankle_ft: Optional[Dict[str, np.ndarray]] = None,
+                   swing: Optional[Dict[str, np.ndarray]] = None) -> int:
         """Fold one window of samples into the statistics.
 
         Args:
@@ -138,9 +139,12 @@ class OnlineEstimator:
             foot_wrench: Per foot, wrench in its F/T frame (N, 6) (method 'floating').
             ankle_ft: Per foot, the raw ankle F/T reading ``[f, n]`` in its F/T frame (N, 6)
                 [N, N.m] (leg-on-foot wrench, :mod:`legid_ros.core.ident.foot_ft`). Used on
-                the samples folded where that foot is not ``support`` (swing); a sample in
-                double support must not be passed (give NaN there). Samples whose reading is
-                non-finite lose their F/T rows only (counted in ``ft_dropped``).
+                the samples folded where that foot is not ``support`` and ``swing`` allows.
+                Samples whose reading is non-finite lose their F/T rows only (counted in
+                ``ft_dropped``).
+            swing: Per foot of ``ankle_ft``, (N,) bool: the foot touches nothing (e.g. the
+                buffer's contact flag is off). Default: every sample where it is not the
+                support foot; pass it when the robot walks (double support).
 
         Returns:
             Number of samples folded (non-finite samples are dropped and counted).
@@ -172,6 +176,13 @@ class OnlineEstimator:
                 raise BadInputError('online floating-base identification needs foot_wrench')
             need += list(foot_wrench.values())
         ft = self._check_ankle_ft(ankle_ft, n)
+        free = {}
+        for foot in ft:
+            free[foot] = np.ones(n, bool) if swing is None or foot not in swing else \
+                np.asarray(swing[foot], bool)
+            if free[foot].shape != (n,):
+                raise BadInputError(f'swing[{foot!r}] has shape {free[foot].shape}, expected '
+                                    f'({n},)')
         quat = None if (imu_quat is None or not self.use_imu) else np.asarray(imu_quat, float)
         if quat is not None:
             need.append(quat)
@@ -214,7 +225,7 @@ class OnlineEstimator:
                 b = regs.floating_rhs.reshape(-1)
             a, b = a / self.sigma, b / self.sigma
         self.normal.fold(a, b, idx.size, forget=lam)
-        self._fold_ankle_ft(ft, idx, sup[idx], st, lam)
+        self._fold_ankle_ft(ft, {f: m[idx] for f, m in free.items()}, idx, sup[idx], st, lam)
         self.last_zmp_pred = model_zmp(regs.wrench, self.x)[0]
         return int(idx.size)
 
@@ -234,8 +245,9 @@ class OnlineEstimator:
             out[foot] = w
         return out
 
-    def _fold_ankle_ft(self, ft: Dict[str, np.ndarray], idx: np.ndarray, sup: np.ndarray,
-                       st: Dict[str, np.ndarray], lam: float) -> None:
+    def _fold_ankle_ft(self, ft: Dict[str, np.ndarray], free: Dict[str, np.ndarray],
+                       idx: np.ndarray, sup: np.ndarray, st: Dict[str, np.ndarray],
+                       lam: float) -> None:
         """Fold the swing feet's ankle F/T rows (same forgetting ``lam`` as the main rows)."""
         self.ft_normal.H *= lam
         self.ft_normal.h *= lam
@@ -246,7 +258,7 @@ class OnlineEstimator:
         scale = np.repeat(1.0 / self.ft_sigma, 3)  # per row: force [1/N], moment [1/(N.m)]
         use = {}
         for foot, w in ft.items():
-            swing = sup != foot
+            swing = (sup != foot) & free[foot]
             good = np.isfinite(w[idx]).all(axis=1)
             self.ft_dropped += int(np.sum(swing & ~good))
             if np.any(swing & good):

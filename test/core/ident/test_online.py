@@ -130,6 +130,12 @@ def test_ankle_ft_bad_input_and_dropped_readings(biped, samples_a):
     assert est.ft_rows == 6 * 57
     est.min_samples = 10
     assert est.update().dropped == {'non-finite ankle F/T': 3}
+    contact = np.zeros(60, bool)
+    contact[20:30] = True  # double support: the left foot touches the ground there
+    est.add_window(*args, ankle_ft=ft, swing={'left': ~contact})
+    assert est.ft_rows == 6 * (57 + 57 - 10) and est.ft_dropped == 6
+    with pytest.raises(BadInputError):
+        est.add_window(*args, ankle_ft=ft, swing={'left': np.ones(59, bool)})
 
 
 def test_ankle_ft_state_round_trip_and_forgetting(biped, samples_a):
