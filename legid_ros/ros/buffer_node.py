@@ -2,7 +2,9 @@
 
 Subscribes ``joint_states``, ``imu`` and, per foot of the robot's description, either the
 6-axis ``<foot wrench_topic>`` or the sole sensors ``<fsr_topic_prefix>/sensor_<k>`` (both
-WrenchStamped; chosen by the description's ``force_sensing`` unless overridden). Publishes
+WrenchStamped; chosen by the description's ``force_sensing`` unless overridden) and, with
+``use_ankle_ft``, each foot's raw ankle F/T ``<ankle_ft_topic>`` (WrenchStamped, leg-on-foot
+wrench in the F/T frame; carried as window channels ``ankle_ft.<foot>.<axis>``). Publishes
 ``legid/window`` (Float64MultiArray, rows x channels, schema in the layout),
 ``legid/zmp/measured`` (PointStamped in ``world_frame``) and ``/diagnostics``. Service
 ``~/reset``. All logic lives in :mod:`legid_ros.core.buffering`.
@@ -49,6 +51,9 @@ PARAMETERS = {
                         '(and measured-ZMP messages); a pass also runs as soon as a window can '
                         'be completed [messages]'),
     'idle_flush_s': (0.2, 'process waiting rows after this long without joint states [s]'),
+    'use_ankle_ft': (True, "carry each foot's raw ankle F/T reading (the description's "
+                           'ankle_ft_topic) in the windows, for weighing the swinging foot; '
+                           'an optional stream: never holds rows back before its first sample'),
     'raw_decoding': (True, 'subscribe to serialized messages and decode them directly '
                            '(about half the CPU of rclpy deserialisation)'),
     'queue_depth': (500, 'subscription queue depth of every sensor topic [messages]'),
@@ -68,13 +73,16 @@ class BufferNode(Node):
         robot = load_robot(p['robot'])
         mode = p['force_sensing'] or robot.description.get('force_sensing', 'wrench')
         fsr_count = {f: len(foot.sensor_frames) for f, foot in robot.feet.items()}
+        ankle = [f for f, foot in robot.feet.items() if p['use_ankle_ft'] and foot.ankle_ft_topic
+                 and foot.ft_frame]
         self.cfg = BufferConfig(
             joint_names=robot.actuated_joint_names, feet=list(robot.feet), force_mode=mode,
             fsr_count=fsr_count, length=int(p['window_length']), hop=int(p['window_hop']),
             max_delay_s=p['max_delay_s'], reorder_s=p['reorder_s'],
             stale_after_s=p['stale_after_s'], jump_back_s=p['jump_back_s'], gap_s=p['gap_s'],
             velocity_cutoff_hz=p['velocity_cutoff_hz'],
-            acceleration_cutoff_hz=p['acceleration_cutoff_hz'], zmp_cutoff_hz=p['zmp_cutoff_hz'])
+            acceleration_cutoff_hz=p['acceleration_cutoff_hz'], zmp_cutoff_hz=p['zmp_cutoff_hz'],
+            ankle_ft_feet=ankle)
         self.kin = StreamKinematics(robot, mode, contact_force_n=p['contact_force_n'])
         self.buffer = Buffer(self.cfg, self.kin)
         self.schema = self.buffer.schema
@@ -96,10 +104,13 @@ class BufferNode(Node):
                     self.create_subscription(WrenchStamped,
                                              cv.fsr_topic(foot.fsr_topic_prefix, k),
                                              partial(self._on_fsr, name, k), qos, raw=raw)
+        for name in ankle:
+            self.create_subscription(WrenchStamped, robot.feet[name].ankle_ft_topic,
+                                     partial(self._on_ankle_ft, name), qos, raw=raw)
         self.create_service(Trigger, '~/reset', self._on_reset)
         self.create_timer(0.05, self._on_timer)
         self.create_timer(float(p['diagnostics_period_s']), lambda: self._publish_diagnostics())
-        self.received = {'joint_states': 0, 'imu': 0, 'force': 0}
+        self.received = {'joint_states': 0, 'imu': 0, 'force': 0, 'ankle_ft': 0}
         self.windows_published = 0
         self._since_flush = 0
         self._queue = {'js': [], 'imu': []}
@@ -108,6 +119,8 @@ class BufferNode(Node):
                 self._queue[name] = []
             else:
                 self._queue.update({(name, k): [] for k in range(fsr_count[name])})
+        self._ankle_keys = {('ankle_ft', name): name for name in ankle}
+        self._queue.update({key: [] for key in self._ankle_keys})
         self._dec_js = cv.RawBatch('joint_state')
         self._dec_imu = cv.RawBatch('imu')
         self._dec_wrench = cv.RawBatch('wrench')
@@ -119,7 +132,8 @@ class BufferNode(Node):
         self._errors = 0
         self.get_logger().info(
             f'buffer: robot {robot.name}, {mode} force sensing, {len(self.schema)} channels, '
-            f'windows of {self.cfg.length} rows every {self.cfg.hop} rows')
+            f'windows of {self.cfg.length} rows every {self.cfg.hop} rows'
+            + (f', ankle F/T of {", ".join(ankle)}' if ankle else ''))
 
     # -------------------------------------------------------------- callbacks
     def _guard(self, fn, *args):
@@ -167,6 +181,13 @@ class BufferNode(Node):
             t, w = cv.wrench_fields(msg)
             self._guard(self.buffer.add_fsr, foot, k, t, w[2])
 
+    def _on_ankle_ft(self, foot: str, msg):
+        self.received['ankle_ft'] += 1
+        if self._raw:
+            self._queue[('ankle_ft', foot)].append(msg)
+        else:
+            self._guard(self.buffer.add_ankle_ft, foot, *cv.wrench_fields(msg))
+
     def _decode_queued(self):
         """Decode every queued serialized message in batches and feed the buffer."""
         buf = self.buffer
@@ -186,7 +207,9 @@ class BufferNode(Node):
             else:
                 groups = self._dec_wrench.decode(raws)
                 for stamps, w in groups:
-                    if isinstance(key, tuple):
+                    if key in self._ankle_keys:
+                        self._guard(buf.add_ankle_fts, self._ankle_keys[key], stamps, w)
+                    elif isinstance(key, tuple):
                         self._guard(buf.add_fsrs, key[0], key[1], stamps, w[:, 2])
                     else:
                         self._guard(buf.add_wrenches, key, stamps, w)

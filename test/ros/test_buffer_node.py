@@ -77,6 +77,10 @@ def test_windows_cover_every_sample_and_match_recording(recording, force_mode):
     assert np.nanmax(err) < 1e-3
     assert np.all(rows[1:, schema.index('ok')] == 1)
     assert rows[:, schema.index('contact.right')].min() == 1.0
+    for foot in ('left', 'right'):  # the raw ankle F/T, carried unchanged (same stamps)
+        cols = [schema.index(f'ankle_ft.{foot}.{a}') for a in ('fx', 'fy', 'fz', 'tx', 'ty',
+                                                                 'tz')]
+        np.testing.assert_allclose(rows[:, cols], recording.ankle_ft[foot], atol=1e-9)
     qdd = rows[300:, [schema.index(f'qdd.{j}') for j in recording.joint_names]]
     assert np.sqrt(np.mean((qdd - recording.qdd_true[300:]) ** 2)) < \
         0.5 * np.sqrt(np.mean(recording.qdd_true[300:] ** 2)) + 0.05
@@ -85,4 +89,25 @@ def test_windows_cover_every_sample_and_match_recording(recording, force_mode):
     values = [s[2] for s in statuses if s]
     assert max(int(v['rows_emitted']) for v in values) == recording.n
     assert values[-1]['force_sensing'] == force_mode
+    assert int(values[-1]['received.ankle_ft']) == 2 * recording.n
     assert buf.buffer.rows_emitted == 0  # after ~/reset
+
+
+
+def _schema_and_topics(**kw):
+    with ros_context() as (ctx, ex, nodes):
+        node = BufferNode(context=ctx, parameter_overrides=params(force_sensing='wrench', **kw))
+        nodes.append(node)
+        return list(node.schema.names), {s.topic_name for s in node.subscriptions}
+
+
+def test_ankle_ft_channels_follow_the_parameter():
+    """use_ankle_ft adds 6 channels per foot and subscribes its raw topic; off, as before."""
+    names_on, subs_on = _schema_and_topics()
+    names_off, subs_off = _schema_and_topics(use_ankle_ft=False)
+    assert len(names_on) == len(names_off) + 12
+    assert names_on[:len(names_off)] == names_off
+    assert names_on[-12:-6] == [f'ankle_ft.left.{a}' for a in ('fx', 'fy', 'fz', 'tx', 'ty',
+                                                                'tz')]
+    assert {'/left_foot/wrench_raw', '/right_foot/wrench_raw'} <= subs_on
+    assert not any(t.endswith('wrench_raw') for t in subs_off)
