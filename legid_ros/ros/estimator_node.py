@@ -6,8 +6,11 @@ every ``update_period_s``. Publishes ``legid/parameters`` (standard parameters, 
 layout; transient local), ``legid/zmp/predicted``, ``legid/markers`` and ``/diagnostics``
 (solve time, residual, condition number, consistency). A solution that is not physically
 consistent is never published. Services ``~/save`` (identified URDF + YAML + state) and
-``~/reset``. The state (statistics, last solution) is saved as ``.npz`` (no pickle) on
-``~/save`` and on shutdown, and restored at start when the file exists.
+``~/reset``. Windows carrying raw ankle F/T channels (buffer ``use_ankle_ft``) add, with
+``use_ankle_ft``, the swinging feet's F/T rows (the foot weighed by its ankle sensor: the
+ZMP alone cannot tell the foot mass from the shank's). The state (statistics, last solution)
+is saved as ``.npz`` (no pickle) on ``~/save`` and on shutdown, and restored at start when the
+file exists.
 """
 
 from __future__ import annotations
@@ -54,6 +57,10 @@ PARAMETERS = {
                                   'joint positions, velocities, accelerations and the ZMP [s]'),
     'smooth_zmp': (True, 'smooth the measured ZMP with the same Savitzky-Golay window as the '
                          'joint positions (same bandwidth on both sides of the ZMP rows)'),
+    'use_ankle_ft': (True, "fold the windows' raw ankle F/T readings of swinging feet (rows "
+                           'where the foot is neither the support foot nor in contact)'),
+    'ankle_ft_force_sigma_n': (2.0, 'scale of the ankle F/T force rows (expected noise) [N]'),
+    'ankle_ft_moment_sigma_nm': (0.1, 'scale of the ankle F/T moment rows [N.m]'),
     'inertia_about_com': ('cad', "'cad': publish the identified masses and COMs with the CAD "
                                  "inertia about each COM (seed 000); 'identified': the full "
                                  "solution"),
@@ -101,7 +108,8 @@ class EstimatorNode(Node):
             self.robot, method=METHODS[p['method']], forgetting=float(p['forgetting']),
             reg=float(p['regularization']),
             total_mass=float(p['total_mass_kg']) if p['total_mass_kg'] > 0 else None,
-            min_samples=int(p['min_samples']))
+            min_samples=int(p['min_samples']),
+            ft_sigma=(float(p['ankle_ft_force_sigma_n']), float(p['ankle_ft_moment_sigma_nm'])))
         self.scene = SceneBuilder(self.robot)
         self.pub_params = self.create_publisher(Float64MultiArray, 'legid/parameters',
                                                 latched_qos())
@@ -185,11 +193,17 @@ class EstimatorNode(Node):
             self._event('irregular_sampling', 'rows near missing joint states (drops) or stale '
                         'sensors were not used')
         fz = np.where(usable, data.fz, np.nan)
+        ankle, swing = None, None
+        if self.p['use_ankle_ft'] and data.ankle_ft:
+            ankle = {f: w[idx] for f, w in data.ankle_ft.items()}
+            col = {f: i for i, f in enumerate(data.feet)}
+            swing = {f: data.contact[idx, col[f]] < 0.5 for f in ankle}
         n = self.est.add_window(
             data.t[idx], q_s[idx], qd[idx], qdd[idx], zmp=zmp_s[idx],
             fz=fz[idx], imu_quat=data.imu_quat[idx], support=data.support[idx],
             tau=data.tau[idx] if self.est.method != 'zmp' else None,
-            foot_wrench={f: w[idx] for f, w in data.foot_wrench.items()} or None)
+            foot_wrench={f: w[idx] for f, w in data.foot_wrench.items()} or None,
+            ankle_ft=ankle, swing=swing)
         self.folded += n
         self.new_since_update += n
         if n < idx.size:
@@ -351,7 +365,9 @@ class EstimatorNode(Node):
         values = {'windows': self.windows, 'samples_folded': self.folded,
                   'samples_in_statistics': f'{self.est.normal.n:.0f}', 'updates': self.updates,
                   'rejected_inconsistent': self.rejected, 'restored': self.restored,
-                  'total_mass_kg': self.est.total_mass}
+                  'total_mass_kg': self.est.total_mass,
+                  'ankle_ft_rows': f'{self.est.ft_rows:.0f}',
+                  'ankle_ft_dropped': self.est.ft_dropped}
         values.update({f'event.{k}': v for k, v in sorted(self.events.items())})
         level, message = 'ok', 'ok'
         if r is None:

@@ -37,13 +37,13 @@ def group_masses(pi, robot):
             for g, links in GROUP_LINKS.items()}
 
 
-def _pipeline(recording, state_file, out_dir, rtf=4.0):
+def _pipeline(recording, state_file, out_dir, rtf=4.0, **est_kw):
     """Run sim -> buffer -> estimator over the recording; return what was published."""
     got = {'params': [], 'zmp': [], 'markers': [], 'diag': []}
     with ros_context() as (ctx, ex, nodes):
         est = EstimatorNode(context=ctx, parameter_overrides=params(
             update_period_s=0.3, min_samples=100, state_file=str(state_file),
-            output_dir=str(out_dir), diagnostics_period_s=0.3))
+            output_dir=str(out_dir), diagnostics_period_s=0.3, **est_kw))
         buf = BufferNode(context=ctx, parameter_overrides=params(idle_flush_s=0.2))
         sim = SimNode(recording=recording, context=ctx, parameter_overrides=params(
             real_time_factor=rtf, loop=False, start_delay_s=0.3))
@@ -67,6 +67,7 @@ def _pipeline(recording, state_file, out_dir, rtf=4.0):
         got['status'] = est.status()
         got['published'] = est.published
         got['folded'] = est.folded
+        got['raw_pi'] = None if est.result is None else est.result.pi.copy()
     return got
 
 
@@ -85,16 +86,29 @@ def test_online_estimate_moves_masses_toward_truth(recording, tmp_path):
     err_cad = sum(abs(cad[g] - truth[g]) for g in truth)
     assert err_est < 0.8 * err_cad, (est, truth)
     assert abs(est['foot'] - truth['foot']) < 0.5 * abs(cad['foot'] - truth['foot'])
+    left = 10 * link_index(robot.model, 'l_foot')  # swings all along: weighed by its ankle F/T
+    assert abs(pi[left] / recording.pi_true[left] - 1) < 0.05
     assert got['folded'] > 0.09 * recording.n  # fold_step 10
     assert got['zmp'] and got['markers']
     marker_ids = {m.id for m in got['markers'][-1].markers}
     assert {0, 1, 2, 3} <= marker_ids and 100 in marker_ids
     level, message, values = got['status']
     assert values['consistent'] is True and float(values['condition_number']) > 0
+    assert int(values['ankle_ft_rows']) == 6 * got['folded'] and values['ankle_ft_dropped'] == 0
     assert got['save'].success
     assert (tmp_path / 'out' / 'biped_identified.urdf').is_file()
     assert (tmp_path / 'out' / 'biped_identified.yaml').is_file()
     assert (tmp_path / 'state.npz').is_file()
+
+
+def test_without_ankle_ft_the_foot_mass_stays_off(recording, tmp_path):
+    """With use_ankle_ft off the ZMP alone leaves the swinging foot's mass > 15 % off."""
+    robot = load_robot('biped')
+    got = _pipeline(recording, tmp_path / 'state.npz', tmp_path / 'out', use_ankle_ft=False)
+    pi, _ = got['params'][-1]
+    left = 10 * link_index(robot.model, 'l_foot')
+    assert abs(pi[left] / recording.pi_true[left] - 1) > 0.15
+    assert int(got['status'][2]['ankle_ft_rows']) == 0
 
 
 def test_restart_resumes_from_saved_state(recording, tmp_path):
