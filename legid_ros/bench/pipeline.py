@@ -2,7 +2,8 @@
 
 Part 1 (separate processes, real rclpy, localhost, a private ROS domain): ``sim_node`` streams
 joint states, IMU and the two foot wrenches at 1 kHz in real time (4000 messages/s) for
-``--duration`` seconds into ``buffer_node``; this process listens to ``joint_states`` and
+``--duration`` seconds into ``buffer_node`` (the figure); then, for ``--ankle-ft-duration``
+seconds, the same plus the two raw ankle F/T topics (6000 messages/s, reported); this process listens to ``joint_states`` and
 ``legid/window``. Figures: joint-state samples missing from every window (drops), the
 buffer's CPU time over the run (% of one core, from /proc), and the sample-to-window latency
 (receipt of a window minus the receipt, in this process, of the joint state of its newest row;
@@ -31,6 +32,9 @@ def add_arguments(parser) -> None:
                         help='streaming time of the buffer test [s] (default 60)')
     parser.add_argument('--quick', action='store_true',
                         help='10 s buffer run and 60 s of estimator history (smoke test)')
+    parser.add_argument('--ankle-ft-duration', type=float, default=30.0,
+                        help='second buffer run with the raw ankle F/T topics too [s] '
+                             '(0: skip)')
     parser.add_argument('--skip-estimator', action='store_true',
                         help='only the buffer part')
     parser.add_argument('--domain', type=int, default=None,
@@ -50,8 +54,12 @@ def _node_cmd(exe: str, params: dict):
     return cmd
 
 
-def buffer_throughput(duration_s: float, domain: int) -> dict:
-    """Run sim -> buffer for ``duration_s`` [s]; drops, CPU %, latency."""
+def buffer_throughput(duration_s: float, domain: int, ankle_ft: bool = False) -> dict:
+    """Run sim -> buffer for ``duration_s`` [s]; drops, CPU %, latency.
+
+    ``ankle_ft``: the simulator also publishes the raw ankle F/T topics (the buffer subscribes
+    to them by default).
+    """
     import rclpy
     from rclpy.node import Node
     from sensor_msgs.msg import JointState
@@ -70,7 +78,7 @@ def buffer_throughput(duration_s: float, domain: int) -> dict:
                            stdout=open(logdir / 'buffer.log', 'w'), stderr=subprocess.STDOUT)
     sim = subprocess.Popen(_node_cmd('sim_node', {
         'duration_s': 30.0, 'loop': True, 'loop_gap_s': 0.2, 'publish_forces': 'wrench',
-        'start_delay_s': 4.0,
+        'publish_ankle_ft': ankle_ft, 'start_delay_s': 4.0,
         'noise': 'default'}), env=env, stdout=open(logdir / 'sim.log', 'w'),
         stderr=subprocess.STDOUT)
     ctx = rclpy.Context()
@@ -147,6 +155,11 @@ def run(args) -> dict:
     out.update({'drops': b['drops'], 'buffer_cpu_pct': b['buffer_cpu_pct'],
                 'latency_ms_p50': b['latency_ms_p50'], 'latency_ms_p99': b['latency_ms_p99']})
     passed = b['drops'] == 0 and b['buffer_cpu_pct'] <= 30.0 and b['joint_states_seen'] > 0
+    if args.ankle_ft_duration > 0 and not args.quick:
+        a = buffer_throughput(args.ankle_ft_duration, domain, ankle_ft=True)
+        out['buffer_ankle_ft'] = a  # reported: the issue's load has no raw ankle topics
+        out.update({'drops_with_ankle_ft': a['drops'],
+                    'buffer_cpu_pct_with_ankle_ft': a['buffer_cpu_pct']})
     if not args.skip_estimator:
         from legid_ros.bench.pipeline_estimator import update_times
         est = update_times(60.0 if args.quick else 600.0)

@@ -39,6 +39,8 @@ PARAMETERS = {
     'loop_gap_s': (1.0, 'silence between two laps, so the buffer starts a new segment at the '
                         'jump back to the start posture [s]'),
     'publish_forces': ('', "'wrench', 'fsr', 'both' or '' (the description's force_sensing)"),
+    'publish_ankle_ft': (True, 'also publish the raw ankle F/T topics (<wrench_topic>_raw: the '
+                               'leg-on-foot wrench [N, N.m]) when the recording has them'),
     'publish_period_s': (0.005, 'wall period of the publishing timer [s]'),
     'start_delay_s': (0.5, 'wait before the first sample, to let subscribers connect [s]'),
     'recording': ('', 'optional .npz Recording to stream instead of simulating'),
@@ -93,7 +95,7 @@ class SimNode(Node):
             if mode in ('wrench', 'both') and name in recording.foot_wrench:
                 self.pub_wrench[name] = self.create_publisher(WrenchStamped, foot.wrench_topic,
                                                               qos)
-            if foot.ankle_ft_topic and name in recording.ankle_ft:
+            if p['publish_ankle_ft'] and foot.ankle_ft_topic and name in recording.ankle_ft:
                 self.pub_ankle[name] = self.create_publisher(WrenchStamped, foot.ankle_ft_topic,
                                                              qos)
             if mode in ('fsr', 'both') and name in recording.fsr:

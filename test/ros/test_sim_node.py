@@ -88,3 +88,14 @@ def test_unmeasured_velocity_is_left_out():
         assert spin_until(ex, lambda: len(js) >= rec.n, 20.0)
     assert len(js[0].velocity) == 0
     np.testing.assert_allclose(js[-1].effort, rec.tau[-1])
+
+
+def test_raw_ankle_topics_can_be_switched_off():
+    """publish_ankle_ft=false creates no raw ankle F/T publisher; the default creates both."""
+    rec = simulate_biped(SyntheticConfig(duration_s=0.1, noise=NoiseModel.none(), seed=2))
+    with ros_context() as (ctx, ex, nodes):
+        off = SimNode(recording=rec, context=ctx, parameter_overrides=params(
+            publish_ankle_ft=False))
+        on = SimNode(recording=rec, context=ctx)
+        nodes += [off, on]
+        assert off.pub_ankle == {} and sorted(on.pub_ankle) == ['left', 'right']
