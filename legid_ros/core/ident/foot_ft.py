@@ -157,8 +157,26 @@ def _solve_first_moments(y: np.ndarray, b: np.ndarray, inertia_com: np.ndarray) 
     return x, cov, res
 
 
+def swing_mask(samples, foot: str, guard_s: float = 0.1) -> np.ndarray:
+    """Samples where ``foot`` swings, at least ``guard_s`` [s] away from any contact.
+
+    Lift-off and touch-down carry ground forces below the contact threshold; the guard keeps
+    them out of the weighing.
+    """
+    swing = (samples.support != foot) & ~samples.double_support
+    t = np.asarray(samples.t, float)
+    touching = t[~swing]
+    if touching.size and guard_s > 0:
+        k = np.clip(np.searchsorted(touching, t), 1, touching.size - 1)
+        near = np.minimum(np.abs(t - touching[k - 1]), np.abs(touching[k] - t))
+        if touching.size == 1:
+            near = np.abs(t - touching[0])
+        swing &= near > guard_s
+    return swing
+
+
 def weigh_foot(robot: Robot, samples, foot: str, pi_ref: np.ndarray,
-               min_samples: int = 50) -> FootFt:
+               min_samples: int = 50, guard_s: float = 0.1) -> FootFt:
     """Mass and COM of one foot from its ankle F/T while it swings.
 
     Args:
@@ -169,6 +187,7 @@ def weigh_foot(robot: Robot, samples, foot: str, pi_ref: np.ndarray,
         pi_ref: Reference standard parameters (the foot's inertia about its COM is taken from
             them).
         min_samples: Fewest swing samples accepted.
+        guard_s: Swing samples closer than this to a contact are not used [s].
 
     Raises:
         BadInputError: No ankle F/T reading for the foot.
@@ -177,7 +196,7 @@ def weigh_foot(robot: Robot, samples, foot: str, pi_ref: np.ndarray,
     """
     if foot not in samples.ankle_ft:
         raise BadInputError(f'the recording has no ankle F/T reading for foot {foot!r}')
-    swing = (samples.support != foot) & ~samples.double_support
+    swing = swing_mask(samples, foot, guard_s)
     swing &= np.isfinite(samples.ankle_ft[foot]).all(axis=1)
     idx = np.flatnonzero(swing)
     if idx.size < min_samples:

@@ -79,3 +79,15 @@ def test_ankle_ft_survives_slicing_saving_and_preparation(tmp_path, biped, run_a
     assert s.ankle_ft['left'].shape == (s.n, 6)
     with pytest.raises(BadInputError, match='ankle_ft'):
         dataclasses.replace(run_a, ankle_ft={'left': np.zeros((3, 6))})
+
+
+def test_swing_mask_keeps_clear_of_contacts(samples_a):
+    """Swing samples within the guard time of a contact are left out of the weighing."""
+    from legid_ros.core.ident.foot_ft import swing_mask
+    s = samples_a.take(slice(None))
+    s.support = s.support.copy()
+    s.support[300:310] = 'left'  # a short touch-down of the left foot
+    mask = swing_mask(s, 'left', guard_s=0.1)
+    near = np.abs(s.t - s.t[300:310, None]).min(axis=0) <= 0.1
+    assert not mask[near].any() and mask[~near].all()
+    assert swing_mask(samples_a, 'left').all() and not swing_mask(samples_a, 'right').any()
