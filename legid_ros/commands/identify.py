@@ -86,7 +86,6 @@ def run(args: argparse.Namespace) -> int:
     import numpy as np
     from tqdm import tqdm
 
-    from legid_ros.core.errors import BadInputError
     from legid_ros.core.ident.api import identify
     from legid_ros.core.ident.linear import regressors_for
     from legid_ros.core.ident.prepare import PrepareOptions, prepare
@@ -125,16 +124,10 @@ def run(args: argparse.Namespace) -> int:
     if args.no_check:
         opts['check'] = False
     known = parse_known(args.known)
-    if known or args.foot_from_ft:
-        reduced = args.method == 'zmp_newton' or (args.method == 'torque_ls'
-                                                  and args.param_set == 'reduced')
-        if not reduced:
-            raise BadInputError('--known and --foot-from-ft need a reduced-set method: '
-                                'zmp_newton, or torque_ls with --param-set reduced')
-        if known:
-            opts['known'] = known
-        if args.foot_from_ft:
-            opts['foot_from_ft'] = True
+    if known:
+        opts['known'] = known
+    if args.foot_from_ft:
+        opts['foot_from_ft'] = True  # identify() refuses both for standard-set methods
     result = identify(train, robot, args.method, samples=samples, **opts)
     bar.update(1)
     out = Path(args.out)

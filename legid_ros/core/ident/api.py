@@ -76,9 +76,10 @@ def identify(recording: Recording, robot: Robot, method: str = 'zmp_qp',
     pi_cad = opts.pop('pi_cad', None)
     if pi_cad is None and recording is not None and recording.pi_cad is not None:
         pi_cad = recording.pi_cad
+    _check_held(method, opts)
     weighed = None
     if opts.pop('foot_from_ft', False):
-        weighed = _weigh_feet(samples, robot, method, opts, pi_cad)
+        weighed = _weigh_feet(samples, robot, opts, pi_cad)
     if method == 'zmp_newton':
         from legid_ros.core.ident.zmp_newton import identify_zmp_newton
         regs = regressors_for(samples, robot, [])
@@ -118,14 +119,19 @@ def identify(recording: Recording, robot: Robot, method: str = 'zmp_qp',
     return res
 
 
-def _weigh_feet(samples, robot, method, opts, pi_cad):
+def _check_held(method: str, opts: dict) -> None:
+    """``known`` and ``foot_from_ft`` only where a method can hold parameters."""
+    zmp = method == 'zmp_newton'
+    reduced = (zmp and opts.get('param_set', 'reduced') == 'reduced') or (
+        method == 'torque_ls' and opts.get('param_set') == 'reduced')
+    if (opts.get('foot_from_ft') and not reduced) or (opts.get('known') and not (zmp or reduced)):
+        raise BadInputError('known and foot_from_ft need a reduced-set method: zmp_newton, or '
+                            "torque_ls with param_set='reduced'")
+
+
+def _weigh_feet(samples, robot, opts, pi_cad):
     """Feet weighed by their ankle F/T; their group mass joins ``opts['known']``."""
     from legid_ros.core.ident.foot_ft import identify_foot_ft
-    reduced = method == 'zmp_newton' and opts.get('param_set', 'reduced') == 'reduced' or (
-        method == 'torque_ls' and opts.get('param_set') == 'reduced')
-    if not reduced:
-        raise BadInputError('foot_from_ft needs a reduced-set method: zmp_newton, or '
-                            'torque_ls with param_set=reduced')
     weighed = identify_foot_ft(robot, samples, pi_cad if pi_cad is not None else _cad(robot))
     opts['known'] = {**weighed.known, **(opts.get('known') or {})}
     return weighed
