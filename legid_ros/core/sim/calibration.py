@@ -73,7 +73,8 @@ def miscalibrated(rec: Recording, errors: CalibrationErrors) -> Recording:
     for foot, w in rec.foot_wrench.items():
         wrench[foot] = w * ft_gains[foot][None, :]
     for i, (foot, w) in enumerate(sorted(rec.ankle_ft.items())):
-        k = ft_gains.get(foot, gains(6, errors.ft_gain_std, errors.seed, 30 + i))
+        k = ft_gains[foot] if foot in ft_gains else gains(6, errors.ft_gain_std, errors.seed,
+                                                           30 + i)
         ankle[foot] = w * k[None, :]
     meta = dict(rec.meta)
     meta['calibration'] = errors.as_dict()

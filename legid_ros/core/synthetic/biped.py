@@ -55,16 +55,12 @@ def _add_noise(rec: Recording, noise: NoiseModel, rng: np.random.Generator,
         rec.tau = rec.tau * gains
         rec.meta['torque_constant_gains'] = gains.tolist()
     rec.tau = rec.tau + white(rec.tau.shape, noise.effort_std)
-    for foot, w in rec.foot_wrench.items():
-        w = w.copy()
-        w[:, :3] += white(w[:, :3].shape, noise.ft_force_std)
-        w[:, 3:] += white(w[:, 3:].shape, noise.ft_moment_std)
-        rec.foot_wrench[foot] = w
-    for foot, w in rec.ankle_ft.items():
-        w = w.copy()
-        w[:, :3] += white(w[:, :3].shape, noise.ft_force_std)
-        w[:, 3:] += white(w[:, 3:].shape, noise.ft_moment_std)
-        rec.ankle_ft[foot] = w
+    for wrenches in (rec.foot_wrench, rec.ankle_ft):  # both read by the 6-axis F/T sensors
+        for foot, w in wrenches.items():
+            w = w.copy()
+            w[:, :3] += white(w[:, :3].shape, noise.ft_force_std)
+            w[:, 3:] += white(w[:, 3:].shape, noise.ft_moment_std)
+            wrenches[foot] = w
     for foot, f in rec.fsr.items():
         rec.fsr[foot] = f + white(f.shape, noise.fsr_std)
     rec.imu_gyro = rec.imu_gyro + white(rec.imu_gyro.shape, noise.gyro_std)
