@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from legid_ros.bagfile import read_bag
+from legid_ros.bag.recording_io import read_bag
 
 LEGID = str(Path(sys.executable).parent / 'legid')
 

@@ -23,13 +23,13 @@ from typing import List
 import numpy as np
 
 from legid_ros.core.recording import Recording
-from legid_ros.core.reduced import ReducedParameterization
+from legid_ros.core.identification.parameters.reduced import ReducedParameterization
 from legid_ros.bench.accuracy_report import CAL_SUFFIX, markdown
 from legid_ros.core.robot import Robot, load_robot
 from legid_ros.core.sim.calibration import CalibrationErrors, miscalibrated
 
 # FT_FOOT: the swinging foot weighed by MuJoCo's ankle F/T sensor, then zmp_newton with that
-# foot mass held (core.ident.foot_ft): the reduced set from all of the robot's sensors
+# foot mass held (core.identification.rows.foot_ft): the reduced set from all of the robot's sensors
 FT_FOOT = 'zmp_newton_ft'
 METHODS = ('cad', 'torque_ls', 'floating_qp', 'zmp_newton', 'zmp_qp', 'sdp', FT_FOOT)
 CAL_METHODS = ('cad', 'torque_ls', 'floating_qp', 'zmp_newton', 'zmp_qp', FT_FOOT)
@@ -101,8 +101,8 @@ class Validator:
     """Model ZMP of a parameter set on the validation run versus the measured ZMP."""
 
     def __init__(self, robot: Robot, rec: Recording, step: int = 1):
-        from legid_ros.core.ident.prepare import PrepareOptions, prepare
-        from legid_ros.core.regressors import compute_regressors
+        from legid_ros.core.identification.prepare import PrepareOptions, prepare
+        from legid_ros.core.identification.rows.regressors import compute_regressors
 
         self.samples = prepare(rec, robot, PrepareOptions(step=step))
         s = self.samples
@@ -111,7 +111,7 @@ class Validator:
     def deviation(self, pi: np.ndarray):
         """Model vs measured ZMP (:class:`legid_ros.core.metrics.ZmpDeviation`, [mm])."""
         from legid_ros.core.metrics import zmp_deviation
-        from legid_ros.core.zmp import model_zmp
+        from legid_ros.core.identification.rows.zmp import model_zmp
 
         return zmp_deviation(model_zmp(self.wrench, pi)[0], self.samples.zmp)
 
@@ -133,7 +133,7 @@ def reduced_errors(red: ReducedParameterization, pi: np.ndarray, pi_true: np.nda
 
 def identify_runs(robot: Robot, recs: List[Recording], samples: list, method: str) -> tuple:
     """Identify every run with one method; returns (list of pi, list of times [s], notes)."""
-    from legid_ros.core.ident import identify
+    from legid_ros.core.identification import identify
     from legid_ros.core.inertial import get_parameters
 
     pis, times, notes = [], [], []
@@ -155,13 +155,13 @@ def identify_runs(robot: Robot, recs: List[Recording], samples: list, method: st
 
 def invariance_errors(robot: Robot, validator: 'Validator', x_est: np.ndarray,
                       val: Recording) -> dict:
-    """Reduced-set errors modulo the ZMP invariance curve (:mod:`core.ident.equivalence`).
+    """Reduced-set errors modulo the ZMP invariance curve (:mod:`core.identification.parameters.equivalence`).
 
     The estimate is compared with the point of the truth's invariance curve that has the
     estimate's thigh mass: its error in the directions the ZMP can see.
     """
-    from legid_ros.core.ident.equivalence import error_mod_invariance
-    from legid_ros.core.ident.params import ReducedSet
+    from legid_ros.core.identification.parameters.equivalence import error_mod_invariance
+    from legid_ros.core.identification.parameters.sets import ReducedSet
 
     red = ReducedSet(robot, pi_cad=val.pi_cad)
     out = error_mod_invariance(validator.wrench, np.asarray(x_est, float),
@@ -180,7 +180,7 @@ def evaluate(robot: Robot, red: ReducedParameterization, train: List[Recording],
         (table {method + suffix: row}, preparation time per run [s], deviation of the true
         parameters on the validation run (the model's floor) [mm] as (mean, p95)).
     """
-    from legid_ros.core.ident.prepare import PrepareOptions, prepare
+    from legid_ros.core.identification.prepare import PrepareOptions, prepare
 
     start = time.perf_counter()
     samples = [prepare(rec, robot, PrepareOptions(step=step)) for rec in train]
@@ -260,7 +260,7 @@ def run(args: argparse.Namespace) -> dict:
         if m in table:
             # the issue's mass figure is the reduced set's from the robot's sensors: the ZMP
             # with the foot weighed by its ankle F/T; the ZMP alone cannot see the foot mass
-            # (core.ident.equivalence), so its rows are reported, not counted
+            # (core.identification.parameters.equivalence), so its rows are reported, not counted
             (checks if m == FT_FOOT else info)[f'{m}_masses_within_{MASS_GOAL_PCT:g}pct'] = (
                 mass_max[m] <= MASS_GOAL_PCT)
             info[f'{m}_masses_within_{MASS_GOAL_PCT:g}pct_mod_invariance'] = (

@@ -66,11 +66,11 @@ def markdown(r: dict) -> str:
                      f'{t.get("mass_err_pct_max_mod_invariance", float("nan")):.1f} | '
                      f'{t["com_err_mm_max"]:.1f} | {t["time_s"]:.2f} |')
     lines += ['', '"mod inv.": mass error against the point of the truth\'s ZMP invariance curve '
-              'with the estimate\'s thigh mass (`core.ident.equivalence`): the error in the '
+              'with the estimate\'s thigh mass (`core.identification.parameters.equivalence`): the error in the '
               'directions the ZMP can see.']
     if 'zmp_newton_ft' in r['methods']:
         lines += ['', '"+ ankle F/T foot": the swinging foot weighed by MuJoCo\'s ankle '
-                  'force/torque sensor (`core/ident/foot_ft.py`), then ZMP Newton with that '
+                  'force/torque sensor (`core/identification/rows/foot_ft.py`), then ZMP Newton with that '
                   'foot mass held (`legid identify --foot-from-ft`): the one mass the ZMP '
                   'cannot see comes from the sensor that can.']
     lines += ['', 'Reduced set, mean +/- std over the runs (lc [mm], m [kg]):', '',

@@ -2,7 +2,7 @@
 
 Protocol (seed 001, section 5.4), all on MuJoCo physics (the plant is not our model):
 
-1. Plant: leg3 with *true* inertials (CAD perturbed, :func:`legid_ros.core.leg_ident.data.
+1. Plant: leg3 with *true* inertials (CAD perturbed, :func:`legid_ros.core.synthetic.leg.
    make_truth`), armature = reflected rotor inertia, and the description's ``true_friction``
    law (Stribeck + viscous + ``|v|^1.5`` + ripple; see :class:`PlantFriction`).
 2. Identification data recorded from that plant under PD + CAD feedforward: one constant-speed
@@ -92,9 +92,9 @@ def identify_from_mujoco(robot, cfg: LegSimConfig, excitation_s: float, reps: in
     from legid_ros.core.friction.fitting import fit_model
     from legid_ros.core.friction.models import JointFriction
     from legid_ros.core.friction.sweep import SweepPlan, extract_friction, sweep_trajectory
-    from legid_ros.core.leg_ident.data import LegData, preprocess
-    from legid_ros.core.leg_ident.experiment import design_excitation
-    from legid_ros.core.leg_ident.identify import identify_two_step, leg_context, unified_cv
+    from legid_ros.core.synthetic.leg import LegData, preprocess
+    from legid_ros.core.synthetic.leg_experiment import design_excitation
+    from legid_ros.core.identification.fixed_base import identify_two_step, leg_context, unified_cv
 
     names = robot.actuated_joint_names
     ident = robot.description.get('identification') or {}
@@ -276,7 +276,7 @@ def run(args) -> dict:
     """Run the benchmark; results dict (also written to ``<out>/feedforward.md``)."""
     t_start = time.perf_counter()
     robot = load_robot('leg3', floating_base=False)
-    from legid_ros.core.leg_ident.data import make_truth
+    from legid_ros.core.synthetic.leg import make_truth
     truth = make_truth(robot, seed=args.seed)
     ident = robot.description.get('identification') or {}
     drive_gain = np.array([float(robot.description['joints'][j]['gear_ratio'])

@@ -17,14 +17,14 @@ import numpy as np
 from tqdm import tqdm
 
 from legid_ros.core.friction.fitting import MODEL_ORDER
-from legid_ros.core.leg_ident.data import make_truth, preprocess
-from legid_ros.core.leg_ident.experiment import (design_excitation, excitation_run, fit_sweeps,
+from legid_ros.core.synthetic.leg import make_truth, preprocess
+from legid_ros.core.synthetic.leg_experiment import (design_excitation, excitation_run, fit_sweeps,
                                                  ident_settings, leg_cond_function,
                                                  random_leg_excitation, sweep_joint)
-from legid_ros.core.leg_ident.ftest import f_test_reduction
-from legid_ros.core.leg_ident.identify import (identify_two_step, leg_context, relative_rms,
+from legid_ros.core.identification.significance import f_test_reduction
+from legid_ros.core.identification.fixed_base import (identify_two_step, leg_context, relative_rms,
                                                rigid_error, unified_cv, unified_stribeck)
-from legid_ros.core.leg_ident.robust import RobustSettings, robust_identify
+from legid_ros.core.identification.solvers.robust import RobustSettings, robust_identify
 from legid_ros.core.robot import load_robot
 
 OUTLIER_FRACTIONS = (0.0, 0.01, 0.02, 0.05)

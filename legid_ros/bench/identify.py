@@ -14,7 +14,7 @@ baseline fits), torque constants off by up to 4 % per joint and current noise. A
 extra row, ``torque_ls_gain_error``, scales them further by up to ``--torque-gain-error``.
 
 Reduced-set errors are also reported *modulo the ZMP invariance*
-(:mod:`legid_ros.core.ident.equivalence`): against the point of the truth's exact
+(:mod:`legid_ros.core.identification.parameters.equivalence`): against the point of the truth's exact
 ZMP-invariance curve with the estimate's thigh mass, i.e. the error in the directions the data
 can determine at all.
 
@@ -43,7 +43,7 @@ METHODS = ('zmp_newton', 'torque_ls', 'zmp_qp', 'floating_qp', 'sdp', 'primitive
 # Seed 000 compares the reduced set: ZMP Newton and the torque baseline on the reduced set.
 OPTIONS = {'zmp_newton': {}, 'torque_ls': {'param_set': 'reduced'}, 'zmp_qp': {},
            'floating_qp': {}, 'sdp': {}, 'primitives': {}}
-# extra row: zmp_newton with the swinging foot weighed by its ankle F/T (core.ident.foot_ft)
+# extra row: zmp_newton with the swinging foot weighed by its ankle F/T (core.identification.rows.foot_ft)
 FT_FOOT = 'zmp_newton_ft'
 SEED_TABLE2 = {'CAD nominal': [210.6, 191.9, 55.2, 76.1, 13.87, 3.67, 3.19, 2.41],
                'ZMP-based': [212.1, 189.7, 56.3, 74.3, 14.85, 3.41, 2.91, 1.26],
@@ -75,21 +75,21 @@ def _progress(total, desc):
 
 
 def _prep_options(rate):
-    from legid_ros.core.ident.prepare import PrepareOptions
+    from legid_ros.core.identification.prepare import PrepareOptions
     if rate > 200:
         return PrepareOptions(step=int(round(rate / 100.0)), cutoff_hz=6.0)
     return PrepareOptions()
 
 
 def _evaluate_rate(rate, args, robot, methods):
-    from legid_ros.core.ident.api import identify
-    from legid_ros.core.ident.equivalence import error_mod_invariance, zmp_signature
-    from legid_ros.core.ident.linear import regressors_for
-    from legid_ros.core.ident.params import ReducedSet
-    from legid_ros.core.ident.prepare import prepare
+    from legid_ros.core.identification.api import identify
+    from legid_ros.core.identification.parameters.equivalence import error_mod_invariance, zmp_signature
+    from legid_ros.core.identification.rows.linear import regressors_for
+    from legid_ros.core.identification.parameters.sets import ReducedSet
+    from legid_ros.core.identification.prepare import prepare
     from legid_ros.core.metrics import torque_rel_rms, zmp_deviation
     from legid_ros.core.synthetic import SyntheticConfig, simulate_biped
-    from legid_ros.core.zmp import model_zmp
+    from legid_ros.core.identification.rows.zmp import model_zmp
 
     red = ReducedSet(robot)
     opts = _prep_options(rate)
@@ -189,12 +189,12 @@ def _evaluate_rate(rate, args, robot, methods):
 
 def _exact_check(duration, robot):
     """Noise-free run, exact signals: zmp_newton without / with the CAD prior (bias check)."""
-    from legid_ros.core.ident.api import identify
-    from legid_ros.core.ident.equivalence import error_mod_invariance
-    from legid_ros.core.ident.linear import regressors_for
-    from legid_ros.core.ident.params import ReducedSet
-    from legid_ros.core.ident.prepare import PrepareOptions, prepare
-    from legid_ros.core.ident.zmp_newton import DEFAULT_REG_M2
+    from legid_ros.core.identification.api import identify
+    from legid_ros.core.identification.parameters.equivalence import error_mod_invariance
+    from legid_ros.core.identification.rows.linear import regressors_for
+    from legid_ros.core.identification.parameters.sets import ReducedSet
+    from legid_ros.core.identification.prepare import PrepareOptions, prepare
+    from legid_ros.core.identification.solvers.zmp_newton import DEFAULT_REG_M2
     from legid_ros.core.synthetic import (FrictionModel, NoiseModel, SyntheticConfig,
                                           simulate_biped)
 
@@ -224,8 +224,8 @@ def _exact_check(duration, robot):
 
 
 def _online_timing(duration, robot):
-    from legid_ros.core.ident.online import OnlineEstimator
-    from legid_ros.core.ident.prepare import PrepareOptions, prepare
+    from legid_ros.core.identification.online import OnlineEstimator
+    from legid_ros.core.identification.prepare import PrepareOptions, prepare
     from legid_ros.core.synthetic import SyntheticConfig, simulate_biped
 
     rate = 100.0
@@ -280,7 +280,7 @@ def _online_timing(duration, robot):
 
 def run(args) -> dict:
     """Run the benchmark; returns the results (also written to ``<out>/identify.md``)."""
-    from legid_ros.core.ident.threads import limit_blas_threads
+    from legid_ros.core.identification.threads import limit_blas_threads
     from legid_ros.core.robot import load_robot
 
     limit_blas_threads(1)
@@ -334,7 +334,7 @@ def _passed(res, per_rate) -> bool:
             if m in dev:
                 ok &= dev[m] <= 2.0 and ('torque_ls' not in dev or dev[m] < dev['torque_ls'])
     # the reduced set from all of the robot's sensors: with the foot weighed by its ankle F/T
-    # when that row ran (the ZMP alone cannot see the foot mass: core.ident.equivalence)
+    # when that row ran (the ZMP alone cannot see the foot mass: core.identification.parameters.equivalence)
     sfx = '_ft_foot' if 'mass_err_pct_max_ft_foot' in res else ''
     ok &= res.get('mass_err_pct_max' + sfx, 0.0) <= 2.0 and \
         res.get('com_err_mm_max' + sfx, 0.0) <= 2.0

@@ -57,7 +57,7 @@ def write_markdown(res: dict, path: Path, seed_table2: dict) -> None:
                          f'{md["time_s_mean"]:.1f} |')
         if 'zmp_newton_ft' in d['methods']:
             lines += ['', '`zmp_newton_ft`: the swinging foot weighed by its ankle F/T sensor '
-                      '(`core/ident/foot_ft.py`), then `zmp_newton` with that foot mass held '
+                      '(`core/identification/rows/foot_ft.py`), then `zmp_newton` with that foot mass held '
                       '(`legid identify --foot-from-ft`).']
         if 'zmp_signature' in d:
             lines += ['', f'ZMP signature of the reduced set on the validation motion ({key} Hz; '

@@ -1,8 +1,8 @@
 """Estimator part of ``legid bench pipeline``: update time against the length of the history.
 
 The estimator node's path without ROS: a synthetic run goes through the buffer
-(:class:`legid_ros.core.buffering.Buffer`) into windows, the windows into
-:class:`legid_ros.core.ident.online.OnlineEstimator`. The 20 s run is replayed lap after lap
+(:class:`legid_ros.core.buffer.sensor_buffer.Buffer`) into windows, the windows into
+:class:`legid_ros.core.identification.online.OnlineEstimator`. The 20 s run is replayed lap after lap
 (stamps shifted) to build up the history, folding every ``fill_step``-th row as the node does
 by default (``fold_step`` 10: 100 Hz). At 10 s and at ``max_history_s`` the cost of one
 estimator cycle (fold one window as the node does + solve) is measured ``repeats`` times,
@@ -18,10 +18,10 @@ from typing import Dict, List
 import numpy as np
 
 from legid_ros.core import signals
-from legid_ros.core.buffering import Buffer, BufferConfig
-from legid_ros.core.buffering_kin import StreamKinematics
-from legid_ros.core.buffering_window import WindowData, unpack_window
-from legid_ros.core.ident.online import OnlineEstimator
+from legid_ros.core.buffer.sensor_buffer import Buffer, BufferConfig
+from legid_ros.core.buffer.kinematics import StreamKinematics
+from legid_ros.core.buffer.window import WindowData, unpack_window
+from legid_ros.core.identification.online import OnlineEstimator
 from legid_ros.core.robot import load_robot
 from legid_ros.core.synthetic import SyntheticConfig, simulate_biped
 

@@ -152,7 +152,7 @@ def _progress(node, elapsed, total):
 
 def _report(node, args, out, saved) -> dict:
     from legid_ros.core.inertial import get_parameters
-    from legid_ros.core.pipeline_report import group_masses, mass_table, write_figures
+    from legid_ros.demo.report import group_masses, mass_table, write_figures
     from legid_ros.core.robot import load_robot
 
     robot = load_robot('biped')

@@ -77,7 +77,7 @@ def _load(path: str, robot):
         return Recording.load_npz(p)
     if not p.exists():
         raise BadInputError(f'bag not found: {path}')
-    from legid_ros.bagfile import read_bag
+    from legid_ros.bag.recording_io import read_bag
     return read_bag(p, robot)
 
 
@@ -86,15 +86,15 @@ def run(args: argparse.Namespace) -> int:
     import numpy as np
     from tqdm import tqdm
 
-    from legid_ros.core.ident.api import identify
-    from legid_ros.core.ident.linear import regressors_for
-    from legid_ros.core.ident.prepare import PrepareOptions, prepare
-    from legid_ros.core.ident.threads import limit_blas_threads
+    from legid_ros.core.identification.api import identify
+    from legid_ros.core.identification.rows.linear import regressors_for
+    from legid_ros.core.identification.prepare import PrepareOptions, prepare
+    from legid_ros.core.identification.threads import limit_blas_threads
     from legid_ros.core.inertial import get_parameters
-    from legid_ros.core.report import write_report
+    from legid_ros.core.identification.report import write_report
     from legid_ros.core.robot import load_robot
     from legid_ros.core.urdf_io import write_parameter_yaml, write_urdf
-    from legid_ros.core.zmp import model_zmp
+    from legid_ros.core.identification.rows.zmp import model_zmp
 
     limit_blas_threads(1)
     bar = tqdm(total=5, desc='identify', file=sys.stderr, disable=not sys.stderr.isatty())

@@ -17,7 +17,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Print the bag summary."""
-    from legid_ros.bagfile import bag_info
+    from legid_ros.bag.recording_io import bag_info
 
     info = bag_info(args.bag)
     text = (json.dumps(dict(asdict(info), duration_s=info.duration_s), indent=2) if args.json

@@ -47,7 +47,7 @@ def _mujoco():
 
 def run(args: argparse.Namespace) -> int:
     """Simulate, write the bag, print a summary."""
-    from legid_ros.bagfile import write_bag
+    from legid_ros.bag.recording_io import write_bag
     from legid_ros.core.robot import load_robot
     from legid_ros.core.synthetic import (FrictionModel, NoiseModel, SyntheticConfig,
                                           simulate_biped)

@@ -9,7 +9,7 @@ never cares where the data came from. Conventions:
 - ``ankle_ft[foot]`` (optional): raw reading of the 6-axis F/T sensor between the ankle and the
   foot, at the F/T frame: the wrench the leg exerts on the foot (MuJoCo's force/torque sensor
   convention), i.e. the foot's own gravity and inertia wrench minus ``foot_wrench``. In
-  swing it measures the foot alone (:mod:`legid_ros.core.ident.foot_ft`).
+  swing it measures the foot alone (:mod:`legid_ros.core.identification.rows.foot_ft`).
 - ``fsr[foot]``: normal force at each sole sensor frame, in the description's order [N].
 - ``imu_quat``: orientation of the IMU frame in the world, ``[x, y, z, w]``; ``imu_gyro``
   angular velocity [rad/s] and ``imu_acc`` specific force (acceleration minus gravity)

@@ -7,7 +7,7 @@ WrenchStamped; chosen by the description's ``force_sensing`` unless overridden) 
 wrench in the F/T frame; carried as window channels ``ankle_ft.<foot>.<axis>``). Publishes
 ``legid/window`` (Float64MultiArray, rows x channels, schema in the layout),
 ``legid/zmp/measured`` (PointStamped in ``world_frame``) and ``/diagnostics``. Service
-``~/reset``. All logic lives in :mod:`legid_ros.core.buffering`.
+``~/reset``. All logic lives in :mod:`legid_ros.core.buffer.sensor_buffer`.
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import Trigger
 
-from legid_ros.core.buffering import Buffer, BufferConfig
-from legid_ros.core.buffering_kin import StreamKinematics
+from legid_ros.core.buffer.sensor_buffer import Buffer, BufferConfig
+from legid_ros.core.buffer.kinematics import StreamKinematics
 from legid_ros.core.errors import LegidError
 from legid_ros.core.robot import load_robot
 from legid_ros.ros import conversions as cv
@@ -64,7 +64,7 @@ DIAG_NAME = 'legid buffer'
 
 
 class BufferNode(Node):
-    """ROS adapter around :class:`legid_ros.core.buffering.Buffer`."""
+    """ROS adapter around :class:`legid_ros.core.buffer.sensor_buffer.Buffer`."""
 
     def __init__(self, **kwargs):
         super().__init__('buffer', **kwargs)

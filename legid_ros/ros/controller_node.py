@@ -116,7 +116,7 @@ class ControllerNode(Node):
         self.ff = FeedforwardModel(self.robot, rotor_inertia=reflected_rotor_inertia(self.robot))
         if ident_file:
             try:
-                from legid_ros.core.leg_ident.result import LegIdentResult
+                from legid_ros.core.identification.fixed_base_result import LegIdentResult
                 self.ff = from_identification(self.robot, LegIdentResult.load(ident_file))
             except (LegidError, ValueError, OSError, KeyError) as exc:
                 self.last_error = f'cannot use ident_file {ident_file!r}: {exc}; using the URDF'

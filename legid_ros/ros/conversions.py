@@ -20,7 +20,7 @@ from geometry_msgs.msg import Point, PointStamped, WrenchStamped
 from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import Float64MultiArray, MultiArrayDimension
 
-from legid_ros.core.buffering import ChannelSchema
+from legid_ros.core.buffer.sensor_buffer import ChannelSchema
 from legid_ros.core.errors import BadInputError
 
 PARAMETERS_PREFIX = 'parameters:'
@@ -231,7 +231,7 @@ def diagnostic_values(msg: DiagnosticArray, name: str) -> Optional[Tuple[int, st
 
 # ------------------------------------------------------------------ markers
 def markers_msg(t: float, frame_id: str, scene, offset, zmp_measured, zmp_predicted):
-    """visualization_msgs/MarkerArray of a :class:`legid_ros.core.pipeline_viz.Scene`.
+    """visualization_msgs/MarkerArray of a :class:`legid_ros.core.pipeline.scene.Scene`.
 
     Markers (namespace 'legid'): 0 support polygon (line strip), 1 measured ZMP (green
     sphere), 2 predicted ZMP (red sphere), 3 whole-body CoM (blue sphere), 4 CoM ground

@@ -1,7 +1,7 @@
 """Estimator node: online identification on the buffer's windows.
 
 Subscribes ``legid/window``; folds each new row once into the sufficient statistics of
-:class:`legid_ros.core.ident.online.OnlineEstimator` (constant cost per update) and solves
+:class:`legid_ros.core.identification.online.OnlineEstimator` (constant cost per update) and solves
 every ``update_period_s``. Publishes ``legid/parameters`` (standard parameters, names in the
 layout; transient local), ``legid/zmp/predicted``, ``legid/markers`` and ``/diagnostics``
 (solve time, residual, condition number, consistency). A solution that is not physically
@@ -26,17 +26,17 @@ from std_srvs.srv import Trigger
 from visualization_msgs.msg import MarkerArray
 
 from legid_ros.core import signals
-from legid_ros.core.buffering_window import unpack_window
+from legid_ros.core.buffer.window import unpack_window
 from legid_ros.core.errors import LegidError, NotIdentifiableError
-from legid_ros.core.ident.online import OnlineEstimator
-from legid_ros.core.ident.standard import DEFAULT_REG
+from legid_ros.core.identification.online import OnlineEstimator
+from legid_ros.core.identification.solvers.standard import DEFAULT_REG
 from legid_ros.core.inertial import check_consistency
-from legid_ros.core.pipeline_params import with_cad_inertia
-from legid_ros.core.pipeline_viz import SceneBuilder
-from legid_ros.core.regressors import support_base_state
+from legid_ros.core.pipeline.published_parameters import with_cad_inertia
+from legid_ros.core.pipeline.scene import SceneBuilder
+from legid_ros.core.identification.rows.regressors import support_base_state
 from legid_ros.core.robot import load_robot
 from legid_ros.core.urdf_io import write_parameter_yaml, write_urdf
-from legid_ros.core.zmp import model_zmp_from_state
+from legid_ros.core.identification.rows.zmp import model_zmp_from_state
 from legid_ros.ros import conversions as cv
 from legid_ros.ros.executor import run_node
 from legid_ros.ros.node_util import declare, latched_qos

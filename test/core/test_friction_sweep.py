@@ -6,7 +6,7 @@ import pytest
 from legid_ros.core.errors import BadInputError
 from legid_ros.core.friction.sweep import (SweepPlan, extract_friction, label_plateaus,
                                            sweep_trajectory)
-from legid_ros.core.leg_ident.data import make_truth, simulate
+from legid_ros.core.synthetic.leg import make_truth, simulate
 from legid_ros.core.robot import load_robot
 
 SPEEDS = (0.02, 0.05, 0.1, 0.3, 0.8, 1.5, 3.0)

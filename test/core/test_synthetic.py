@@ -6,7 +6,7 @@ import pytest
 
 from legid_ros.core.errors import BadInputError
 from legid_ros.core.inertial import check_consistency, link_index, set_parameters, unpack
-from legid_ros.core.reduced import ReducedParameterization
+from legid_ros.core.identification.parameters.reduced import ReducedParameterization
 from legid_ros.core.robot import load_robot
 from legid_ros.core.synthetic import (SEED000_TRUTH, FrictionModel, NoiseModel,
                                       SyntheticConfig, perturbed_truth, simulate_biped)

@@ -6,7 +6,7 @@ from rclpy.serialization import deserialize_message, serialize_message
 from rclpy.validate_topic_name import validate_topic_name
 from sensor_msgs.msg import Imu, JointState
 
-from legid_ros.core.buffering import BufferConfig, ChannelSchema
+from legid_ros.core.buffer.sensor_buffer import BufferConfig, ChannelSchema
 from legid_ros.core.errors import BadInputError
 from legid_ros.ros import conversions as cv
 

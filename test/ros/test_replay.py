@@ -12,9 +12,9 @@ from rclpy.node import Node
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
-from legid_ros.bagfile import write_bag
-from legid_ros.core.ident import identify
-from legid_ros.core.pipeline_report import group_masses
+from legid_ros.bag.recording_io import write_bag
+from legid_ros.core.identification import identify
+from legid_ros.demo.report import group_masses
 from legid_ros.core.robot import load_robot
 from legid_ros.core.synthetic import SyntheticConfig, simulate_biped
 from legid_ros.ros import conversions as cv

@@ -48,7 +48,7 @@ class PlantFriction:
 
     ``tau_f = [f_c + (f_s - f_c) exp(-(|v|/v_s)^a)] tanh(v/v_eps) + f_v v + f_q sign(v) |v|^b
     + ripple sin(ripple_periods q)``: the law of C's synthetic leg generator
-    (:class:`legid_ros.core.leg_ident.data.TrueFriction`, ``b`` = 1.5), outside every fitted
+    (:class:`legid_ros.core.synthetic.leg.TrueFriction`, ``b`` = 1.5), outside every fitted
     family. ``f_v`` is joint ``damping``; the rest is an applied generalised force each
     physics step, except, with ``coulomb='frictionloss'``, ``f_c`` (MuJoCo dry friction).
 

@@ -9,7 +9,7 @@ import numpy as np
 import pinocchio as pin
 
 from legid_ros.core.errors import BadInputError, SolverError
-from legid_ros.core.ident.foot_ft import feet_regressors, foot_parameters
+from legid_ros.core.identification.rows.foot_ft import feet_regressors, foot_parameters
 from legid_ros.core.inertial import get_parameters, parameter_names, set_parameters
 from legid_ros.core.recording import Recording
 from legid_ros.core.robot import Robot, load_robot

@@ -5,7 +5,7 @@ import pytest
 from legid_ros.bench.accuracy import reduced_errors
 from legid_ros.bench.accuracy_report import markdown
 from legid_ros.core.inertial import get_parameters
-from legid_ros.core.reduced import ReducedParameterization
+from legid_ros.core.identification.parameters.reduced import ReducedParameterization
 from legid_ros.core.robot import load_robot
 from legid_ros.core.synthetic import SEED000_TRUTH, perturbed_truth
 

@@ -5,7 +5,7 @@ import pytest
 
 from legid_ros.core.feedforward import (FeedforwardModel, PdFeedforwardController, PdGains,
                                         reflected_rotor_inertia)
-from legid_ros.core.leg_ident.data import TrueFriction
+from legid_ros.core.synthetic.leg import TrueFriction
 from legid_ros.core.robot import load_robot
 from legid_ros.core.sim.leg_closed_loop import (FourierTrajectory, LegPlant, LegSimConfig,
                                                 PlantFriction, SampledTrajectory, run_tracking)

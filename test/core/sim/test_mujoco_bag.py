@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from legid_ros.bagfile import bag_info, read_bag, write_bag
+from legid_ros.bag.recording_io import bag_info, read_bag, write_bag
 from legid_ros.core.robot import load_robot
 from legid_ros.core.sim.mujoco_biped import simulate_biped_mujoco
 from legid_ros.core.synthetic import SyntheticConfig, simulate_biped

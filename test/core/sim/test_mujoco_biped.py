@@ -156,7 +156,7 @@ def test_ankle_ft_is_mujocos_sensor_reading_of_the_foot(biped, moving):
     Checked against pinocchio on the true state and parameters: the swing foot's reading is
     its own weight and inertia, the support foot's the ground reaction minus the foot.
     """
-    from legid_ros.core.ident.foot_ft import feet_regressors, foot_parameters
+    from legid_ros.core.identification.rows.foot_ft import feet_regressors, foot_parameters
     k = slice(100, -100)
     q = np.hstack([moving.base_pose_true, moving.q])[k]
     v = np.hstack([moving.base_vel_true, moving.qd])[k]

@@ -1,0 +1,125 @@
+"""Turn decoded bag topics into a Recording aligned on the ``/joint_states`` clock."""
+
+from __future__ import annotations
+
+import json
+from typing import Dict, Optional
+
+import numpy as np
+
+from legid_ros.core.errors import BadInputError
+from legid_ros.core.recording import Recording
+from legid_ros.core.robot import Robot
+
+GT_TOPIC = '/legid/sim/ground_truth'
+CAD_TOPIC = '/legid/sim/cad_parameters'
+ZMP_TOPIC = '/legid/sim/zmp'
+POSE_TOPIC = '/legid/sim/base_pose'
+META_TOPIC = '/legid/sim/meta'
+
+
+def _clock(topic: dict):
+    """(sorted unique stamps [ns], matching value rows) of a decoded topic."""
+    stamps = topic['stamp'] if np.any(topic['stamp'] != 0) else topic['log']
+    order = np.argsort(stamps, kind='stable')
+    stamps, values = stamps[order], topic['values'][order]
+    keep = np.concatenate([[True], np.diff(stamps) > 0])
+    return stamps[keep], values[keep]
+
+
+def _align_quat(quat: np.ndarray) -> np.ndarray:
+    """Flip quaternion signs so consecutive samples lie in the same hemisphere."""
+    quat = quat.copy()
+    flips = np.cumsum(np.concatenate([[0], np.sum(quat[1:] * quat[:-1], axis=1) < 0])) % 2
+    quat[flips == 1] *= -1
+    return quat
+
+
+def resample(topic: Optional[dict], ref_ns: np.ndarray, width: int,
+             quat_cols: Optional[slice] = None) -> Optional[np.ndarray]:
+    """Values of a topic at the reference stamps: linear interpolation, held at the ends.
+
+    Quaternion columns are interpolated linearly after sign alignment, then normalised.
+    Returns None when the topic is absent or empty.
+    """
+    if topic is None or len(topic.get('stamp', ())) == 0:
+        return None
+    stamps, values = _clock(topic)
+    if values.shape[1] < width:
+        raise BadInputError(f'topic has {values.shape[1]} values per message, need {width}')
+    values = values[:, :width]
+    if quat_cols is not None:
+        values = values.copy()
+        values[:, quat_cols] = _align_quat(values[:, quat_cols])
+    if stamps.shape == ref_ns.shape and np.array_equal(stamps, ref_ns):
+        out = values.copy()
+    else:
+        x = (stamps - ref_ns[0]) * 1e-9
+        xr = (ref_ns - ref_ns[0]) * 1e-9
+        out = np.column_stack([np.interp(xr, x, values[:, i]) for i in range(width)])
+        if quat_cols is not None:
+            qv = out[:, quat_cols]
+            out[:, quat_cols] = qv / np.linalg.norm(qv, axis=1, keepdims=True)
+    return out
+
+
+def _parameters(topic: Optional[dict]):
+    """(vector, names) from a Float64MultiArray parameter topic, or (None, [])."""
+    if not topic or not topic.get('messages'):
+        return None, []
+    msg = topic['messages'][0]
+    names = []
+    if msg.layout.dim and msg.layout.dim[0].label.startswith('parameters:'):
+        names = [n for n in msg.layout.dim[0].label[len('parameters:'):].split(',') if n]
+    return np.array(msg.data, float), names
+
+
+def assemble(data: Dict[str, dict], robot: Robot, feet: Dict[str, dict], path) -> Recording:
+    """Recording from decoded topics (see :func:`legid_ros.bag.recording_io.read_bag`)."""
+    js = data['/joint_states']
+    if len(js.get('stamp', ())) == 0:
+        raise BadInputError(f'bag {path} has no joint_states messages')
+    ref, js_values = _clock(js)
+    names = js['names']
+    wanted = robot.actuated_joint_names
+    missing = [j for j in wanted if j not in names]
+    if missing:
+        raise BadInputError(f'bag {path}: joint_states lacks joints of robot {robot.name!r}: '
+                            + ', '.join(missing))
+    nb = len(names)
+    cols = np.array([names.index(j) for j in wanted])
+    n = len(ref)
+    nan = np.full((n, 3), np.nan)
+    imu = resample(data.get('/imu'), ref, 10, quat_cols=slice(0, 4))
+    if imu is None:
+        imu = np.column_stack([np.full((n, 4), np.nan), nan, nan])
+    foot_wrench, fsr, ankle_ft = {}, {}, {}
+    for foot, tp in feet.items():
+        w = resample(data.get(tp['wrench']), ref, 6)
+        if w is not None:
+            foot_wrench[foot] = w
+        raw = resample(data.get(tp['ankle_ft']), ref, 6) if tp.get('ankle_ft') else None
+        if raw is not None:
+            ankle_ft[foot] = raw
+        cols_f = [resample(data.get(topic, data.get(topic.replace('/sensor_', '/'))), ref, 3)
+                  for topic in tp['fsr']]
+        if cols_f and all(c is not None for c in cols_f):
+            fsr[foot] = np.column_stack([c[:, 2] for c in cols_f])
+    zmp = resample(data.get(ZMP_TOPIC), ref, 2)
+    pose = resample(data.get(POSE_TOPIC), ref, 7, quat_cols=slice(3, 7))
+    pi_true, names_true = _parameters(data.get(GT_TOPIC))
+    pi_cad, names_cad = _parameters(data.get(CAD_TOPIC))
+    meta = {}
+    meta_topic = data.get(META_TOPIC)
+    if meta_topic and meta_topic.get('messages'):
+        try:
+            meta = dict(json.loads(meta_topic['messages'][0].data))
+        except (ValueError, TypeError):
+            meta = {}
+    meta.update(source=str(path), stamp0_ns=int(ref[0]))
+    return Recording(
+        robot=robot.name, t=(ref - ref[0]) * 1e-9, joint_names=list(wanted),
+        q=js_values[:, cols], qd=js_values[:, nb + cols], tau=js_values[:, 2 * nb + cols],
+        imu_quat=imu[:, :4], imu_gyro=imu[:, 4:7], imu_acc=imu[:, 7:10],
+        foot_wrench=foot_wrench, fsr=fsr, ankle_ft=ankle_ft, zmp_true=zmp, base_pose_true=pose,
+        pi_true=pi_true, pi_cad=pi_cad, param_names=names_true or names_cad, meta=meta)

@@ -1,0 +1,393 @@
+"""Streaming alignment, causal filtering and windowing of a legged robot's sensor streams.
+
+Pure logic behind the buffer node (no ROS): joint states define the clock; every other stream
+(IMU, foot wrenches or sole sensors) is linearly interpolated onto each joint-state stamp once
+a sample at or after that stamp has arrived, or held (zero-order) once ``max_delay_s`` of
+joint-state time has passed without one. Rows then go through causal filters (first-order
+lag, backward differences), get the measured ZMP and contact states
+(:mod:`legid_ros.core.buffer.kinematics`; both in :mod:`legid_ros.core.buffer.rows`) and are
+cut into overlapping windows of ``length`` rows every ``hop`` rows, so every accepted row
+appears in at least one window.
+
+Bad input never raises: it is counted in :attr:`Buffer.events` (name -> count) and the row is
+either dropped (non-finite or missing joint positions, duplicate or late stamp) or kept with
+``ok = 0`` (a force or IMU stream missing or stale at that stamp).
+
+Raw ankle F/T readings (``BufferConfig.ankle_ft_feet``) are optional streams: interpolated
+the same way into channels ``ankle_ft.<foot>.<axis>``, but they hold rows back (and are
+reported silent) only once they have delivered a sample, and never set ``ok = 0``; a missing
+or stale reading is NaN.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from typing import Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from legid_ros.core.buffer.schema import (ANKLE_FT_PREFIX, BASE_CHANNELS,  # noqa
+                                             IMU_CHANNELS, LABEL_PREFIX, SUPPORT_CHANNELS,
+                                             WRENCH_AXES, BufferConfig, ChannelSchema)
+from legid_ros.core.buffer.rows import RowAssembler
+from legid_ros.core.buffer.stream import Stream
+
+__all__ = ['Buffer', 'BufferConfig', 'ChannelSchema', 'IMU_CHANNELS', 'WRENCH_AXES',
+           'BASE_CHANNELS', 'SUPPORT_CHANNELS', 'LABEL_PREFIX', 'ANKLE_FT_PREFIX']
+
+
+class Buffer:
+    """Aligns the sensor streams on the joint-state clock and cuts them into windows.
+
+    Args:
+        cfg: Settings.
+        kinematics: Object with ``rows(q, imu_quat, forces) -> (zmp [m] (n, 2), contact
+            (n, nf), base pose [m, quaternion] (n, 7))``, e.g.
+            :class:`legid_ros.core.buffer.kinematics.StreamKinematics`; None leaves those NaN.
+
+    Attributes:
+        events: Count of every abnormal input by kind (see module docstring).
+        rows_emitted: Rows that entered a window.
+        windows_emitted: Windows returned by :meth:`flush`.
+    """
+
+    def __init__(self, cfg: BufferConfig, kinematics=None):
+        self.cfg = cfg
+        self.schema = ChannelSchema.for_config(cfg)
+        self.kin = kinematics
+        self.nj = len(cfg.joint_names)
+        self._joint_index = {n: i for i, n in enumerate(cfg.joint_names)}
+        self._name_maps: Dict[Tuple[str, ...], Optional[np.ndarray]] = {}
+        self._imu = Stream(10, cfg.history)
+        self._force: Dict[str, Stream] = {}
+        for foot in cfg.feet:
+            if cfg.force_mode == 'wrench':
+                self._force[foot] = Stream(6, cfg.history)
+            else:
+                for k in range(cfg.fsr_count[foot]):
+                    self._force[f'{foot}.{k}'] = Stream(1, cfg.history)
+        self._ankle = {foot: Stream(6, cfg.history) for foot in cfg.ankle_ft_feet}
+        self._streams = [self._imu] + list(self._force.values())
+        self._assemble = RowAssembler(cfg, self._imu, self._force, kinematics, self._add_events,
+                                      self._ankle)
+        self.events: Dict[str, int] = {}
+        self.rows_emitted = 0
+        self.windows_emitted = 0
+        self._windows_on_jump: List[np.ndarray] = []
+        self._store = np.empty((cfg.length + 8 * cfg.hop + 1024, len(self.schema)))
+        self._reset_segment()
+
+    # ----------------------------------------------------------------- input
+    def _event(self, kind: str):
+        self.events[kind] = self.events.get(kind, 0) + 1
+
+    def _add_events(self, kind: str, n: int) -> None:
+        self.events[kind] = self.events.get(kind, 0) + n
+
+    def _reset_segment(self):
+        self._pending_t: List[float] = []
+        self._pending: List[Tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        self._count = 0  # rows held in self._store
+        self._since_window = 0
+        self._last_emitted = -math.inf
+        self._assemble.reset()
+
+    def _map(self, names: Sequence[str]) -> Optional[np.ndarray]:
+        key = tuple(names)
+        if key not in self._name_maps:
+            known = [n for n in key if n in self._joint_index]
+            if len(set(known)) != self.nj:
+                self._name_maps[key] = None
+            else:
+                pos = {n: i for i, n in enumerate(key)}
+                self._name_maps[key] = np.array([pos[n] for n in self.cfg.joint_names])
+            if len(known) != len(key):
+                self._event('unknown_joint_names')
+        return self._name_maps[key]
+
+    def add_joint_state(self, stamp: float, names: Sequence[str], position, velocity=(),
+                        effort=()) -> bool:
+        """Queue one joint-state sample; returns whether it was accepted.
+
+        Args:
+            stamp: Header stamp [s].
+            names: Joint names of the message (any order, extra names ignored).
+            position: Positions [rad or m], same order as ``names``.
+            velocity: Velocities [rad/s] or empty (then differentiated).
+            effort: Efforts [N.m] or empty (then NaN).
+        """
+        idx = self._map(names)
+        if idx is None:
+            self._event('missing_joints')
+            return False
+        n = len(names)
+        pos = np.asarray(position, float)
+        if pos.shape != (n,):
+            self._event('bad_position_length')
+            return False
+        q = pos[idx]
+        if not np.isfinite(q).all():
+            self._event('nonfinite_position')
+            return False
+        if not math.isfinite(stamp):
+            self._event('nonfinite_stamp')
+            return False
+        qd = self._optional(velocity, n, idx, 'velocity')
+        tau = self._optional(effort, n, idx, 'effort')
+        newest = self._pending_t[-1] if self._pending_t else self._last_emitted
+        if stamp < newest - self.cfg.jump_back_s:
+            self._event('clock_jump_back')
+            self._clock_jump(stamp)
+        elif stamp > newest + self.cfg.gap_s and math.isfinite(newest):
+            self._event('stream_gap')
+            self._clock_jump(stamp)
+        elif stamp <= self._last_emitted:
+            self._event('late_stamp' if stamp < self._last_emitted else 'duplicate_stamp')
+            return False
+        if self._pending_t and stamp <= self._pending_t[-1]:
+            i = bisect.bisect_left(self._pending_t, stamp)
+            if self._pending_t[i] == stamp:
+                self._event('duplicate_stamp')
+                return False
+            self._event('out_of_order_stamp')
+            self._pending_t.insert(i, stamp)
+            self._pending.insert(i, (q, qd, tau))
+        else:
+            self._pending_t.append(stamp)
+            self._pending.append((q, qd, tau))
+        return True
+
+    def add_joint_states(self, stamps: np.ndarray, names: Sequence[str], position: np.ndarray,
+                         velocity: np.ndarray, effort: np.ndarray) -> int:
+        """Queue a batch of joint states sharing one name list; returns how many were accepted.
+
+        Same rules as :meth:`add_joint_state`; ``velocity``/``effort`` may have 0 columns.
+        """
+        idx = self._map(names)
+        n = len(stamps)
+        newest = self._pending_t[-1] if self._pending_t else self._last_emitted
+        fast = (idx is not None and position.shape[1] == len(names)
+                and (not math.isfinite(newest) or stamps[0] <= newest + self.cfg.gap_s)
+                and np.all(np.diff(stamps) <= self.cfg.gap_s)
+                and np.isfinite(position[:, idx]).all() and np.isfinite(stamps).all()
+                and np.all(np.diff(stamps) > 0)
+                and stamps[0] > (self._pending_t[-1] if self._pending_t else self._last_emitted)
+                and velocity.shape[1] in (0, len(names)) and effort.shape[1] in (0, len(names))
+                and (velocity.shape[1] == 0 or np.isfinite(velocity).all())
+                and (effort.shape[1] == 0 or np.isfinite(effort).all()))
+        if not fast:
+            empty = ()
+            return sum(self.add_joint_state(
+                float(stamps[k]), names, position[k],
+                velocity[k] if velocity.shape[1] else empty,
+                effort[k] if effort.shape[1] else empty) for k in range(n))
+        q = position[:, idx]
+        nan = np.full((n, self.nj), np.nan)
+        qd = velocity[:, idx] if velocity.shape[1] else nan
+        tau = effort[:, idx] if effort.shape[1] else nan
+        if not velocity.shape[1]:
+            self.events['missing_velocity'] = self.events.get('missing_velocity', 0) + n
+        if not effort.shape[1]:
+            self.events['missing_effort'] = self.events.get('missing_effort', 0) + n
+        self._pending_t.extend(stamps.tolist())
+        self._pending.extend(zip(q, qd, tau))
+        return n
+
+    def _add_aux_batch(self, stream: Stream, stamps: np.ndarray, values: np.ndarray,
+                       what: str) -> int:
+        if (len(stamps) and np.isfinite(values).all() and np.isfinite(stamps).all()
+                and np.all(np.diff(stamps) > 0) and stamps[0] > stream.newest()):
+            stream.t.extend(stamps.tolist())
+            stream.v.extend(values)
+            if len(stream.t) > 2 * stream.history:
+                del stream.t[:-stream.history]
+                del stream.v[:-stream.history]
+            return len(stamps)
+        return sum(self._add_aux(stream, float(t), tuple(v), what)
+                   for t, v in zip(stamps, values))
+
+    def add_imus(self, stamps, quat_xyzw, gyro, acc) -> int:
+        """Batch of IMU samples (see :meth:`add_imu`), arrays (n, 4), (n, 3), (n, 3)."""
+        return self._add_aux_batch(self._imu, np.asarray(stamps, float),
+                                   np.hstack([quat_xyzw, gyro, acc]), 'imu')
+
+    def add_wrenches(self, foot: str, stamps, wrenches) -> int:
+        """Batch of foot wrenches (see :meth:`add_wrench`), (n, 6)."""
+        stream = self._force.get(foot) if self.cfg.force_mode == 'wrench' else None
+        if stream is None:
+            self._event('unexpected_wrench')
+            return 0
+        return self._add_aux_batch(stream, np.asarray(stamps, float), np.asarray(wrenches),
+                                   f'wrench_{foot}')
+
+    def add_ankle_fts(self, foot: str, stamps, wrenches) -> int:
+        """Batch of raw ankle F/T readings (see :meth:`add_ankle_ft`), (n, 6)."""
+        stream = self._ankle.get(foot)
+        if stream is None:
+            self._event('unexpected_ankle_ft')
+            return 0
+        return self._add_aux_batch(stream, np.asarray(stamps, float), np.asarray(wrenches),
+                                   f'ankle_ft_{foot}')
+
+    def add_fsrs(self, foot: str, k: int, stamps, forces_n) -> int:
+        """Batch of normal forces [N] of sole sensor ``k`` (see :meth:`add_fsr`)."""
+        stream = self._force.get(f'{foot}.{k}')
+        if stream is None:
+            self._event('unexpected_fsr')
+            return 0
+        return self._add_aux_batch(stream, np.asarray(stamps, float),
+                                   np.asarray(forces_n, float).reshape(-1, 1), f'fsr_{foot}')
+
+    def _optional(self, values, n, idx, what) -> np.ndarray:
+        if len(values) == 0:
+            self._event(f'missing_{what}')
+            return np.full(self.nj, np.nan)
+        arr = np.asarray(values, float)
+        if arr.shape != (n,):
+            self._event(f'bad_{what}_length')
+            return np.full(self.nj, np.nan)
+        out = arr[idx]
+        if not np.isfinite(out).all():
+            self._event(f'nonfinite_{what}')
+            out = np.where(np.isfinite(out), out, np.nan)
+        return out
+
+    def _add_aux(self, stream: Stream, stamp: float, values, what: str) -> bool:
+        if len(values) != stream.width:
+            self._event(f'bad_length_{what}')
+            return False
+        if stamp < stream.newest() - self.cfg.jump_back_s:
+            self._event(f'clock_jump_back_{what}')
+            stream.reset()
+        event = stream.add(stamp, values)
+        if event:
+            self._event(f'{event}_{what}')
+        return event in ('', 'out_of_order_stamp')
+
+    def add_imu(self, stamp: float, quat_xyzw, gyro, acc) -> bool:
+        """Add an IMU sample: orientation [x, y, z, w], rate [rad/s], specific force [m/s^2]."""
+        return self._add_aux(self._imu, stamp, (*quat_xyzw, *gyro, *acc), 'imu')
+
+    def add_wrench(self, foot: str, stamp: float, wrench) -> bool:
+        """Add a foot wrench ``[fx, fy, fz, tx, ty, tz]`` [N, N.m] (wrench mode)."""
+        stream = self._force.get(foot) if self.cfg.force_mode == 'wrench' else None
+        if stream is None:
+            self._event('unexpected_wrench')
+            return False
+        return self._add_aux(stream, stamp, tuple(wrench), f'wrench_{foot}')
+
+    def add_ankle_ft(self, foot: str, stamp: float, wrench) -> bool:
+        """Add a raw ankle F/T reading ``[fx, fy, fz, tx, ty, tz]`` [N, N.m] in the F/T frame."""
+        stream = self._ankle.get(foot)
+        if stream is None:
+            self._event('unexpected_ankle_ft')
+            return False
+        return self._add_aux(stream, stamp, tuple(wrench), f'ankle_ft_{foot}')
+
+    def add_fsr(self, foot: str, k: int, stamp: float, force_n: float) -> bool:
+        """Add the normal force [N] of sole sensor ``k`` of ``foot`` (fsr mode)."""
+        stream = self._force.get(f'{foot}.{k}')
+        if stream is None:
+            self._event('unexpected_fsr')
+            return False
+        return self._add_aux(stream, stamp, (float(force_n),), f'fsr_{foot}')
+
+    def _clock_jump(self, stamp: float):
+        """Emit what the old segment holds, then start a new one at ``stamp`` [s]."""
+        self._windows_on_jump = self.flush(force=True, final=True)
+        self._reset_segment()
+        for s in self._streams + list(self._ankle.values()):
+            if s.newest() > stamp + self.cfg.jump_back_s:
+                s.reset()
+
+    # ---------------------------------------------------------------- output
+    @property
+    def latest_row(self) -> Optional[np.ndarray]:
+        """The newest processed row (None before the first)."""
+        return self._store[self._count - 1].copy() if self._count else None
+
+    @property
+    def pending(self) -> int:
+        """Joint-state rows waiting to be processed."""
+        return len(self._pending_t)
+
+    @property
+    def rows_until_window(self) -> int:
+        """Rows still needed to complete the next window."""
+        if self._count < self.cfg.length:
+            return self.cfg.length - self._count
+        return max(self.cfg.hop - self._since_window, 1)
+
+    def stale_streams(self) -> List[str]:
+        """Auxiliary streams with nothing newer than ``stale_after_s`` before the newest row."""
+        newest = self._pending_t[-1] if self._pending_t else self._last_emitted
+        if not math.isfinite(newest):
+            return []
+        out = []
+        if newest - self._imu.newest() > self.cfg.stale_after_s:
+            out.append('imu')
+        out += [k for k, s in self._force.items()
+                if newest - s.newest() > self.cfg.stale_after_s]
+        out += [f'ankle_ft_{k}' for k, s in self._ankle.items()
+                if s.t and newest - s.newest() > self.cfg.stale_after_s]
+        return out
+
+    def flush(self, force: bool = False, final: bool = False) -> List[np.ndarray]:
+        """Process every ready row; return the windows completed, each (rows, channels).
+
+        Args:
+            force: Process every pending row now (hold streams that lag).
+            final: Also return a shorter window with the rows not yet in any window.
+        """
+        windows = self._windows_on_jump
+        self._windows_on_jump = []
+        count = 0
+        if self._pending_t:
+            newest = self._pending_t[-1]
+            ready_all = min(s.newest() for s in self._streams
+                            + [a for a in self._ankle.values() if a.t])
+            for t in self._pending_t:
+                waited = newest - t
+                if not (force or (t <= ready_all and waited >= self.cfg.reorder_s)
+                        or waited >= self.cfg.max_delay_s):
+                    break
+                count += 1
+        if count:
+            rows = self._assemble(self._pending_t[:count], self._pending[:count])
+            del self._pending_t[:count]
+            del self._pending[:count]
+            self._last_emitted = rows[-1, 0]
+            windows += self._append(rows)
+        if final and self._since_window > 0:
+            windows.append(self._window(min(self._count, self._since_window)))
+        return windows
+
+    def _append(self, rows: np.ndarray) -> List[np.ndarray]:
+        out = []
+        cfg = self.cfg
+        start = 0
+        while start < len(rows):
+            if self._count < cfg.length:
+                need = cfg.length - self._count
+            else:
+                need = max(cfg.hop - self._since_window, 1)
+            take = min(len(rows) - start, need)
+            if self._count + take > len(self._store):
+                keep = cfg.length
+                self._store[:keep] = self._store[self._count - keep:self._count]
+                self._count = keep
+            self._store[self._count:self._count + take] = rows[start:start + take]
+            self._count += take
+            self._since_window += take
+            start += take
+            if self._count >= cfg.length and self._since_window >= cfg.hop:
+                out.append(self._window(cfg.length))
+        return out
+
+    def _window(self, n: int) -> np.ndarray:
+        win = self._store[self._count - n:self._count].copy()
+        self.rows_emitted += self._since_window
+        self._since_window = 0
+        self.windows_emitted += 1
+        return win

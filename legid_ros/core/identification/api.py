@@ -1,0 +1,162 @@
+"""Batch entry point: ``identify(recording, robot, method, **options) -> IdentResult``.
+
+Methods (rows are described in :mod:`legid_ros.core.identification.rows.linear`):
+
+====================  =====================================================================
+``zmp_newton``        seed 000: Newton on eq. (9), reduced set (``param_set='standard'`` too)
+``zmp_qp``            linearised ZMP rows, standard set, OSQP
+``torque_ls``         joint torques, support foot as fixed base, friction, WLS (standard set
+                      by QP, ``param_set='reduced'`` by Newton as in seed 000's Table 2, or
+                      ``param_set='base'``: plain LS on base parameters + CAD prior)
+``floating_qp``       seed 002's floating-base rows (joint efforts + foot F/T), WLS, OSQP
+``sdp``               any rows (``rows=`` 'zmp' default) + pseudo-inertia LMIs (cvxpy)
+``primitives``        any rows + seed 002's homogeneous primitive bodies (OSQP, masses >= eps)
+====================  =====================================================================
+
+Options: every :class:`PrepareOptions` field (``diff``, ``cutoff_hz``, ``use_imu``, ...),
+``total_mass`` [kg] (default: mean measured vertical force / g), ``reg``, ``max_cond``,
+``check`` (excitation check), ``pi_cad`` and the method's own options. For the reduced-set
+methods (``zmp_newton``; ``torque_ls`` with ``param_set='reduced'``): ``known`` (parameters
+measured otherwise, held fixed) and ``foot_from_ft=True`` (weigh the swinging feet with their
+ankle F/T sensors first, :mod:`legid_ros.core.identification.rows.foot_ft`, and hold the foot mass).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Optional
+
+import numpy as np
+
+from legid_ros.core.errors import BadInputError
+from legid_ros.core.identification.rows.linear import (build_rows, regressors_for,
+                                         total_mass_from_forces)
+from legid_ros.core.identification.prepare import PrepareOptions, Samples, prepare
+from legid_ros.core.identification.result import IdentResult
+from legid_ros.core.identification.solvers.standard import DEFAULT_REG, solve_standard
+from legid_ros.core.recording import Recording
+from legid_ros.core.robot import Robot
+
+METHODS = ('zmp_newton', 'zmp_qp', 'torque_ls', 'floating_qp', 'sdp', 'primitives')
+ROWS_OF = {'zmp_qp': 'zmp', 'torque_ls': 'torque', 'floating_qp': 'floating'}
+
+
+def split_options(options: dict):
+    """Split ``options`` into (PrepareOptions, remaining method options)."""
+    names = {f.name for f in dataclasses.fields(PrepareOptions)}
+    prep = PrepareOptions(**{k: v for k, v in options.items() if k in names})
+    return prep, {k: v for k, v in options.items() if k not in names}
+
+
+def identify(recording: Recording, robot: Robot, method: str = 'zmp_qp',
+             samples: Optional[Samples] = None, **options) -> IdentResult:
+    """Identify the inertial parameters of ``robot`` from ``recording``.
+
+    Args:
+        recording: Measured run (synthetic, MuJoCo or bag).
+        robot: Floating-base robot.
+        method: One of :data:`METHODS`.
+        samples: Already prepared samples (skips :func:`prepare`).
+        **options: See the module docstring.
+
+    Raises:
+        BadInputError: Unknown method or option, bad data.
+        NotIdentifiableError: Data not exciting enough.
+        InfeasibleProblemError: Bounds and mass equality incompatible.
+    """
+    if method not in METHODS:
+        raise BadInputError(f'unknown method {method!r}; methods: {", ".join(METHODS)}')
+    prep, opts = split_options(options)
+    if samples is None:
+        samples = prepare(recording, robot, prep)
+    if samples.n < 10:
+        raise BadInputError(f'only {samples.n} usable samples')
+    total = opts.pop('total_mass', None)
+    total = total_mass_from_forces(samples) if total is None else float(total)
+    pi_cad = opts.pop('pi_cad', None)
+    if pi_cad is None and recording is not None and recording.pi_cad is not None:
+        pi_cad = recording.pi_cad
+    _check_held(method, opts)
+    weighed = None
+    if opts.pop('foot_from_ft', False):
+        weighed = _weigh_feet(samples, robot, opts, pi_cad)
+    if method == 'zmp_newton':
+        from legid_ros.core.identification.solvers.zmp_newton import identify_zmp_newton
+        regs = regressors_for(samples, robot, [])
+        res = identify_zmp_newton(regs.wrench, samples.zmp, samples.fz, robot, total,
+                                  pi_cad=pi_cad, **opts)
+    elif method in ROWS_OF:
+        friction = opts.pop('friction', True)
+        param_set = opts.pop('param_set', 'standard')
+        rows = build_rows(samples, robot, ROWS_OF[method],
+                          regressors_for(samples, robot, [ROWS_OF[method]]), friction)
+        if param_set == 'reduced':
+            res = _reduced_linear(rows, robot, method, total, pi_cad, **opts)
+        elif param_set == 'base':
+            from legid_ros.core.identification.solvers.standard import solve_base
+            res = solve_base(rows, robot, method, total, pi_cad=pi_cad, **opts)
+        else:
+            res = solve_standard(rows, robot, method, total, pi_cad=pi_cad, **opts)
+    else:
+        kind = opts.pop('rows', 'zmp')
+        friction = opts.pop('friction', True)
+        rows = build_rows(samples, robot, kind, regressors_for(samples, robot, [kind]),
+                          friction)
+        if method == 'sdp':
+            from legid_ros.core.identification.solvers.sdp import identify_sdp
+            res = identify_sdp(rows, robot, total, pi_cad=pi_cad, **opts)
+        else:
+            from legid_ros.core.identification.parameters.primitives import identify_primitives
+            res = identify_primitives(rows, robot, total, pi_cad=pi_cad, **opts)
+    res.dropped = dict(samples.dropped)
+    res.info.setdefault('prepare', dataclasses.asdict(prep))
+    if weighed is not None:
+        res.info['foot_from_ft'] = {
+            f.foot: {'mass_kg': f.mass_kg, 'mass_std_kg': f.mass_std_kg,
+                     'com_m': f.com_m.tolist(), 'n_samples': f.n_samples}
+            for f in weighed.feet.values()}
+        res.identifiable = weighed.lines() + list(res.identifiable)
+    return res
+
+
+def _check_held(method: str, opts: dict) -> None:
+    """``known`` and ``foot_from_ft`` only where a method can hold parameters."""
+    zmp = method == 'zmp_newton'
+    reduced = (zmp and opts.get('param_set', 'reduced') == 'reduced') or (
+        method == 'torque_ls' and opts.get('param_set') == 'reduced')
+    if (opts.get('foot_from_ft') and not reduced) or (opts.get('known') and not (zmp or reduced)):
+        raise BadInputError('known and foot_from_ft need a reduced-set method: zmp_newton, or '
+                            "torque_ls with param_set='reduced'")
+
+
+def _weigh_feet(samples, robot, opts, pi_cad):
+    """Feet weighed by their ankle F/T; their group mass joins ``opts['known']``."""
+    from legid_ros.core.identification.rows.foot_ft import identify_foot_ft
+    weighed = identify_foot_ft(robot, samples, pi_cad if pi_cad is not None else _cad(robot))
+    opts['known'] = {**weighed.known, **(opts.get('known') or {})}
+    return weighed
+
+
+def _reduced_linear(rows, robot, method, total, pi_cad, reg=DEFAULT_REG, **opts):
+    """Linear rows on seed 000's reduced set by Newton (WLS weights from a CAD pass)."""
+    from legid_ros.core.identification.rows.linear import fold_rows, group_weights
+    from legid_ros.core.identification.solvers.zmp_newton import identify_normal_newton
+
+    npi = rows.A.shape[1] - rows.nf
+    x0 = np.concatenate([pi_cad if pi_cad is not None else _cad(robot), np.zeros(rows.nf)])
+    if rows.nf:
+        x0[npi:] = fold_rows(rows).eliminate(npi)[2](x0[:npi])
+    normal = fold_rows(rows, group_weights(rows, x0))
+    hs, gs, recover = normal.eliminate(npi)
+    bb = normal.bb - float(normal.h[npi:] @ np.linalg.solve(
+        normal.H[npi:, npi:] + 1e-12 * np.eye(rows.nf), normal.h[npi:])) if rows.nf else \
+        normal.bb
+    res = identify_normal_newton(hs, gs, bb, rows.n_samples, robot, total, method,
+                                 reg=reg, pi_cad=pi_cad, **opts)
+    res.friction = recover(res.pi) if rows.nf else None
+    return res
+
+
+def _cad(robot):
+    from legid_ros.core.inertial import get_parameters
+    return get_parameters(robot.model)

@@ -1,0 +1,101 @@
+"""Identification report: plots (measured vs predicted ZMP) and a parameter table (markdown)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Dict, Optional
+
+import numpy as np
+
+from legid_ros.core.identification.parameters.sets import ReducedSet
+from legid_ros.core.identification.result import IdentResult
+from legid_ros.core.robot import Robot
+
+
+def plot_zmp(t: np.ndarray, measured: np.ndarray, predicted: Dict[str, np.ndarray],
+             path: Path) -> Path:
+    """Measured and predicted ZMP (x and y) over time into a PNG."""
+    import matplotlib
+    matplotlib.use('Agg')
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(2, 1, figsize=(10, 6), sharex=True)
+    for i, ax in enumerate(axes):
+        ax.plot(t, 1e3 * measured[:, i], 'k', lw=1.0, label='measured')
+        for name, z in predicted.items():
+            ax.plot(t, 1e3 * z[:, i], lw=0.8, label=name)
+        ax.set_ylabel(f'ZMP {"xy"[i]} [mm]')
+        ax.grid(alpha=0.3)
+    axes[0].legend(loc='upper right', fontsize=8)
+    axes[-1].set_xlabel('time [s]')
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return Path(path)
+
+
+def parameter_table(robot: Robot, result: IdentResult, pi_cad: np.ndarray,
+                    pi_true: Optional[np.ndarray] = None) -> str:
+    """Markdown table: reduced set (if the robot has link groups), then per-link mass/COM."""
+    from legid_ros.core.urdf_io import link_inertials
+
+    lines = []
+    if robot.link_groups:
+        red = ReducedSet(robot, pi_cad)
+        cols = ['identified', 'CAD'] + (['truth'] if pi_true is not None else [])
+        vals = [red.from_standard(result.pi), red.from_standard(pi_cad)]
+        if pi_true is not None:
+            vals.append(red.from_standard(pi_true))
+        lines += ['| parameter | ' + ' | '.join(cols) + ' |', '|---' * (len(cols) + 1) + '|']
+        for i, name in enumerate(red.names):
+            unit = 1e3 if name.startswith('lc_') else 1.0
+            u = 'mm' if unit > 1 else 'kg'
+            lines.append(f'| {name} [{u}] | ' + ' | '.join(f'{v[i] * unit:.3f}' for v in vals)
+                         + ' |')
+        lines.append('')
+    ident = link_inertials(robot.model, result.pi)
+    cad = link_inertials(robot.model, pi_cad)
+    true = link_inertials(robot.model, pi_true) if pi_true is not None else None
+    head = '| link | mass [kg] | CAD | ' + ('truth | ' if true else '') + 'COM [mm] | CAD COM |'
+    lines += [head, '|---' * (6 if true else 5) + '|']
+    for name, v in ident.items():
+        row = f'| {name} | {v["mass"]:.3f} | {cad[name]["mass"]:.3f} | '
+        if true:
+            row += f'{true[name]["mass"]:.3f} | '
+        row += (' '.join(f'{1e3 * c:.1f}' for c in v['com']) + ' | '
+                + ' '.join(f'{1e3 * c:.1f}' for c in cad[name]['com']) + ' |')
+        lines.append(row)
+    return '\n'.join(lines)
+
+
+def write_report(out_dir: Path, robot: Robot, result: IdentResult, t: np.ndarray,
+                 zmp_measured: np.ndarray, zmp_predicted: Dict[str, np.ndarray],
+                 pi_cad: np.ndarray, pi_true: Optional[np.ndarray] = None,
+                 extra: Optional[Dict[str, str]] = None) -> Path:
+    """Write ``report.md`` and ``zmp.png`` into ``out_dir``; returns the report path."""
+    from legid_ros.core.metrics import zmp_deviation
+
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    plot_zmp(t, zmp_measured, zmp_predicted, out_dir / 'zmp.png')
+    lines = [f'# Identification report ({result.method})', '', '```', result.summary(), '```',
+             '', '## ZMP: measured vs predicted', '', '![ZMP](zmp.png)', '',
+             '| parameters | mean [mm] | 95th pct [mm] | max [mm] |', '|---|---|---|---|']
+    for name, z in zmp_predicted.items():
+        d = zmp_deviation(z, zmp_measured)
+        lines.append(f'| {name} | {d.mean_mm:.2f} | {d.p95_mm:.2f} | {d.max_mm:.2f} |')
+    lines += ['', '## Parameters against CAD' + (' and truth' if pi_true is not None else ''),
+              '', parameter_table(robot, result, pi_cad, pi_true), '',
+              '## Physical consistency', '', '```', str(result.consistency), '```']
+    if result.friction is not None:
+        nj = result.friction.size // 2
+        lines += ['', '## Friction', '', '| joint | viscous [N.m.s/rad] | Coulomb [N.m] |',
+                  '|---|---|---|']
+        for j, name in enumerate(robot.actuated_joint_names[:nj]):
+            lines.append(f'| {name} | {result.friction[j]:.3f} | '
+                         f'{result.friction[nj + j]:.3f} |')
+    for title, text in (extra or {}).items():
+        lines += ['', f'## {title}', '', text]
+    path = out_dir / 'report.md'
+    path.write_text('\n'.join(lines) + '\n')
+    return path

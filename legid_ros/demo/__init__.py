@@ -1,0 +1,1 @@
+"""The ``legid demo`` run's report: identified vs truth, ZMP deviation, figures."""

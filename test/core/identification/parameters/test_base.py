@@ -1,0 +1,34 @@
+"""Tests of base parameters by QR with column pivoting."""
+
+import numpy as np
+import pytest
+
+from legid_ros.core.identification.parameters.base import base_parameters
+from legid_ros.core.identification.rows.linear import build_rows
+from legid_ros.core.identification.parameters.sets import StandardSet
+
+
+def test_base_parameters_reproduce_rows_and_recover_with_prior(biped, run_a, samples_a):
+    """A_b beta = A pi for any pi; standard parameters from beta and a prior fit the rows."""
+    sub = samples_a.take(slice(0, samples_a.n, 5))
+    rows = build_rows(sub, biped, 'torque', friction=False)
+    std = StandardSet(biped)
+    bp = base_parameters(rows.A, std.names, std.scales())
+    assert 0 < bp.rank < std.size
+    pi = run_a.pi_true
+    assert bp.regressor(rows.A) @ bp.beta(pi) == pytest.approx(rows.A @ pi, abs=1e-8)
+    back = bp.to_standard(bp.beta(pi), run_a.pi_cad, std.scales())
+    assert rows.A @ back == pytest.approx(rows.A @ pi, abs=1e-8)
+    assert np.linalg.norm(back - run_a.pi_cad) <= np.linalg.norm(pi - run_a.pi_cad) + 1e-12
+    assert len(bp.names) == bp.rank
+
+
+def test_zmp_rows_have_fewer_base_parameters_than_floating(biped, samples_a):
+    """Two ZMP rows per sample carry less than the full floating-base rows."""
+    sub = samples_a.take(slice(0, samples_a.n, 5))
+    std = StandardSet(biped)
+    zmp = base_parameters(build_rows(sub, biped, 'zmp').A, std.names, std.scales())
+    sub.foot_wrench = {k: v for k, v in sub.foot_wrench.items()}
+    flo = base_parameters(build_rows(sub, biped, 'floating', friction=False).A, std.names,
+                          std.scales())
+    assert zmp.rank < flo.rank

@@ -1,0 +1,154 @@
+"""Tests of the online estimator: convergence, state, forgetting, bad input, ankle F/T."""
+
+import numpy as np
+import pytest
+
+from legid_ros.core.errors import BadInputError, NotIdentifiableError
+from legid_ros.core.identification.api import identify
+from legid_ros.core.identification.rows.linear import Normal, build_rows, total_mass_from_forces
+from legid_ros.core.identification.parameters.sets import StandardSet
+from legid_ros.core.identification.solvers.qp import ParameterQP
+from legid_ros.core.identification.online import OnlineEstimator
+from legid_ros.core.inertial import link_index
+
+
+def _feed(est, rec, samples, size=50, stop=None):
+    n = samples.n if stop is None else stop
+    for k in range(0, n, size):
+        sl = slice(k, min(k + size, n))
+        est.add_window(samples.t[sl], samples.q[sl, 7:], samples.v[sl, 6:], samples.a[sl, 6:],
+                       samples.zmp[sl], samples.fz[sl], None, 'right')
+
+
+def test_online_matches_batch_statistics(biped, run_a, samples_a):
+    """Folding the run window by window equals the batch QP on all rows at once."""
+    est = OnlineEstimator(biped, use_imu=False)
+    _feed(est, run_a, samples_a)
+    res = est.update()
+    rows = build_rows(samples_a, biped, 'zmp')
+    normal = Normal(rows.A.shape[1])
+    normal.fold(rows.A / est.sigma, rows.b, rows.n_samples)
+    # the batch samples took base roll/pitch from the IMU, the online fold from the sole: ~1e-3
+    assert est.normal.H == pytest.approx(normal.H, rel=1e-2, abs=1e-3 * np.abs(normal.H).max())
+    std = StandardSet(biped)
+    qp = ParameterQP(std.cad(), std.scales(), est.lb, est.ub, std.mass_row(),
+                     total_mass_from_forces(samples_a), est.reg)
+    batch = qp.solve(normal.H, normal.h, normal.n)
+    assert res.pi[::10] == pytest.approx(batch.x[::10], abs=0.05)
+    assert res.residual_rms < 0.001
+    assert res.n_samples == samples_a.n
+    assert res.total_mass == pytest.approx(run_a.meta['total_mass_true_kg'], rel=0.005)
+    batch_qp = identify(run_a, biped, 'zmp_qp', samples=samples_a)
+    assert np.sum(np.abs(res.pi[::10] - batch_qp.pi[::10])) < 2.0
+
+
+def test_state_dict_round_trip_and_reset(biped, run_a, samples_a):
+    """A restored estimator gives the same update; reset forgets everything."""
+    est = OnlineEstimator(biped, forgetting=0.999)
+    _feed(est, run_a, samples_a, stop=600)
+    first = est.update()
+    state = {k: np.array(v) for k, v in est.state_dict().items()}
+    other = OnlineEstimator(biped, forgetting=0.999)
+    other.load_state_dict(state)
+    assert other.update().pi == pytest.approx(first.pi, abs=1e-6)
+    assert est.normal.n < 600  # forgetting shrinks the effective count
+    est.reset()
+    with pytest.raises(NotIdentifiableError):
+        est.update()
+
+
+def test_bad_windows_are_counted_not_fatal(biped, run_a, samples_a):
+    """NaN samples are dropped and counted; wrong shapes raise BadInputError."""
+    est = OnlineEstimator(biped)
+    zmp = samples_a.zmp[:60].copy()
+    zmp[5] = np.nan
+    n = est.add_window(samples_a.t[:60], samples_a.q[:60, 7:], None, None, zmp,
+                       samples_a.fz[:60])
+    assert n == 59 and est.dropped == 1
+    with pytest.raises(BadInputError):
+        est.add_window(samples_a.t[:10], samples_a.q[:10, 7:10], None, None, zmp[:10],
+                       samples_a.fz[:10])
+
+
+def _feed_ft(est, samples, ankle_ft, size=25):
+    for k in range(0, samples.n, size):
+        sl = slice(k, min(k + size, samples.n))
+        est.add_window(samples.t[sl], samples.q[sl, 7:], samples.v[sl, 6:], samples.a[sl, 6:],
+                       samples.zmp[sl], samples.fz[sl], None, 'right',
+                       ankle_ft=None if ankle_ft is None else
+                       {f: w[sl] for f, w in ankle_ft.items()})
+
+
+def _noisy_ankle_ft(samples, seed=5):
+    rng = np.random.default_rng(seed)
+    out = {}
+    for f, w in samples.ankle_ft.items():
+        w = w.copy()
+        w[:, :3] += rng.normal(0.0, 1.0, w[:, :3].shape)  # [N]
+        w[:, 3:] += rng.normal(0.0, 0.05, w[:, 3:].shape)  # [N.m]
+        out[f] = w
+    return out
+
+
+def test_ankle_ft_rows_weigh_the_swing_foot(biped, run_a, samples_a):
+    """The swinging foot's ankle F/T puts its mass within 5 % where the ZMP alone misses it."""
+    left = 10 * link_index(biped.model, biped.feet['left'].link)
+    m_true = run_a.pi_true[left]
+    zmp_only = OnlineEstimator(biped)
+    _feed_ft(zmp_only, samples_a, None)
+    res0 = zmp_only.update()
+    with_ft = OnlineEstimator(biped)
+    _feed_ft(with_ft, samples_a, _noisy_ankle_ft(samples_a))
+    res1 = with_ft.update()
+    assert abs(res0.pi[left] / m_true - 1) > 0.10
+    assert abs(res1.pi[left] / m_true - 1) < 0.05
+    assert res1.info['ankle_ft_rows'] == 6 * samples_a.n  # left swings in every sample
+    assert 0.2 < res1.info['ankle_ft_residual_rms_sigma'] < 1.0
+    assert np.isnan(res0.info['ankle_ft_residual_rms_sigma'])
+    assert res1.total_mass == pytest.approx(run_a.meta['total_mass_true_kg'], rel=0.005)
+    assert res1.residual_rms < 0.001
+
+
+def test_ankle_ft_bad_input_and_dropped_readings(biped, samples_a):
+    """Bad ankle F/T shapes or feet raise BadInputError; NaN swing readings are counted."""
+    est = OnlineEstimator(biped)
+    sl = slice(0, 60)
+    args = (samples_a.t[sl], samples_a.q[sl, 7:], samples_a.v[sl, 6:], samples_a.a[sl, 6:],
+            samples_a.zmp[sl], samples_a.fz[sl], None, 'right')
+    with pytest.raises(BadInputError):
+        est.add_window(*args, ankle_ft={'left': np.zeros((60, 5))})
+    with pytest.raises(BadInputError):
+        est.add_window(*args, ankle_ft={'middle': np.zeros((60, 6))})
+    with pytest.raises(BadInputError):
+        est.add_window(*args, ankle_ft=np.zeros((60, 6)))
+    assert est.normal.n == 0 and est.ft_rows == 0
+    ft = {f: w[sl].copy() for f, w in samples_a.ankle_ft.items()}
+    ft['left'][[3, 7, 11]] = np.nan
+    ft['right'][5] = np.nan  # the support foot's reading is not used: not counted
+    assert est.add_window(*args, ankle_ft=ft) == 60
+    assert est.dropped == 0 and est.ft_dropped == 3
+    assert est.ft_rows == 6 * 57
+    est.min_samples = 10
+    assert est.update().dropped == {'non-finite ankle F/T': 3}
+    contact = np.zeros(60, bool)
+    contact[20:30] = True  # double support: the left foot touches the ground there
+    est.add_window(*args, ankle_ft=ft, swing={'left': ~contact})
+    assert est.ft_rows == 6 * (57 + 57 - 10) and est.ft_dropped == 6
+    with pytest.raises(BadInputError):
+        est.add_window(*args, ankle_ft=ft, swing={'left': np.ones(59, bool)})
+
+
+def test_ankle_ft_state_round_trip_and_forgetting(biped, samples_a):
+    """The F/T statistics survive state_dict, decay with forgetting; old states still load."""
+    est = OnlineEstimator(biped, forgetting=0.998)
+    _feed_ft(est, samples_a, {f: w.copy() for f, w in samples_a.ankle_ft.items()})
+    assert est.ft_rows < 6 * samples_a.n * 0.5  # forgetting shrinks the F/T rows too
+    assert est.ft_rows == pytest.approx(6 * est.normal.n, rel=1e-9)
+    first = est.update()
+    state = {k: np.array(v) for k, v in est.state_dict().items()}
+    other = OnlineEstimator(biped, forgetting=0.998)
+    other.load_state_dict(state)
+    assert other.update().pi == pytest.approx(first.pi, abs=1e-6)
+    old = {k: v for k, v in state.items() if not k.startswith('ft_')}
+    other.load_state_dict(old)
+    assert other.ft_rows == 0 and not other.ft_normal.H.any()

@@ -1,0 +1,33 @@
+"""Tests of legid_ros.core.pipeline.scene: support polygon, CoM, link COMs."""
+
+import numpy as np
+import pinocchio as pin
+
+from legid_ros.core.inertial import get_parameters
+from legid_ros.core.pipeline.scene import SceneBuilder, convex_hull_2d
+from legid_ros.core.robot import load_robot
+
+
+def test_convex_hull_drops_inner_points():
+    """The hull of a square plus its centre is the four corners, counter-clockwise."""
+    pts = np.array([[0, 0], [1, 0], [1, 1], [0, 1], [0.5, 0.5]], float)
+    hull = convex_hull_2d(pts)
+    assert len(hull) == 4
+    x, y = hull[:, 0], hull[:, 1]
+    assert 0.5 * np.sum(x * np.roll(y, -1) - np.roll(x, -1) * y) > 0  # counter-clockwise
+
+
+def test_scene_matches_pinocchio_and_sole_size():
+    """CoM equals pinocchio's; one foot's polygon is its 125 x 100 mm sole; masses sum up."""
+    robot = load_robot('biped')
+    q = pin.neutral(robot.model)
+    q[2] = 0.7
+    sb = SceneBuilder(robot)
+    sb.set_parameters(get_parameters(robot.model))
+    scene = sb.scene(q, ['left'])
+    np.testing.assert_allclose(scene.com, pin.centerOfMass(robot.model, robot.new_data(), q))
+    span = scene.polygon.max(axis=0) - scene.polygon.min(axis=0)
+    np.testing.assert_allclose(span[:2], [0.125, 0.100], atol=1e-9)
+    assert np.isclose(scene.link_masses.sum(), robot.total_mass)
+    both = sb.scene(q, ['left', 'right'])
+    assert len(both.polygon) == 4 and both.polygon[:, 1].max() > scene.polygon[:, 1].max() - 1e-9
