@@ -17,19 +17,6 @@ def group_masses(pi: np.ndarray, robot: Robot) -> Dict[str, float]:
             for name, g in robot.link_groups.items()}
 
 
-def group_coms(pi: np.ndarray, robot: Robot) -> Dict[str, float]:
-    """Per link group, the mean COM offset along the group's axis [m]."""
-    out = {}
-    for name, g in robot.link_groups.items():
-        vals = []
-        for link in g.links:
-            k = link_index(robot.model, link)
-            m = pi[10 * k]
-            vals.append(float(pi[10 * k + 1:10 * k + 4] @ g.axis / m) if m > 0 else np.nan)
-        out[name] = float(np.mean(vals))
-    return out
-
-
 def mass_table(robot: Robot, cad: np.ndarray, truth: Optional[np.ndarray],
                identified: Optional[np.ndarray]) -> List[str]:
     """Text lines: per group CAD, truth, identified mass [kg] and the errors."""

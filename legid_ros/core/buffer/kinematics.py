@@ -1,12 +1,13 @@
 """Per-row kinematics of the buffer: base pose, contact states and the measured ZMP.
 
 World frame as in :mod:`legid_ros.core.recording`: flat ground at z = 0, z up, the first
-support sole centre at the origin. The base orientation comes from the IMU (seed 000 notes:
-taking roll/pitch from the IMU halves the ZMP error floor compared to assuming a flat sole);
-its position from leg odometry: the support sole stays where it was when it became the
-support foot (on the ground, z = 0). The measured ZMP is the centre of pressure of the sole
-sensors ``sum f_k s_k / sum f_k`` (fsr mode) or the point on the ground where the summed foot
-wrenches have no horizontal moment (wrench mode). Uses pinocchio for every placement.
+support sole centre at the origin. The base orientation comes from the IMU (ZMP-feedback
+identification, Wu & Gao 2021: taking roll/pitch from the IMU halves the ZMP error floor
+compared to assuming a flat sole); its position from leg odometry: the support sole stays
+where it was when it became the support foot (on the ground, z = 0). The measured ZMP is the
+centre of pressure of the sole sensors ``sum f_k s_k / sum f_k`` (fsr mode) or the point on the
+ground where the summed foot wrenches have no horizontal moment (wrench mode). Uses pinocchio
+for every placement.
 """
 
 from __future__ import annotations

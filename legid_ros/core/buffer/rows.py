@@ -1,11 +1,11 @@
 """Row assembly of the buffer: queued joint-state samples -> rows of the window schema.
 
-For a batch of joint-state samples (see :class:`legid_ros.core.buffer.sensor_buffer.Buffer`) the auxiliary
-streams (IMU, foot wrenches or sole sensors) are sampled at the joint-state stamps, joint
-velocities and accelerations are causally filtered (first-order lags over backward
-differences, the state carried from batch to batch), the measured ZMP, contacts and base pose
-come from the kinematics object and the ZMP goes through its own lag. The columns follow
-:meth:`legid_ros.core.buffer.schema.ChannelSchema.for_config`.
+For a batch of joint-state samples (see :class:`legid_ros.core.buffer.sensor_buffer.Buffer`)
+the auxiliary streams (IMU, foot wrenches or sole sensors) are sampled at the joint-state
+stamps, joint velocities and accelerations are causally filtered (first-order lags over
+backward differences, the state carried from batch to batch), the measured ZMP, contacts and
+base pose come from the kinematics object and the ZMP goes through its own lag. The columns
+follow :meth:`legid_ros.core.buffer.schema.ChannelSchema.for_config`.
 """
 
 from __future__ import annotations

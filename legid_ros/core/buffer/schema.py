@@ -1,4 +1,4 @@
-"""Settings and window channel schema of the buffer (see :mod:`legid_ros.core.buffer.sensor_buffer`)."""
+"""Settings and window channel schema of the buffer (:mod:`.sensor_buffer`)."""
 
 from __future__ import annotations
 
@@ -41,7 +41,8 @@ class BufferConfig:
             spans the gap) [s].
         velocity_cutoff_hz: First-order lag cutoff on joint velocities [Hz] (0 = off).
         acceleration_cutoff_hz: Cutoff on joint accelerations [Hz] (0 = off).
-        zmp_cutoff_hz: Cutoff on the measured ZMP [Hz] (0 = off; seed 000's inertial filter).
+        zmp_cutoff_hz: Cutoff on the measured ZMP [Hz] (0 = off; the inertial
+            filter of Wu & Gao 2021).
         history: Samples kept per auxiliary stream.
         ankle_ft_feet: Feet whose raw ankle F/T reading is carried in the windows (channels
             ``ankle_ft.<foot>.<axis>``, [N, N.m]). Optional streams: they never hold a row back

@@ -7,7 +7,8 @@ from typing import Dict, List, Optional
 
 import numpy as np
 
-from legid_ros.core.buffer.sensor_buffer import ANKLE_FT_PREFIX, IMU_CHANNELS, WRENCH_AXES, ChannelSchema
+from legid_ros.core.buffer.sensor_buffer import (ANKLE_FT_PREFIX, IMU_CHANNELS, WRENCH_AXES,
+                                                 ChannelSchema)
 from legid_ros.core.errors import BadInputError
 from legid_ros.core.recording import Recording
 

@@ -1,11 +1,11 @@
 """Parameter sets the online pipeline publishes (no ROS).
 
-Seed 000 fixes every link's inertia about its centre of mass to the CAD value: slow balanced
-motion does not excite it, and a ZMP fit of the full standard set leaves those directions to
-the prior and noise (the online solution then often fails the triangle inequalities).
-:func:`with_cad_inertia` keeps the identified mass and first moment of each link and puts back
-the CAD rotational inertia about the COM, scaled by the mass ratio, which is physically
-consistent whenever the mass is positive.
+ZMP-feedback identification (Wu & Gao 2021) fixes every link's inertia about its centre of
+mass to the CAD value: slow balanced motion does not excite it, and a ZMP fit of the full
+standard set leaves those directions to the prior and noise (the online solution then often
+fails the triangle inequalities). :func:`with_cad_inertia` keeps the identified mass and first
+moment of each link and puts back the CAD rotational inertia about the COM, scaled by the mass
+ratio, which is physically consistent whenever the mass is positive.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """Geometry the estimator node draws: support polygon, CoM, link COMs (pinocchio, no ROS).
 
 Positions are in the estimator's support-sole frame (the support sole centre at the origin,
-flat, as in :func:`legid_ros.core.identification.rows.regressors.support_base_state`); the node shifts them by the
-support anchor to the buffer's world frame.
+flat, as in :func:`legid_ros.core.identification.rows.regressors.support_base_state`); the
+node shifts them by the support anchor to the buffer's world frame.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Tests of legid_ros.core.buffer.sensor_buffer and buffer.kinematics: alignment, windows, filters, ZMP."""
+"""Tests of the sensor buffer and its kinematics: alignment, windows, filters, ZMP."""
 
 import numpy as np
 import pinocchio as pin

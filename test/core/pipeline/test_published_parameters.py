@@ -1,4 +1,4 @@
-"""Tests of legid_ros.core.pipeline.published_parameters: CAD inertia about the COM keeps sets consistent."""
+"""Tests of the published parameter sets: CAD inertia about the COM keeps sets consistent."""
 
 import numpy as np
 import pytest
