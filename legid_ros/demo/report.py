@@ -36,6 +36,15 @@ def mass_table(robot: Robot, cad: np.ndarray, truth: Optional[np.ndarray],
     return lines
 
 
+def _finish(plt, fig, ax, path: Path) -> Path:
+    """Grid, tight layout, save as PNG at 110 dpi and close; returns the path."""
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
 def write_figures(out: Path, robot: Robot, history: Sequence, cad: np.ndarray,
                   truth: Optional[np.ndarray], zmp_t: np.ndarray, zmp_dev: np.ndarray,
                   solve_ms: Sequence[float]) -> List[Path]:
@@ -70,11 +79,7 @@ def write_figures(out: Path, robot: Robot, history: Sequence, cad: np.ndarray,
     ax.set_ylabel('group mass [kg]')
     ax.set_title('identified group masses (dashed: truth, dotted: CAD)')
     ax.legend(fontsize=8)
-    ax.grid(alpha=0.3)
-    paths.append(out / 'demo_masses.png')
-    fig.tight_layout()
-    fig.savefig(paths[-1], dpi=110)
-    plt.close(fig)
+    paths.append(_finish(plt, fig, ax, out / 'demo_masses.png'))
 
     fig, ax = plt.subplots(figsize=(8, 3.5))
     if len(zmp_t):
@@ -82,11 +87,7 @@ def write_figures(out: Path, robot: Robot, history: Sequence, cad: np.ndarray,
     ax.set_xlabel('time [s]')
     ax.set_ylabel('|measured - predicted ZMP| [mm]')
     ax.set_title('ZMP deviation with the published parameters')
-    ax.grid(alpha=0.3)
-    paths.append(out / 'demo_zmp_deviation.png')
-    fig.tight_layout()
-    fig.savefig(paths[-1], dpi=110)
-    plt.close(fig)
+    paths.append(_finish(plt, fig, ax, out / 'demo_zmp_deviation.png'))
 
     fig, ax = plt.subplots(figsize=(8, 3.5))
     if len(solve_ms):
@@ -94,9 +95,5 @@ def write_figures(out: Path, robot: Robot, history: Sequence, cad: np.ndarray,
     ax.set_xlabel('update')
     ax.set_ylabel('solve time [ms]')
     ax.set_title('estimator update (QP) time: constant as the history grows')
-    ax.grid(alpha=0.3)
-    paths.append(out / 'demo_solve_times.png')
-    fig.tight_layout()
-    fig.savefig(paths[-1], dpi=110)
-    plt.close(fig)
+    paths.append(_finish(plt, fig, ax, out / 'demo_solve_times.png'))
     return paths
