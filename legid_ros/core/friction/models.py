@@ -14,18 +14,29 @@ feedforward controller without chattering at reversal.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Dict, List, Sequence
+from typing import Dict, List, Optional, Sequence
 
 import numpy as np
 
 from legid_ros.core.errors import BadInputError
 
-DEFAULT_K_V = 200.0  # [s/rad] gain of the continuous sign tanh(k_v v)
+#: Gain of the continuous sign ``tanh(k_v v)`` of the joint friction models [s/rad].
+DEFAULT_K_V = 200.0
+#: Velocity scale of the Coulomb columns ``tanh(qd / V_COULOMB)`` of the floating-base
+#: joint-torque rows (:mod:`legid_ros.core.identification.rows.regressors`) [rad/s].
+V_COULOMB = 0.01
 
 
-def smooth_sign(v: np.ndarray, k_v: float = DEFAULT_K_V) -> np.ndarray:
-    """Continuous sign ``tanh(k_v v)`` of a velocity [rad/s]."""
-    return np.tanh(k_v * np.asarray(v, float))
+def smooth_sign(v: np.ndarray, k_v: float = DEFAULT_K_V,
+                v_scale: Optional[float] = None) -> np.ndarray:
+    """Continuous sign of a velocity [rad/s]: ``tanh(k_v v)``, or ``tanh(v / v_scale)``.
+
+    The one smoothed Coulomb sign of the package. The friction models give a gain ``k_v``
+    [s/rad]; the floating-base rows give a velocity scale ``v_scale`` [rad/s] (which, when
+    given, replaces ``k_v``; the division is kept as such so the rows stay bit-identical).
+    """
+    v = np.asarray(v, float)
+    return np.tanh(v / v_scale) if v_scale is not None else np.tanh(k_v * v)
 
 
 class FrictionModel:

@@ -16,6 +16,7 @@ import numpy as np
 import pinocchio as pin
 
 from legid_ros.core.errors import BadInputError
+from legid_ros.core.friction.models import smooth_sign
 from legid_ros.core.inertial import get_parameters, link_view, pack, set_parameters, unpack
 from legid_ros.core.identification.rows.drive import Drive, check_states, drive_of
 from legid_ros.core.robot import Robot
@@ -43,7 +44,7 @@ class TrueFriction:
     def __call__(self, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
         v = np.asarray(qd, float)
         av = np.abs(v)
-        s = np.tanh(v / self.v_eps)
+        s = smooth_sign(v, v_scale=self.v_eps)
         mag = self.f_c + (self.f_s - self.f_c) * np.exp(-(av / self.v_s) ** self.stribeck_exp)
         return (mag * s + self.f_v * v + self.f_q * np.sign(v) * av ** 1.5
                 + self.ripple * np.sin(self.ripple_periods * np.asarray(q, float)))

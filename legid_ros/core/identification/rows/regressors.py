@@ -21,10 +21,8 @@ import numpy as np
 import pinocchio as pin
 
 from legid_ros.core.errors import BadInputError
+from legid_ros.core.friction.models import V_COULOMB, smooth_sign
 from legid_ros.core.robot import Robot
-
-#: Velocity scale of the smoothed Coulomb term ``tanh(qd / V_COULOMB)`` [rad/s].
-V_COULOMB = 0.01
 
 
 def _quat_to_rot(quat_xyzw: np.ndarray) -> np.ndarray:
@@ -136,7 +134,7 @@ def friction_columns(qd: np.ndarray, v_coulomb: float = V_COULOMB) -> np.ndarray
     nj = qd.size
     out = np.zeros((nj, 2 * nj))
     out[np.arange(nj), np.arange(nj)] = qd
-    out[np.arange(nj), nj + np.arange(nj)] = np.tanh(qd / v_coulomb)
+    out[np.arange(nj), nj + np.arange(nj)] = smooth_sign(qd, v_scale=v_coulomb)
     return out
 
 
