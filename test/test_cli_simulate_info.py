@@ -76,3 +76,15 @@ def test_engine_mujoco_dispatch(tmp_path):
     else:
         assert res.returncode == 0, res.stderr
         assert read_bag(out).meta['engine'] == 'mujoco'
+
+
+def test_truth_option_accepts_table2_and_its_former_spelling():
+    """--truth table2 (default) and its former spelling seed000 both select Wu & Gao's Table 2."""
+    import argparse
+
+    from legid_ros.commands.simulate import add_arguments
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    assert parser.parse_args([]).truth == 'table2'
+    for value in ('table2', 'seed000', 'cad'):
+        assert parser.parse_args(['--truth', value]).truth == value

@@ -1,6 +1,7 @@
 """``legid bench feedforward``: closed-loop tracking in MuJoCo with PD / CV / two-step feedforward.
 
-Protocol (seed 001, section 5.4), all on MuJoCo physics (the plant is not our model):
+Protocol (after Xiao, Qian & Luo 2025, section 5.4), all on MuJoCo physics (the plant is not our
+model):
 
 1. Plant: leg3 with *true* inertials (CAD perturbed, :func:`legid_ros.core.synthetic.leg.
    make_truth`), armature = reflected rotor inertia, and the description's ``true_friction``
@@ -8,9 +9,10 @@ Protocol (seed 001, section 5.4), all on MuJoCo physics (the plant is not our mo
 2. Identification data recorded from that plant under PD + CAD feedforward: one constant-speed
    sweep per joint (step 1 of the two-step method) and a Fourier excitation run, with torque
    noise equal to the description's current noise.
-3. Identification (helper C's code): two-step = piecewise friction fitted on the sweeps, then the
-   consistent SDP on the excitation; unified Coulomb-viscous on the excitation only.
-4. Validation: seed 001's trajectory (Fourier, omega = 2.4 rad/s, 60 s) with seed 001's gains,
+3. Identification (:mod:`legid_ros.core.identification.fixed_base`): two-step = piecewise
+   friction fitted on the sweeps, then the consistent SDP on the excitation; unified
+   Coulomb-viscous on the excitation only.
+4. Validation: the paper's tracking test (Fourier, omega = 2.4 rad/s, 60 s) with its gains,
    three cases: PD only, PD + feedforward(unified CV), PD + feedforward(two-step piecewise).
 5. Timing: tau_ff compute time per cycle; the controller node's 1 kHz wall-timer jitter.
 """
@@ -26,7 +28,7 @@ from typing import Dict
 import numpy as np
 
 from legid_ros.bench.feedforward_report import write_markdown
-from legid_ros.core.feedforward import (SEED001_KD, SEED001_KP, FeedforwardModel,
+from legid_ros.core.feedforward import (GEARED_LEG_KD, GEARED_LEG_KP, FeedforwardModel,
                                         PdFeedforwardController, PdGains, from_identification,
                                         reflected_rotor_inertia)
 from legid_ros.core.robot import load_robot
@@ -42,7 +44,7 @@ TARGETS = {'max_err_rad': 0.02, 'reduction_vs_pd': 0.80, 'reduction_vs_cv': 0.50
 def add_arguments(parser) -> None:
     """Options of ``legid bench feedforward``."""
     parser.add_argument('--duration', type=float, default=60.0,
-                        help='validation run length [s] (seed 001: 60)')
+                        help='validation run length [s] (Xiao et al. 2025: 60)')
     parser.add_argument('--excitation', type=float, default=60.0,
                         help='excitation run length for identification [s]')
     parser.add_argument('--excitation-design', choices=('optimised', 'random'),
@@ -56,7 +58,8 @@ def add_arguments(parser) -> None:
                         help='also run the node jitter test under SCHED_FIFO at this priority '
                              '(if permitted; 0: normal scheduling only)')
     parser.add_argument('--gain-scale', type=float, default=1.0,
-                        help='multiplies seed 001 gains in the validation runs (1: seed 001)')
+                        help='multiplies the published gains of the geared leg in the '
+                        'validation runs (1: as published)')
     parser.add_argument('--biped', type=float, default=10.0,
                         help='biped swing-leg run length per case [s] (0: skip)')
     parser.add_argument('--seed', type=int, default=7, help='seed of the truth and the noise')
@@ -72,7 +75,7 @@ def _log(msg: str) -> None:
 
 
 class _Periodic:
-    """A periodic excitation (helper C's FourierExcitation) as a ``sample(t)`` trajectory."""
+    """A periodic excitation (``FourierExcitation``) as a ``sample(t)`` trajectory."""
 
     def __init__(self, excitation):
         self.ex = excitation
@@ -87,7 +90,7 @@ def identify_from_mujoco(robot, cfg: LegSimConfig, excitation_s: float, reps: in
                          seed: int, design: str = 'optimised') -> Dict[str, object]:
     """Record sweeps and an excitation run on the MuJoCo leg and identify it both ways.
 
-    ``design``: 'optimised' (helper C's condition-number design, seed 001) or 'random'.
+    ``design``: 'optimised' (condition-number design, Xiao et al. 2025) or 'random'.
     """
     from legid_ros.core.friction.fitting import fit_model
     from legid_ros.core.friction.models import JointFriction
@@ -151,8 +154,8 @@ def biped_swing(duration_s: float, seed: int) -> Dict[str, object]:
 
     Plant: the biped's URDF inertials, armature and friction of leg3's hip-flexion module on
     every joint (the biped description has no drive data). Feedforward: URDF rigid body +
-    rotor inertia + a friction model fitted (helper C's fitting) to the plant's friction at
-    the sweep speeds: Coulomb-viscous or seed 001's piecewise model.
+    rotor inertia + a friction model fitted (:mod:`legid_ros.core.friction.fitting`) to the
+    plant's friction at the sweep speeds: Coulomb-viscous or the piecewise model of Xiao et al.
     """
     from legid_ros.core.friction.fitting import fit_model
     from legid_ros.core.friction.models import JointFriction
@@ -292,14 +295,15 @@ def run(args) -> dict:
     _log('recording identification data on the MuJoCo leg')
     idr = identify_from_mujoco(robot, cfg_id, args.excitation, args.sweep_reps, args.seed,
                                args.excitation_design)
-    traj = FourierTrajectory.seed001_validation()
+    traj = FourierTrajectory.geared_leg_validation()
     cases = {'pd': None, 'cv': from_identification(robot, idr['cv']),
              'two_step': from_identification(robot, idr['two_step'])}
     names = robot.actuated_joint_names
     out: Dict[str, object] = {'joint_names': names, 'duration_s': args.duration,
                               'max_err_rad': {}, 'rms_err_rad': {}, 'saturated_cycles': {}}
     ff_us = []
-    gains = PdGains(np.array(SEED001_KP) * args.gain_scale, np.array(SEED001_KD) * args.gain_scale)
+    gains = PdGains(np.array(GEARED_LEG_KP) * args.gain_scale,
+                    np.array(GEARED_LEG_KD) * args.gain_scale)
     out['gains'] = {'kp': gains.kp.tolist(), 'kd': gains.kd.tolist()}
     out['plant_friction'] = {'scale': args.friction_scale, 'coulomb': plant_friction.coulomb}
     for label, ff in cases.items():

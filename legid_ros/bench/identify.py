@@ -1,10 +1,10 @@
-"""``legid bench identify``: seed 000's protocol on synthetic biped runs.
+"""``legid bench identify``: the ZMP-identification protocol (Wu & Gao 2021), synthetic biped.
 
-For each sample rate (the seed's 20 Hz and 1 kHz): ``--runs`` runs of ``--duration`` s of
-seed 000's excitation (single support on the right foot, random left-foot targets, ZMP
-tracking), truth = CAD perturbed by seed 000's Table 2 (:data:`SEED000_TRUTH`), joint efforts
-with viscous + Coulomb friction and noise, sole sensors with noise. Every method identifies
-each run; the reduced set (seed 000's Table 2 shape: mean +- std over runs) is reported, and
+For each sample rate (the paper's 20 Hz and 1 kHz): ``--runs`` runs of ``--duration`` s of
+its excitation (single support on the right foot, random left-foot targets, ZMP tracking),
+truth = CAD perturbed by Wu & Gao's Table 2 (:data:`TABLE2_TRUTH`), joint efforts with
+viscous + Coulomb friction and noise, sole sensors with noise. Every method identifies each
+run; the reduced set (the shape of Wu & Gao's Table 2: mean +- std over runs) is reported, and
 each identified set predicts the ZMP of a separate validation run (Fig. 11's shape) and its
 rigid-body joint torques (support foot as base) are compared with the truth's (relative RMS
 error per joint).
@@ -14,9 +14,9 @@ baseline fits), torque constants off by up to 4 % per joint and current noise. A
 extra row, ``torque_ls_gain_error``, scales them further by up to ``--torque-gain-error``.
 
 Reduced-set errors are also reported *modulo the ZMP invariance*
-(:mod:`legid_ros.core.identification.parameters.equivalence`): against the point of the truth's exact
-ZMP-invariance curve with the estimate's thigh mass, i.e. the error in the directions the data
-can determine at all.
+(:mod:`legid_ros.core.identification.parameters.equivalence`): against the point of the
+truth's exact ZMP-invariance curve with the estimate's thigh mass, i.e. the error in the
+directions the data can determine at all.
 
 At 1 kHz the signals are filtered (zero-phase Butterworth) and differentiated at 1 kHz, then
 decimated to 100 Hz for every batch method; the Newton method takes every 2nd of those (50 Hz)
@@ -40,12 +40,14 @@ import numpy as np
 from legid_ros.bench.identify_report import write_markdown
 
 METHODS = ('zmp_newton', 'torque_ls', 'zmp_qp', 'floating_qp', 'sdp', 'primitives')
-# Seed 000 compares the reduced set: ZMP Newton and the torque baseline on the reduced set.
+# Wu & Gao compare the reduced set: ZMP Newton and the torque baseline on the reduced set.
 OPTIONS = {'zmp_newton': {}, 'torque_ls': {'param_set': 'reduced'}, 'zmp_qp': {},
            'floating_qp': {}, 'sdp': {}, 'primitives': {}}
-# extra row: zmp_newton with the swinging foot weighed by its ankle F/T (core.identification.rows.foot_ft)
+# extra row: zmp_newton with the swinging foot weighed by its ankle F/T
+# (core.identification.rows.foot_ft)
 FT_FOOT = 'zmp_newton_ft'
-SEED_TABLE2 = {'CAD nominal': [210.6, 191.9, 55.2, 76.1, 13.87, 3.67, 3.19, 2.41],
+# Wu & Gao's Table 2: lc0..lc3 [mm], m0..m3 [kg]
+PUBLISHED_TABLE2 = {'CAD nominal': [210.6, 191.9, 55.2, 76.1, 13.87, 3.67, 3.19, 2.41],
                'ZMP-based': [212.1, 189.7, 56.3, 74.3, 14.85, 3.41, 2.91, 1.26],
                'torque-based': [215.4, 201.3, 53.2, 71.6, 15.73, 3.92, 2.54, 0.68]}
 
@@ -83,7 +85,8 @@ def _prep_options(rate):
 
 def _evaluate_rate(rate, args, robot, methods):
     from legid_ros.core.identification.api import identify
-    from legid_ros.core.identification.parameters.equivalence import error_mod_invariance, zmp_signature
+    from legid_ros.core.identification.parameters.equivalence import (error_mod_invariance,
+                                                                      zmp_signature)
     from legid_ros.core.identification.rows.linear import regressors_for
     from legid_ros.core.identification.parameters.sets import ReducedSet
     from legid_ros.core.identification.prepare import prepare
@@ -322,7 +325,7 @@ def run(args) -> dict:
         results.update(_online_timing(args.online_duration, robot))
     results['elapsed_s'] = time.perf_counter() - t_start
     results['passed'] = _passed(results, per_rate)
-    write_markdown(results, Path(args.out) / 'identify.md', SEED_TABLE2)
+    write_markdown(results, Path(args.out) / 'identify.md', PUBLISHED_TABLE2)
     return results
 
 
@@ -334,7 +337,8 @@ def _passed(res, per_rate) -> bool:
             if m in dev:
                 ok &= dev[m] <= 2.0 and ('torque_ls' not in dev or dev[m] < dev['torque_ls'])
     # the reduced set from all of the robot's sensors: with the foot weighed by its ankle F/T
-    # when that row ran (the ZMP alone cannot see the foot mass: core.identification.parameters.equivalence)
+    # when that row ran (the ZMP alone cannot see the foot mass:
+    # core.identification.parameters.equivalence)
     sfx = '_ft_foot' if 'mass_err_pct_max_ft_foot' in res else ''
     ok &= res.get('mass_err_pct_max' + sfx, 0.0) <= 2.0 and \
         res.get('com_err_mm_max' + sfx, 0.0) <= 2.0

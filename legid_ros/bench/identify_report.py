@@ -18,12 +18,12 @@ def _fmt_row(vals, stds=None):
     return cells
 
 
-def write_markdown(res: dict, path: Path, seed_table2: dict) -> None:
+def write_markdown(res: dict, path: Path, table2: dict) -> None:
     """Write the results of ``legid bench identify`` as markdown tables to ``path``."""
     lines = ['# `legid bench identify`', '',
              f'Protocol: {res["protocol"]["runs"]} synthetic runs of '
-             f'{res["protocol"]["duration_s"]:g} s per rate, truth = CAD perturbed by seed '
-             '000\'s Table 2, efforts with realistic friction (Stribeck, asymmetric, ripple), '
+             f'{res["protocol"]["duration_s"]:g} s per rate, truth = CAD perturbed by Wu & '
+             'Gao\'s Table 2, efforts with realistic friction (Stribeck, asymmetric, ripple), '
              'torque-constant errors and noise, validation on a separate run.',
              f'Elapsed {res["elapsed_s"]:.0f} s. Passed: {res["passed"]}.', '']
     for key, d in res['rates'].items():
@@ -57,8 +57,8 @@ def write_markdown(res: dict, path: Path, seed_table2: dict) -> None:
                          f'{md["time_s_mean"]:.1f} |')
         if 'zmp_newton_ft' in d['methods']:
             lines += ['', '`zmp_newton_ft`: the swinging foot weighed by its ankle F/T sensor '
-                      '(`core/identification/rows/foot_ft.py`), then `zmp_newton` with that foot mass held '
-                      '(`legid identify --foot-from-ft`).']
+                      '(`core/identification/rows/foot_ft.py`), then `zmp_newton` with that foot '
+                      'mass held (`legid identify --foot-from-ft`).']
         if 'zmp_signature' in d:
             lines += ['', f'ZMP signature of the reduced set on the validation motion ({key} Hz; '
                       'RMS model-ZMP change per scale unit = 2 cm of COM or 20 % of a mass, '
@@ -89,9 +89,9 @@ def write_markdown(res: dict, path: Path, seed_table2: dict) -> None:
                   f'{res["online_history_s"]:.0f} s {res["online_update_ms_at_end"]:.2f} ms '
                   f'(ratio {res["update_ratio_600s_vs_10s"]:.2f}, interleaved; in the run: '
                   f'{res.get("update_ratio_in_run", float("nan")):.2f}).', '']
-    lines += ['Seed 000\'s Table 2 for comparison (real robot; its truth is unknown):', '',
+    lines += ['Wu & Gao\'s Table 2 for comparison (real robot; its truth is unknown):', '',
               '| set | lc0 | lc1 | lc2 | lc3 | m0 | m1 | m2 | m3 |', '|---' * 9 + '|']
-    for k, v in seed_table2.items():
+    for k, v in table2.items():
         lines.append(f'| {k} | ' + ' | '.join(f'{x:g}' for x in v) + ' |')
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text('\n'.join(lines) + '\n')

@@ -1,4 +1,7 @@
-"""``legid simulate``: write a rosbag2 of the biped doing seed 000's excitation."""
+"""``legid simulate``: write a rosbag2 of the biped doing the ZMP-identification excitation.
+
+The excitation and the default truth follow Wu & Gao 2021 (docs/references.md).
+"""
 
 from __future__ import annotations
 
@@ -18,8 +21,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument('--seed', type=int, default=0, help='seed of the motion and the noise')
     parser.add_argument('--noise', choices=['none', 'default'], default='default',
                         help='sensor noise model')
-    parser.add_argument('--truth', choices=['seed000', 'cad'], default='seed000',
-                        help="true parameters: seed 000's Table 2 perturbation, or the CAD ones")
+    parser.add_argument('--truth', choices=['table2', 'cad', 'seed000'], default='table2',
+                        help="true parameters: CAD perturbed by Wu & Gao's Table 2 (table2; "
+                        "seed000 is its former spelling), or the CAD ones (cad)")
     parser.add_argument('--no-friction', action='store_true',
                         help='joint efforts without joint friction')
     parser.add_argument('--speed', type=float, default=1.0, help='motion speed scale')

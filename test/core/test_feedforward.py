@@ -81,8 +81,8 @@ def test_per_joint_friction_list_equals_vector_callable(leg):
     np.testing.assert_allclose(lst.torque(q, qd, qdd), vec.torque(q, qd, qdd), atol=1e-12)
 
 
-def test_pd_law_and_default_seed_gains(leg):
-    """tau = tau_ff + Kp (q_d - q) + Kd (qd_d - qd) with seed 001's gains by default."""
+def test_pd_law_and_default_published_gains(leg):
+    """tau = tau_ff + Kp (q_d - q) + Kd (qd_d - qd) with the geared leg's gains by default."""
     ff = FeedforwardModel(leg, rotor_inertia=reflected_rotor_inertia(leg), friction=_friction)
     ctl = PdFeedforwardController.for_robot(leg, ff)
     np.testing.assert_allclose(ctl.gains.kp, [1500, 1000, 1000])

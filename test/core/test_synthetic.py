@@ -8,7 +8,7 @@ from legid_ros.core.errors import BadInputError
 from legid_ros.core.inertial import check_consistency, link_index, set_parameters, unpack
 from legid_ros.core.identification.parameters.reduced import ReducedParameterization
 from legid_ros.core.robot import load_robot
-from legid_ros.core.synthetic import (SEED000_TRUTH, FrictionModel, NoiseModel,
+from legid_ros.core.synthetic import (TABLE2_TRUTH, FrictionModel, NoiseModel,
                                       SyntheticConfig, perturbed_truth, simulate_biped)
 
 LOCAL = pin.ReferenceFrame.LOCAL
@@ -172,11 +172,11 @@ def test_friction_in_efforts(robot):
 
 
 def test_perturbed_truth(robot):
-    """Truth is consistent, masses/COMs follow the table and seed 000's reduced set holds it."""
-    pi = perturbed_truth(robot, SEED000_TRUTH)
+    """Truth is consistent, masses/COMs follow the table and the ZMP reduced set holds it."""
+    pi = perturbed_truth(robot, TABLE2_TRUTH)
     assert check_consistency(pi, robot.body_names).ok
     cad = robot.model
-    for name, (factor, shift) in SEED000_TRUTH.items():
+    for name, (factor, shift) in TABLE2_TRUTH.items():
         group = robot.link_groups[name]
         for link in group.links:
             idx = link_index(cad, link)

@@ -1,4 +1,6 @@
-"""Model-based feedforward and the PD + feedforward joint controller of seed 001.
+"""Model-based feedforward and the PD + feedforward joint controller.
+
+After the two-step identification and feedforward of a geared leg (Xiao, Qian & Luo 2025).
 
 ``tau_ff = (J_rotor + M(q)) qdd_d + C(q, qd_d) qd_d + G(q) + tau_f(qd_d)``, with the rigid-body
 terms from pinocchio's RNEA on any standard inertial parameter set, ``J_rotor`` the reflected
@@ -8,15 +10,16 @@ rotor inertia per joint (``gear_ratio^2 * rotor_inertia`` on the joint side [kg.
 counting every clamp in its diagnostics.
 """
 
-from legid_ros.core.feedforward.controller import (SEED001_KD, SEED001_KP, ControllerDiagnostics,
-                                                   ControlOutput, PdFeedforwardController,
-                                                   PdGains, default_gains)
+from legid_ros.core.feedforward.controller import (GEARED_LEG_KD, GEARED_LEG_KP,
+                                                   ControllerDiagnostics, ControlOutput,
+                                                   PdFeedforwardController, PdGains,
+                                                   default_gains)
 from legid_ros.core.feedforward.fast_friction import compile_friction
 from legid_ros.core.feedforward.model import (FeedforwardModel, FeedforwardTerms, as_friction,
                                               from_identification, reflected_rotor_inertia)
 from legid_ros.core.feedforward.reference import ReferenceTrajectory
 
-__all__ = ['SEED001_KD', 'SEED001_KP', 'ControlOutput', 'ControllerDiagnostics',
+__all__ = ['GEARED_LEG_KD', 'GEARED_LEG_KP', 'ControlOutput', 'ControllerDiagnostics',
            'FeedforwardModel', 'FeedforwardTerms', 'PdFeedforwardController', 'PdGains',
            'ReferenceTrajectory', 'as_friction', 'compile_friction', 'default_gains',
            'from_identification', 'reflected_rotor_inertia']

@@ -1,4 +1,6 @@
-"""Seed 001's joint controller: ``tau = sat(tau_ff + Kp (q_d - q) + Kd (qd_d - qd))``.
+"""PD + feedforward joint controller: ``tau = sat(tau_ff + Kp (q_d - q) + Kd (qd_d - qd))``.
+
+The control law of the geared-leg paper (Xiao, Qian & Luo 2025, docs/references.md).
 
 Saturation at the URDF effort limits is logged once and counted in the diagnostics.
 """
@@ -18,8 +20,9 @@ from legid_ros.core.robot import Robot
 
 LOG = logging.getLogger(__name__)
 
-SEED001_KP = (1500.0, 1000.0, 1000.0)  # [N.m/rad] hip ab/ad, hip flexion, knee
-SEED001_KD = (800.0, 500.0, 500.0)  # [N.m.s/rad]
+# The gains published for the geared 3-joint leg (Xiao, Qian & Luo 2025).
+GEARED_LEG_KP = (1500.0, 1000.0, 1000.0)  # [N.m/rad] hip ab/ad, hip flexion, knee
+GEARED_LEG_KD = (800.0, 500.0, 500.0)  # [N.m.s/rad]
 
 
 @dataclass
@@ -41,17 +44,20 @@ class PdGains:
             raise BadInputError('kp and kd must have the same length and be >= 0')
 
     @classmethod
-    def seed001(cls) -> 'PdGains':
-        """Seed 001's gains for the 3-joint leg: Kp = [1500, 1000, 1000], Kd = [800, 500, 500]."""
-        return cls(np.array(SEED001_KP), np.array(SEED001_KD))
+    def geared_leg(cls) -> 'PdGains':
+        """Published gains of the geared 3-joint leg (Xiao, Qian & Luo 2025).
+
+        Kp = [1500, 1000, 1000] [N.m/rad], Kd = [800, 500, 500] [N.m.s/rad].
+        """
+        return cls(np.array(GEARED_LEG_KP), np.array(GEARED_LEG_KD))
 
 
 def default_gains(robot: Robot) -> PdGains:
-    """Seed 001's gains for a 3-joint leg; for other robots, seed 001's knee gains per joint."""
+    """The geared leg's published gains for a 3-joint leg; else its knee gains per joint."""
     n = len(robot.actuated_joint_names)
     if n == 3:
-        return PdGains.seed001()
-    return PdGains(np.full(n, SEED001_KP[2]), np.full(n, SEED001_KD[2]))
+        return PdGains.geared_leg()
+    return PdGains(np.full(n, GEARED_LEG_KP[2]), np.full(n, GEARED_LEG_KD[2]))
 
 
 @dataclass
@@ -96,7 +102,8 @@ class PdFeedforwardController:
         gains: PD gains.
         feedforward: Model for ``tau_ff``; ``None`` for PD only.
         effort_limit: Per-joint torque limit [N.m]; default none (inf).
-        ff_at_measured_q: Evaluate M, C, G at the measured ``q`` (seed 001) or else at ``q_d``.
+        ff_at_measured_q: Evaluate M, C, G at the measured ``q`` (as Xiao et al. 2025 do) or
+            else at ``q_d``.
     """
 
     def __init__(self, n: int, gains: PdGains, feedforward: Optional[FeedforwardModel] = None,

@@ -1,9 +1,10 @@
 """Reference joint trajectories for closed-loop tracking in MuJoCo.
 
 :func:`legid_ros.core.sim.leg_closed_loop.run_tracking` tracks anything with
-``sample(t) -> (q, qd, qdd)``; these are the two the feedforward benchmark and its tests use:
-a finite Fourier series (seed 001's validation trajectory, random excitations) and samples
-linearly interpolated (e.g. a friction sweep). Pure numpy (no MuJoCo).
+``sample(t) -> (q, qd, qdd)``; these are the two the feedforward benchmark and its tests use: a
+finite Fourier series (the geared leg's validation trajectory after Xiao, Qian & Luo 2025,
+random excitations) and samples linearly interpolated (e.g. a friction sweep). Pure numpy (no
+MuJoCo).
 """
 
 from __future__ import annotations
@@ -56,11 +57,12 @@ class FourierTrajectory:
     b: np.ndarray
 
     @classmethod
-    def seed001_validation(cls) -> 'FourierTrajectory':
-        """A 3-harmonic validation trajectory for leg3 at seed 001's omega = 2.4 rad/s.
+    def geared_leg_validation(cls) -> 'FourierTrajectory':
+        """A 3-harmonic validation trajectory for leg3 at omega = 2.4 rad/s.
 
-        Seed 001's coefficients were lost in extraction; these give amplitudes of 0.2-0.5 rad,
-        peak speeds of 1-2.5 rad/s and slow reversals, inside the joint limits.
+        The tracking test of Xiao, Qian & Luo 2025 uses omega = 2.4 rad/s; its coefficients
+        are not in the text we have, so ours give amplitudes of 0.2-0.5 rad, peak speeds of
+        1-2.5 rad/s and slow reversals, inside the joint limits.
         """
         a = np.array([[0.50, 0.20, -0.15], [0.80, -0.30, 0.20], [0.90, 0.35, -0.25]])
         b = np.array([[0.20, -0.15, 0.10], [-0.30, 0.25, 0.15], [0.35, -0.20, 0.10]])

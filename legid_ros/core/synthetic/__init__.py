@@ -1,4 +1,6 @@
-"""Exact synthetic data of the biped doing seed 000's excitation (no ROS).
+"""Exact synthetic data of the biped doing the ZMP-identification excitation (no ROS).
+
+The excitation and the truth table follow Wu & Gao 2021 (docs/references.md).
 
 ``simulate_biped(config)`` returns a :class:`legid_ros.core.recording.Recording` with every
 sensor of the biped plus ground truth; ``perturbed_truth(robot, table)`` builds the 'true'
@@ -6,9 +8,9 @@ parameters from the CAD ones.
 """
 
 from legid_ros.core.synthetic.biped import simulate_biped
-from legid_ros.core.synthetic.config import (SEED000_TRUTH, FrictionModel, NoiseModel,
+from legid_ros.core.synthetic.config import (TABLE2_TRUTH, FrictionModel, NoiseModel,
                                              SyntheticConfig)
 from legid_ros.core.synthetic.truth import perturbed_truth
 
-__all__ = ['SEED000_TRUTH', 'FrictionModel', 'NoiseModel', 'SyntheticConfig', 'perturbed_truth',
+__all__ = ['TABLE2_TRUTH', 'FrictionModel', 'NoiseModel', 'SyntheticConfig', 'perturbed_truth',
            'simulate_biped']

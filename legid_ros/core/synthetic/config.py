@@ -7,9 +7,10 @@ from typing import Dict, Optional, Tuple, Union
 
 import numpy as np
 
-# Seed 000's Table 2, 'ZMP-based' column against 'CAD nominal': mass factor and axial COM
-# shift [m] per link group (the same for both legs, so the reduced set holds the truth exactly).
-SEED000_TRUTH: Dict[str, Tuple[float, float]] = {
+# Wu & Gao's Table 2 (ZMP-feedback identification, Wu & Gao 2021), 'ZMP-based' column against
+# 'CAD nominal': mass factor and axial COM shift [m] per link group (the same for both legs, so
+# the ZMP reduced set holds the truth exactly).
+TABLE2_TRUTH: Dict[str, Tuple[float, float]] = {
     'trunk': (14.85 / 13.87, 0.0015),
     'thigh': (3.41 / 3.67, -0.0022),
     'shank': (2.91 / 3.19, 0.0011),
@@ -161,7 +162,7 @@ class FrictionModel:
 
 @dataclass
 class SyntheticConfig:
-    """Everything that defines one synthetic run of seed 000's excitation.
+    """Everything that defines one synthetic run of the ZMP-identification excitation.
 
     Attributes:
         duration_s: Length of the run [s].
@@ -169,8 +170,8 @@ class SyntheticConfig:
         seed: Seed of the random targets and the noise.
         noise: Sensor noise model.
         truth: Per link group or link name: (mass factor, COM shift [m]). A scalar shift is
-            along the group's axis (keeps seed 000's reduced set exact); a 3-vector is in the
-            link frame.
+            along the group's axis (keeps the ZMP reduced set of Wu & Gao 2021 exact); a
+            3-vector is in the link frame.
         friction: Joint friction added to the efforts.
         zmp_margin: Smallest distance kept between the ZMP and the sole edge [m].
         speed_scale: Multiplies the motion speed (2: segments twice as fast).
@@ -183,7 +184,7 @@ class SyntheticConfig:
     rate_hz: float = 1000.0  # [Hz]
     seed: int = 0
     noise: NoiseModel = field(default_factory=NoiseModel)
-    truth: Dict[str, Tuple[float, Shift]] = field(default_factory=lambda: dict(SEED000_TRUTH))
+    truth: Dict[str, Tuple[float, Shift]] = field(default_factory=lambda: dict(TABLE2_TRUTH))
     friction: FrictionModel = field(default_factory=FrictionModel)
     zmp_margin: float = 0.015  # [m]
     speed_scale: float = 1.0

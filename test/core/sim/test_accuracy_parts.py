@@ -7,14 +7,14 @@ from legid_ros.bench.accuracy_report import markdown
 from legid_ros.core.inertial import get_parameters
 from legid_ros.core.identification.parameters.reduced import ReducedParameterization
 from legid_ros.core.robot import load_robot
-from legid_ros.core.synthetic import SEED000_TRUTH, perturbed_truth
+from legid_ros.core.synthetic import TABLE2_TRUTH, perturbed_truth
 
 
 def test_reduced_errors_against_truth():
-    """Truth vs itself is error-free; CAD vs the seed's truth gives Table 2's mass ratios."""
+    """Truth vs itself is error-free; CAD vs Wu & Gao's Table 2 truth gives its mass ratios."""
     robot = load_robot('biped')
     red = ReducedParameterization(robot)
-    pi_true = perturbed_truth(robot, SEED000_TRUTH)
+    pi_true = perturbed_truth(robot, TABLE2_TRUTH)
     zero = reduced_errors(red, pi_true, pi_true)
     assert all(abs(v) < 1e-9 for v in zero['mass_err_pct'].values())
     assert all(abs(v) < 1e-9 for v in zero['com_err_mm'].values())

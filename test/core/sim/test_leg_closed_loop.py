@@ -36,7 +36,7 @@ def test_plant_friction_is_the_generator_law(leg):
 
 def test_exact_model_feedforward_beats_pd_only(leg):
     """With the plant's own model as feedforward, max tracking error drops by > 5x vs PD only."""
-    traj = FourierTrajectory.seed001_validation()
+    traj = FourierTrajectory.geared_leg_validation()
     pf = PlantFriction.from_description(leg)
     errs = {}
     for label, ff in (('pd', None), ('exact', _true_ff(leg, pf))):
@@ -53,7 +53,7 @@ def test_logged_torque_matches_inverse_dynamics(leg):
     pf = PlantFriction.from_description(leg)
     ctl = PdFeedforwardController.for_robot(
         leg, FeedforwardModel(leg, rotor_inertia=reflected_rotor_inertia(leg)))
-    res = run_tracking(leg, ctl, FourierTrajectory.seed001_validation(), 1.5,
+    res = run_tracking(leg, ctl, FourierTrajectory.geared_leg_validation(), 1.5,
                        LegSimConfig(encoder_resolution=0.0))
     dt = res.meta['control_dt_s']
     q, qd = res.q_true, res.qd
@@ -66,12 +66,12 @@ def test_logged_torque_matches_inverse_dynamics(leg):
     assert np.abs(res.tau).max() > 1.0
 
 
-def test_explicit_derivative_with_seed_gains_is_unstable_but_implicit_is_not(leg):
-    """Seed 001's Kd sampled at 1 kHz diverges on this leg; the implicit drive damping holds."""
-    traj = FourierTrajectory.seed001_validation()
+def test_explicit_derivative_with_published_gains_is_unstable_but_implicit_is_not(leg):
+    """The geared leg's published Kd sampled at 1 kHz diverges here; implicit damping holds."""
+    traj = FourierTrajectory.geared_leg_validation()
     out = {}
     for mode in ('explicit', 'implicit'):
-        ctl = PdFeedforwardController.for_robot(leg, None, gains=PdGains.seed001())
+        ctl = PdFeedforwardController.for_robot(leg, None, gains=PdGains.geared_leg())
         res = run_tracking(leg, ctl, traj, 0.3, LegSimConfig(damping=mode), mode)
         out[mode] = res.errors()[0].max()
     assert out['implicit'] < 0.005

@@ -8,7 +8,7 @@ from legid_ros.core.errors import BadInputError
 from legid_ros.core.inertial import get_parameters
 from legid_ros.core.robot import load_robot
 from legid_ros.core.sim.mjcf import SimOptions, build_spec, parameters_from_mujoco
-from legid_ros.core.synthetic import SEED000_TRUTH, perturbed_truth
+from legid_ros.core.synthetic import TABLE2_TRUTH, perturbed_truth
 
 
 @pytest.fixture(scope='module')
@@ -18,7 +18,7 @@ def biped():
 
 def test_inertials_round_trip_truth(biped):
     """The compiled MuJoCo bodies carry exactly the standard parameters given to the builder."""
-    pi_true = perturbed_truth(biped, SEED000_TRUTH)
+    pi_true = perturbed_truth(biped, TABLE2_TRUTH)
     spec, _ = build_spec(biped, pi_true)
     model = spec.compile()
     assert np.allclose(parameters_from_mujoco(biped, model), pi_true, atol=1e-10)
