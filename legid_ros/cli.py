@@ -25,8 +25,8 @@ COMMANDS = {
     'demo': 'run the whole pipeline on the simulated robot and print a report',
 }
 BENCHES = {
-    'identify': 'seed 000 protocol on synthetic runs: accuracy of every method',
-    'friction': 'friction models, two-step vs unified, robust LS, excitation (seeds 001, 003)',
+    'identify': 'ZMP protocol (Wu & Gao 2021) on synthetic runs: accuracy of every method',
+    'friction': 'friction models, two-step vs unified, robust LS, excitation',
     'feedforward': 'closed-loop tracking in MuJoCo with PD / CV / two-step feedforward',
     'ik': 'extended-Jacobian IK vs GPM vs pink: speed, drift, foot error',
     'accuracy': 'end-to-end accuracy on MuJoCo physics data',

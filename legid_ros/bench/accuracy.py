@@ -1,15 +1,15 @@
 """``legid bench accuracy``: end-to-end accuracy of every method on MuJoCo physics data.
 
-Seed 000's protocol in physics: 5 runs of 95 s standing on the right foot (MuJoCo, true
-inertials = CAD perturbed by the seed's Table 2 truth, joint friction, servo compliance, soft
-contacts, sensor noise) plus a separate validation run. Every method identifies each run from
-the recording alone (CAD URDF, measured total mass from the forces); the table gives the
-mean +/- std of the reduced set over the runs, the validation ZMP deviation of the mean
-parameter set (mean and 95th percentile [mm]), mass and COM errors against the MuJoCo truth,
-and the identification time. A second scenario runs the same recordings through miscalibrated
-sensors (torque constants, sole sensor and F/T gains: :mod:`legid_ros.core.sim.calibration`),
-the seed's case against torque-based identification. Results: ``<out>/accuracy.json`` and
-``<out>/accuracy.md``.
+The ZMP-identification protocol of Wu & Gao 2021 in physics: 5 runs of 95 s standing on the
+right foot (MuJoCo, true inertials = CAD perturbed by Wu & Gao's Table 2, joint friction, servo
+compliance, soft contacts, sensor noise) plus a separate validation run. Every method
+identifies each run from the recording alone (CAD URDF, measured total mass from the forces);
+the table gives the mean +/- std of the reduced set over the runs, the validation ZMP deviation
+of the mean parameter set (mean and 95th percentile [mm]), mass and COM errors against the
+MuJoCo truth, and the identification time. A second scenario runs the same recordings through
+miscalibrated sensors (torque constants, sole sensor and F/T gains:
+:mod:`legid_ros.core.sim.calibration`), Wu & Gao's case against torque-based identification.
+Results: ``<out>/accuracy.json`` and ``<out>/accuracy.md``.
 """
 
 from __future__ import annotations
@@ -29,7 +29,8 @@ from legid_ros.core.robot import Robot, load_robot
 from legid_ros.core.sim.calibration import CalibrationErrors, miscalibrated
 
 # FT_FOOT: the swinging foot weighed by MuJoCo's ankle F/T sensor, then zmp_newton with that
-# foot mass held (core.identification.rows.foot_ft): the reduced set from all of the robot's sensors
+# foot mass held (core.identification.rows.foot_ft): the reduced set from all of the robot's
+# sensors
 FT_FOOT = 'zmp_newton_ft'
 METHODS = ('cad', 'torque_ls', 'floating_qp', 'zmp_newton', 'zmp_qp', 'sdp', FT_FOOT)
 CAL_METHODS = ('cad', 'torque_ls', 'floating_qp', 'zmp_newton', 'zmp_qp', FT_FOOT)
@@ -56,7 +57,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help='second scenario: relative gain errors (std) of the torque '
                         'constants, sole sensors and F/T sensors; all zero: skip it')
     parser.add_argument('--swing-tilt', type=float, default=0.0,
-                        help='tilt the swing foot by up to this angle [rad] (0: seed 000\'s '
+                        help='tilt the swing foot by up to this angle [rad] (0: Wu & Gao\'s '
                         'protocol, sole parallel to the ground)')
     parser.add_argument('--cache', default=None,
                         help='directory to keep the physics runs (.npz) and reuse them')
@@ -68,7 +69,7 @@ def _log(msg: str) -> None:
 
 def simulate_runs(robot: Robot, seeds: List[int], duration_s: float, rate_hz: float,
                   cache: str = None, swing_tilt_rad: float = 0.0) -> tuple:
-    """MuJoCo runs of seed 000's experiment; returns (recordings, wall times [s])."""
+    """MuJoCo runs of Wu & Gao's experiment; returns (recordings, wall times [s])."""
     from legid_ros.core.sim.mujoco_biped import PhysicsConfig, simulate_biped_mujoco
     from legid_ros.core.synthetic import SyntheticConfig
 
@@ -155,10 +156,11 @@ def identify_runs(robot: Robot, recs: List[Recording], samples: list, method: st
 
 def invariance_errors(robot: Robot, validator: 'Validator', x_est: np.ndarray,
                       val: Recording) -> dict:
-    """Reduced-set errors modulo the ZMP invariance curve (:mod:`core.identification.parameters.equivalence`).
+    """Reduced-set errors modulo the ZMP invariance curve.
 
-    The estimate is compared with the point of the truth's invariance curve that has the
-    estimate's thigh mass: its error in the directions the ZMP can see.
+    See :mod:`legid_ros.core.identification.parameters.equivalence`. The estimate is compared with
+    the point of the truth's invariance curve that has the estimate's thigh mass: its error in the
+    directions the ZMP can see.
     """
     from legid_ros.core.identification.parameters.equivalence import error_mod_invariance
     from legid_ros.core.identification.parameters.sets import ReducedSet
@@ -244,7 +246,7 @@ def run(args: argparse.Namespace) -> dict:
     checks = {'stays_up': not fell,
               'four_corners_loaded': min(p['support_corner_force_min_n'] for p in physics) > 0,
               'no_slip_1mm': max(p['support_slip_max_m'] for p in physics) < 1e-3}
-    # The issue's torque baseline is seed 000's: efforts from motor current, i.e. with the
+    # The torque baseline is Wu & Gao's: efforts from motor current, i.e. with the
     # torque-constant errors of the calibration scenario (if it ran).
     cal_ran = 'torque_ls' + CAL_SUFFIX in table
     info = {}

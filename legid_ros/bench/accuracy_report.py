@@ -31,7 +31,7 @@ def markdown(r: dict) -> str:
     names = r['reduced_names']
     half = len(names) // 2
     rtf = r['real_time_factor']
-    lines = ['# End-to-end accuracy on MuJoCo physics (seed 000 protocol)', '',
+    lines = ['# End-to-end accuracy on MuJoCo physics (ZMP protocol of Wu & Gao 2021)', '',
              f'Command: `{r["command"]}`', '',
              f'{r["runs"]} runs of {r["duration_s"]:g} s at {r["rate_hz"]:g} Hz (physics and '
              f'servos at 1 kHz), validation run seed {r["validation_seed"]}; '
@@ -44,7 +44,7 @@ def markdown(r: dict) -> str:
     if cal:
         lines += ['"calibration errors": the same runs seen through miscalibrated sensors, '
                   'fixed per robot: torque constants (joint effort = motor current x nominal '
-                  f'constant, seed 000\'s argument) {100 * cal["torque_constant_std"]:g} %, '
+                  f'constant, Wu & Gao\'s argument) {100 * cal["torque_constant_std"]:g} %, '
                   f'sole sensor gains {100 * cal["fsr_gain_std"]:g} %, F/T gains '
                   f'{100 * cal["ft_gain_std"]:g} % (relative std). The other rows use the exact '
                   'servo and contact forces (plus noise).', '']
@@ -66,13 +66,13 @@ def markdown(r: dict) -> str:
                      f'{t.get("mass_err_pct_max_mod_invariance", float("nan")):.1f} | '
                      f'{t["com_err_mm_max"]:.1f} | {t["time_s"]:.2f} |')
     lines += ['', '"mod inv.": mass error against the point of the truth\'s ZMP invariance curve '
-              'with the estimate\'s thigh mass (`core.identification.parameters.equivalence`): the error in the '
-              'directions the ZMP can see.']
+              'with the estimate\'s thigh mass (`core.identification.parameters.equivalence`): '
+              'the error in the directions the ZMP can see.']
     if 'zmp_newton_ft' in r['methods']:
         lines += ['', '"+ ankle F/T foot": the swinging foot weighed by MuJoCo\'s ankle '
-                  'force/torque sensor (`core/identification/rows/foot_ft.py`), then ZMP Newton with that '
-                  'foot mass held (`legid identify --foot-from-ft`): the one mass the ZMP '
-                  'cannot see comes from the sensor that can.']
+                  'force/torque sensor (`core/identification/rows/foot_ft.py`), then ZMP Newton '
+                  'with that foot mass held (`legid identify --foot-from-ft`): the one mass the '
+                  'ZMP cannot see comes from the sensor that can.']
     lines += ['', 'Reduced set, mean +/- std over the runs (lc [mm], m [kg]):', '',
               '| set | ' + ' | '.join(names) + ' |', '|---' * (len(names) + 1) + '|']
     scale = [1e3] * half + [1.0] * half

@@ -12,7 +12,7 @@ def markdown(out: dict) -> str:
     [us], the controller node's timer jitter [ms], the biped swing leg and the checks.
     """
     names = out['joint_names']
-    lines = ['# Feedforward benchmark (MuJoCo leg3, seed 001 protocol)', '',
+    lines = ['# Feedforward benchmark (MuJoCo leg3, protocol of Xiao, Qian & Luo 2025)', '',
              f'Command: `{out["command"]}` ({out["wall_s"]:.0f} s wall). Validation: '
              f'{out["duration_s"]:.0f} s, gains Kp {out["gains"]["kp"]}, Kd {out["gains"]["kd"]}; '
              f'plant friction: description law x{out["plant_friction"]["scale"]:g}, Coulomb '

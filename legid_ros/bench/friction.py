@@ -1,4 +1,7 @@
-"""``legid bench friction``: seeds 001 and 003 on the synthetic geared leg ``leg3``.
+"""``legid bench friction``: friction, two-step and robust identification on ``leg3``.
+
+The methods of Xiao, Qian & Luo 2025 (piecewise friction, two-step) and of Zhu & Zhang
+(exponential friction, three loops, F-test) on the synthetic geared leg ``leg3``.
 
 Tables: friction-fit MSE per model and joint on the sweep data; held-out relative RMS torque
 error of unified Coulomb-viscous, unified Stribeck and two-step piecewise; robust three-loop
@@ -34,7 +37,7 @@ def add_arguments(parser) -> None:
     """Options of the benchmark."""
     parser.add_argument('--seed', type=int, default=0, help='random seed')
     parser.add_argument('--sweep-reps', type=int, default=10,
-                        help='repetitions of each sweep stroke (seed 001: 60)')
+                        help='repetitions of each sweep stroke (Xiao et al. 2025: 60)')
     parser.add_argument('--outlier-torque', type=float, default=10.0,
                         help='outlier spike scale [N.m]: spikes are 1-2 times this')
     parser.add_argument('--outlier-seeds', type=int, default=2,
@@ -191,7 +194,7 @@ def run(args) -> dict:
 def markdown(r: dict) -> str:
     """The benchmark's tables as Markdown."""
     names = r['joints']
-    lines = ['# legid bench friction (leg3, synthetic, seeds 001 and 003)', '',
+    lines = ['# legid bench friction (leg3, synthetic; Xiao et al. 2025, Zhu & Zhang)', '',
              '## Friction fit MSE on the sweep data [N.m^2]', '',
              _table(['model'] + names,
                     [[k] + [f'{x:.2e}' for x in v] for k, v in r['friction_fit_mse'].items()]),

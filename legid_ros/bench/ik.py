@@ -1,4 +1,6 @@
-"""``legid bench ik``: extended-Jacobian IK vs gradient projection vs pink (seed 004).
+"""``legid bench ik``: extended-Jacobian IK vs gradient projection vs pink.
+
+The extended-Jacobian IK of Chen, Guo, Hou & Wang 2021 against its baselines.
 
 One run, one leg, one set of foot targets (the default trot sampled at the control period):
 
@@ -6,7 +8,7 @@ One run, one leg, one set of foot targets (the default trot sampled at the contr
   (same leg, same targets: foot position and landing angle, converged to 1e-9 m / 1e-9 rad);
 * joint drift after 100 gait cycles: joints at t = 100 T minus the exact solution at t = 0;
 * foot position error of the closed form (pinocchio forward kinematics);
-* the seed's slope case (beta = 12 deg, front 30 deg, hind 50 deg): reachability, stability
+* the paper's slope case (beta = 12 deg, front 30 deg, hind 50 deg): reachability, stability
   check ``|S1 - S2| <= r`` and friction-cone check.
 """
 
@@ -147,7 +149,7 @@ def run(args) -> dict:
     res['point_speedup_vs_pink'] = res['ejm_point_points_per_s'] / res['pink_points_per_s']
     bar.update()
 
-    # 5. the seed's slope case
+    # 5. the paper's slope case
     slope = TrotParams(landing_front=float(np.radians(30.0)), landing_hind=float(np.radians(50.0)))
     ssched = TrotScheduler(geo, slope)
     st = slope_stability(ssched, float(np.radians(12.0)), kin=kin)

@@ -3,11 +3,11 @@
 Part 1 (separate processes, real rclpy, localhost, a private ROS domain): ``sim_node`` streams
 joint states, IMU and the two foot wrenches at 1 kHz in real time (4000 messages/s) for
 ``--duration`` seconds into ``buffer_node`` (the figure); then, for ``--ankle-ft-duration``
-seconds, the same plus the two raw ankle F/T topics (6000 messages/s, reported); this process listens to ``joint_states`` and
-``legid/window``. Figures: joint-state samples missing from every window (drops), the
-buffer's CPU time over the run (% of one core, from /proc), and the sample-to-window latency
-(receipt of a window minus the receipt, in this process, of the joint state of its newest row;
-the oldest rows of a window waited up to one hop longer).
+seconds, the same plus the two raw ankle F/T topics (6000 messages/s, reported); this process
+listens to ``joint_states`` and ``legid/window``. Figures: joint-state samples missing from every
+window (drops), the buffer's CPU time over the run (% of one core, from /proc), and the
+sample-to-window latency (receipt of a window minus the receipt, in this process, of the joint
+state of its newest row; the oldest rows of a window waited up to one hop longer).
 
 Part 2 (in-process): the estimator's update time (fold a window + solve) after 10 s and after
 600 s of history; the online form keeps sufficient statistics, so the ratio should be ~1.

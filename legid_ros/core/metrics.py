@@ -51,7 +51,7 @@ def mass_com_errors(pi: np.ndarray, pi_true: np.ndarray, link_names: List[str]
 
 
 def reduced_errors(x: np.ndarray, x_true: np.ndarray, names: List[str]) -> Dict[str, float]:
-    """Seed 000's reduced set: mass errors [%] (m_*) and COM errors [mm] (lc_*)."""
+    """ZMP reduced set (Wu & Gao 2021): mass errors [%] (m_*) and COM errors [mm] (lc_*)."""
     out = {}
     for v, vt, n in zip(x, x_true, names):
         out[n] = float(1e3 * (v - vt)) if n.startswith('lc_') else float(100 * (v - vt) / vt)

@@ -46,7 +46,7 @@ class Foot:
 
 @dataclass
 class LinkGroup:
-    """A group of links sharing seed 000's reduced parameters (axial COM and mass).
+    """Links sharing one entry of the ZMP reduced set (Wu & Gao 2021): axial COM and mass.
 
     Attributes:
         name: Group name ('trunk', 'thigh', ...).
@@ -74,7 +74,7 @@ class Robot:
         description: Raw description YAML.
         floating: Whether the root joint is a free flyer.
         feet: Feet by name.
-        link_groups: Seed 000 link groups (may be empty).
+        link_groups: Link groups of the ZMP reduced set (may be empty).
         imu_frame: Frame of the IMU.
         base_link: Root link of the URDF.
     """

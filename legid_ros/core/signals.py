@@ -19,7 +19,7 @@ MIN_FZ = 1.0
 
 def zmp_from_sensors(forces: np.ndarray, positions: np.ndarray,
                      min_fz: float = MIN_FZ) -> Tuple[np.ndarray, np.ndarray]:
-    """Centre of pressure of point sensors: ``p = sum f_k p_k / sum f_k`` (seed 000).
+    """Centre of pressure of point sensors: ``p = sum f_k p_k / sum f_k`` (Wu & Gao 2021).
 
     Works for one foot or both (stack the sensors of every foot in contact).
 
@@ -90,7 +90,7 @@ def zmp_from_wrench(wrench_world: np.ndarray, z_ground: float = 0.0,
 
 
 def lag_filter(u: np.ndarray, lam: float, z0: Optional[np.ndarray] = None) -> np.ndarray:
-    """Seed 000's first-order lag ("inertial") filter ``z_k = l z_{k-1} + (1 - l) u_k``.
+    """First-order lag ("inertial") filter of Wu & Gao 2021: ``z_k = l z_{k-1} + (1 - l) u_k``.
 
     Args:
         u: Input, shape (N, ...).

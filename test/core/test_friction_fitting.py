@@ -40,7 +40,7 @@ def test_stribeck_and_exponent_fits_recover_shape_constants():
 
 
 def test_piecewise_beats_other_families_and_is_continuous():
-    """Seed 001's piecewise fit of a foreign law has far lower MSE and meets at v_th."""
+    """The piecewise fit (Xiao et al. 2025) of a foreign law has far lower MSE, meets at v_th."""
     rng = np.random.default_rng(2)
     tau = _truth(SPEEDS) + rng.normal(0, 0.002, SPEEDS.size)
     pw = fit_piecewise(SPEEDS, tau, mirror=True, n_particles=20, iters=60)

@@ -29,8 +29,8 @@ def test_robots_load_with_and_without_free_flyer(name, floating):
     assert np.all(np.isfinite(data.oMi[-1].translation))
 
 
-def test_biped_matches_seed_000_dimensions():
-    """The biped's thigh, shank, ankle height and sole match seed 000's Table 1."""
+def test_biped_matches_gorobot_table1_dimensions():
+    """The biped's thigh, shank, ankle height and sole match Wu & Gao 2021's Table 1."""
     robot = load_robot('biped')
     model, data = robot.model, robot.new_data()
     pin.framesForwardKinematics(model, data, robot.neutral())
@@ -56,7 +56,7 @@ def test_biped_matches_seed_000_dimensions():
 
 
 def test_quadruped_knee_and_ankle_ranges_inside_zero_pi():
-    """The quadruped's knee and ankle ranges lie inside (0, pi) as seed 004 requires."""
+    """The quadruped's knee and ankle ranges lie inside (0, pi), as the EJM paper requires."""
     robot = load_robot('quadruped', floating_base=False)
     model = robot.model
     for leg in ('lf', 'rf', 'lh', 'rh'):

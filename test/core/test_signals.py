@@ -44,7 +44,7 @@ def test_zmp_double_support_sums_wrenches():
 
 
 def test_lag_filter_step_response():
-    """Seed 000's lag filter answers a unit step with 1 - l^(k+1)."""
+    """The lag filter of Wu & Gao 2021 answers a unit step with 1 - l^(k+1)."""
     lam = 0.8
     u = np.ones(20)
     z = signals.lag_filter(u, lam, z0=np.array(0.0))

@@ -1,4 +1,7 @@
-"""Joint friction: models (seeds 001, 003), fitting, constant-speed sweep protocol."""
+"""Joint friction: models, fitting, constant-speed sweep protocol.
+
+Piecewise and sweep after Xiao, Qian & Luo 2025; exponential-viscous after Zhu & Zhang.
+"""
 
 from legid_ros.core.friction.models import (AsymmetricCoulombViscous, CoulombViscous,
                                             ExponentialViscous, FrictionModel, JointFriction,

@@ -1,9 +1,9 @@
 """Fitting friction models to (velocity, friction torque) points.
 
 Linear models: weighted least squares on their regressor. Stribeck velocity and the
-exponential-viscous exponent: bounded scalar search (scipy) with the linear part solved
-inside (variable projection). Seed 001's piecewise model: particle swarm (pyswarms) for the
-nonlinear low-speed branch, equality-constrained weighted LS for the high-speed branch so the
+exponential-viscous exponent: bounded scalar search (scipy) with the linear part solved inside
+(variable projection). The piecewise model of Xiao, Qian & Luo 2025: particle swarm (pyswarms) for
+the nonlinear low-speed branch, equality-constrained weighted LS for the high-speed branch so the
 two meet at ``v_th``; ``v_th`` itself is chosen among the gaps between measured speeds.
 """
 
@@ -107,7 +107,7 @@ def fit_stribeck(v, tau, weights=None, mirror: bool = False, k_v: float = DEFAUL
 
 def fit_exponential(v, tau, weights=None, mirror: bool = False, k_v: float = DEFAULT_K_V,
                     delta_bounds=(0.1, 3.0)) -> FrictionFit:
-    """Seed 003's exponential-viscous law with the exponent fitted."""
+    """Exponential-viscous law (Zhu & Zhang) with the exponent fitted."""
     v, tau, w = _prepare(v, tau, weights, mirror)
     model = ExponentialViscous(k_v=k_v)
     info = _scalar_fit(model, 'delta', delta_bounds, v, tau, w)
@@ -176,7 +176,7 @@ def fit_piecewise(v, tau, weights=None, mirror: bool = False, v_th: Optional[flo
                   k_v: float = DEFAULT_K_V, n_particles: int = 40, iters: int = 150,
                   seed: int = 0,
                   candidates: Optional[Sequence[float]] = None) -> FrictionFit:
-    """Seed 001's piecewise model: PSO on the low branch, constrained WLS on the high branch.
+    """Piecewise model (Xiao et al. 2025): PSO on the low branch, constrained WLS on the high.
 
     Args:
         v, tau, weights: Points (speed [rad/s], friction [N.m]) and their weights.

@@ -1,4 +1,4 @@
-"""Seed 001's constant-speed friction sweep: trajectory and extraction.
+"""Constant-speed friction sweep (Xiao, Qian & Luo 2025): trajectory and extraction.
 
 One joint moves at a time (the others held), trapezoidal-velocity reciprocating strokes at a
 series of plateau speeds, each repeated. On the constant-speed segments, at matched positions
@@ -301,7 +301,7 @@ def extract_friction_measured(t: np.ndarray, q: np.ndarray, tau: np.ndarray,
         q: Measured position of the swept joint [rad], (N,).
         tau: Measured torque of the swept joint [N.m], (N,).
         joint_name: For error messages.
-        cutoff_hz: Zero-phase 4th-order Butterworth cut-off on the position (seed 003).
+        cutoff_hz: Zero-phase 4th-order Butterworth cut-off on the position (as Zhu & Zhang).
         min_speeds: Fewest usable speed levels.
         **label_kw: Passed to :func:`label_plateaus`.
     """

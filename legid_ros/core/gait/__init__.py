@@ -1,1 +1,4 @@
-"""Foot trajectories and gaits (seed 004): improved cycloid, trot, slope, friction cone."""
+"""Foot trajectories and gaits: improved cycloid, trot, slope, friction cone.
+
+After the redundant hydraulic quadruped of Chen, Guo, Hou & Wang 2021 (docs/references.md).
+"""

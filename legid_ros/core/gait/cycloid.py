@@ -1,4 +1,4 @@
-"""Seed 004's improved cycloid foot trajectory, in the hip frame of one leg.
+"""Improved cycloid foot trajectory (Chen et al. 2021), in the hip frame of one leg.
 
 One cycle starts at touchdown. Stance (``t_stance``): the foot moves from ``+S/2`` to ``-S/2``
 (relative to the stride centre) along a cycloid in x with no vertical motion. Swing

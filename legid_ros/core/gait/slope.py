@@ -1,4 +1,4 @@
-"""Slope walking and friction-cone checks (seed 004).
+"""Slope walking and friction-cone checks (Chen et al. 2021).
 
 Slope: the trunk stays parallel to a slope of angle ``beta`` (positive: walking uphill). The
 vertical projection of the CoM then lies ``S1 = h tan(beta) cos(beta)`` (horizontal) downhill of

@@ -1,4 +1,4 @@
-"""Trot scheduler (seed 004): diagonal pairs half a cycle apart, improved-cycloid feet.
+"""Trot scheduler (Chen et al. 2021): diagonal pairs half a cycle apart, improved-cycloid feet.
 
 Legs lf and rh start their cycle (touchdown) at t = 0, rf and lh half a cycle later. Each leg's
 redundancy task is periodic over the cycle and starts at its touchdown value:
@@ -9,7 +9,7 @@ redundancy task is periodic over the cycle and starts at its touchdown value:
 
 The stride centre of each leg is placed where the whole cycle stays farthest from the joint
 limits for that leg's task profile (5 mm grid search, closed-form IK), so a larger landing
-angle moves the foot forward and shifts the support region (the seed's slope mechanism).
+angle moves the foot forward and shifts the support region (the paper's slope mechanism).
 """
 
 from __future__ import annotations

@@ -1,4 +1,7 @@
-"""Redundant-leg inverse kinematics (seed 004): leg model, extended Jacobian, gradient projection.
+"""Redundant-leg inverse kinematics: leg model, extended Jacobian, gradient projection.
+
+The extended-Jacobian IK of a redundant hydraulic quadruped leg (Chen, Guo, Hou & Wang 2021,
+docs/references.md).
 
 No ROS imports here; the ik node in ``legid_ros/ros/ik_node.py`` adapts messages to these
 functions.

@@ -1,4 +1,4 @@
-"""Extended Jacobian method (seed 004): closed form (no drift) and differential form.
+"""Extended Jacobian method (Chen et al. 2021): closed form (no drift) and differential form.
 
 The planar leg (th2, th3, th4) has one redundant degree of freedom for a 2-D foot position.
 A task ``psi(th)`` explicit in time makes the extended Jacobian ``Je = [J; dpsi/dth]`` square:

@@ -1,10 +1,10 @@
-"""Gradient-projection baseline (seed 004): ``thd = J+ Xd + k (I - J+ J) grad(phi)``.
+"""Gradient-projection baseline (Chen et al. 2021): ``thd = J+ Xd + k (I - J+ J) grad(phi)``.
 
 ``J+ = J^T (J J^T + lambda^2 I)^-1`` with the damping switched on near singularities
 (manipulability ``w = sqrt(det J J^T)`` below ``w0``: ``lambda^2 = lambda_max^2 (1 - (w/w0)^2)``).
-The objective of the seed is a simple hip-joint function, ``phi = (th2 - th20)^2 / 2``, with
+The paper's objective is a simple hip-joint function, ``phi = (th2 - th20)^2 / 2``, with
 ``k = -1``. Integration is explicit Euler without position correction unless ``kp > 0``, as in
-the seed, so joint angles drift over many cycles.
+the paper, so joint angles drift over many cycles.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ def damped_pinv(jac: np.ndarray, w0: float = 1e-3, lambda_max: float = 1e-2) -> 
 
 
 def hip_objective_gradient(th20: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
-    """Gradient of ``phi = (th2 - th20)^2 / 2`` (the seed's hip-joint objective)."""
+    """Gradient of ``phi = (th2 - th20)^2 / 2`` (the paper's hip-joint objective)."""
     th20 = np.asarray(th20, float)
 
     def grad(th: np.ndarray) -> np.ndarray:
@@ -57,9 +57,9 @@ def solve_gpm(geo: LegGeometry, times: np.ndarray, xz: np.ndarray, xz_dot: np.nd
         xz: Planar foot targets (N, ..., 2) [m] (for the error and optional correction).
         xz_dot: Foot velocities (N, ..., 2) [m/s].
         th0: Initial joints (..., 3) [rad].
-        k: Self-motion gain (the seed uses -1).
+        k: Self-motion gain (Chen et al. 2021 use -1).
         grad: Gradient of the objective; the hip objective around th0's th2 if None.
-        kp: Position-correction gain [1/s]; 0 (the seed's form) by default.
+        kp: Position-correction gain [1/s]; 0 (the paper's form) by default.
         w0: Manipulability threshold of the damping [m^2].
         lambda_max: Damping at a singularity [m].
 

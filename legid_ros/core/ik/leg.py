@@ -1,4 +1,4 @@
-"""Kinematics of one redundant quadruped leg (seed 004) from the pinocchio model.
+"""Kinematics of one redundant quadruped leg (Chen et al. 2021) from the pinocchio model.
 
 Conventions (checked against pinocchio in ``test/core/test_ik_leg.py``):
 

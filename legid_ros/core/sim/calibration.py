@@ -3,8 +3,8 @@
 The physics gives exact actuator forces and contact forces; a real robot reports them through
 calibrated sensors, each with a fixed gain error:
 
-- joint efforts = motor current x nominal torque constant x gear ratio (seed 000's argument
-  against torque-based identification): a per-joint torque-constant error;
+- joint efforts = motor current x nominal torque constant x gear ratio (Wu & Gao 2021's
+  argument against torque-based identification): a per-joint torque-constant error;
 - sole pressure sensors (FSR): a per-sensor gain error;
 - 6-axis F/T sensors: a per-axis gain error.
 

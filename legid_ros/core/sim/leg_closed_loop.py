@@ -14,9 +14,10 @@ The reference trajectories live in :mod:`legid_ros.core.sim.trajectories` (re-ex
 ``damping='implicit'`` (default) applies the ``-Kd qd`` term of the PD through the actuator's
 velocity bias, which MuJoCo's ``implicitfast`` integrator treats implicitly, as a drive's fast
 inner loop does; the controller sends ``tau_ff + Kp (q_d - q) + Kd qd_d`` at 1 kHz. With
-seed 001's ``Kd`` (500-800 N.m.s/rad) on this leg's ~0.03-0.1 kg.m^2 joint inertia, a purely
-sampled 1 kHz derivative term has ``Kd T / J`` of 5-25, far beyond the stability bound of
-about 2, so ``damping='explicit'`` is only usable with much smaller gains.
+the published ``Kd`` of the geared leg (500-800 N.m.s/rad, Xiao, Qian & Luo 2025) on this
+leg's ~0.03-0.1 kg.m^2 joint inertia, a purely sampled 1 kHz derivative term has
+``Kd T / J`` of 5-25, far beyond the stability bound of about 2, so ``damping='explicit'``
+is only usable with much smaller gains.
 """
 
 from __future__ import annotations

@@ -1,4 +1,6 @@
-"""Seed 000's experiment in MuJoCo physics: the biped on its right foot, servos tracking a plan.
+"""ZMP-identification experiment in MuJoCo physics: the biped on its right foot, servos.
+
+The protocol of Wu & Gao 2021 (docs/references.md); the servos track a planned excitation.
 
 The excitation (left foot between random targets, COM between random targets inside the sole,
 ZMP kept inside the sole with a margin) is planned by the synthetic planner
@@ -54,7 +56,7 @@ class PhysicsConfig:
             by up to ~12 mm), and an elastic 4-point sole unloads a corner as soon as
             ``|px|/a + |py|/b > 1`` (a diamond, not the planner's box).
         swing_tilt_rad: Amplitude of a slow random pitch and roll of the swing foot added to
-            the plan [rad] (0: seed 000's protocol, sole parallel to the ground). A flat swing
+            the plan [rad] (0: Wu & Gao's protocol, sole parallel to the ground). A flat swing
             foot moves with the ankle, so its mass cannot be told from the shank's; tilting
             it separates them.
     """
@@ -91,7 +93,7 @@ def sim_options_for(config: SyntheticConfig, robot: Robot) -> SimOptions:
 
 def plan_reference(robot: Robot, config: SyntheticConfig, dt: float,
                    margin_m: Optional[float] = None) -> Reference:
-    """Plan seed 000's excitation on the CAD model and sample it at the servo rate.
+    """Plan the ZMP-identification excitation on the CAD model; sample it at the servo rate.
 
     Uses the synthetic planner (random targets, whole-body IK at knots, joint spline, ZMP
     guard) with the robot's CAD parameters and the ZMP margin ``margin_m`` [m] (default
@@ -159,7 +161,7 @@ def simulate_biped_mujoco(config: Optional[SyntheticConfig] = None,
                           reference: Optional[Reference] = None,
                           robot: Optional[Robot] = None,
                           progress: Optional[bool] = None) -> Recording:
-    """Run seed 000's single-support experiment in MuJoCo and record the sensors.
+    """Run Wu & Gao's single-support experiment in MuJoCo and record the sensors.
 
     Args:
         config: Duration [s], recording rate [Hz] (must divide the 1 kHz physics rate), seed,

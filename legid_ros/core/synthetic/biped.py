@@ -1,4 +1,7 @@
-"""Exact synthetic recording of the biped doing seed 000's excitation."""
+"""Exact synthetic recording of the biped doing the ZMP-identification excitation.
+
+The protocol of Wu & Gao 2021: single support on the right foot, the left foot moved.
+"""
 
 from __future__ import annotations
 
@@ -72,7 +75,7 @@ def _add_noise(rec: Recording, noise: NoiseModel, rng: np.random.Generator,
 
 def simulate_biped(config: Optional[SyntheticConfig] = None,
                    robot: Optional[Robot] = None, progress: Optional[bool] = None) -> Recording:
-    """Exact synthetic data of the biped standing on its right foot (seed 000's excitation).
+    """Exact synthetic data of the biped standing on its right foot (Wu & Gao's excitation).
 
     The right sole is the world frame at all times; the left foot moves between random lifted
     targets; the COM (hence the ZMP) wanders inside the sole, never closer than

@@ -1,4 +1,4 @@
-"""Seed 000's excitation for the biped: whole-body IK at knots, joint splines, ZMP guard.
+"""ZMP-identification excitation of the biped (Wu & Gao 2021): IK at knots, splines, ZMP guard.
 
 Single support on the right foot (its sole is the world frame). The left foot moves between
 random targets with its sole parallel to the ground and lifted; the COM moves between random

@@ -40,9 +40,9 @@ def perturbed_truth(robot: Robot, table: Dict[str, Tuple[float, object]],
     """Standard parameters of the 'true' robot.
 
     Each listed link's mass is multiplied by its factor and its COM moved by the shift; its
-    rotational inertia about the COM stays at the CAD value (``scale_inertia=False``), so with
-    the same factor and an axial shift on both legs (table keyed by link group) seed 000's
-    reduced parameter set represents the truth exactly. Links not in the table keep CAD values.
+    rotational inertia about the COM stays at the CAD value (``scale_inertia=False``), so with the
+    same factor and an axial shift on both legs (table keyed by link group) the ZMP reduced set
+    (Wu & Gao 2021) represents the truth exactly. Links not in the table keep CAD values.
 
     Args:
         robot: The robot (its model holds the CAD parameters).

@@ -32,7 +32,7 @@ def standing(biped):
 
 @pytest.fixture(scope='module')
 def moving(biped):
-    """4 s of seed 000's planned excitation at 500 Hz, exact sensors."""
+    """4 s of the planned ZMP-identification excitation at 500 Hz, exact sensors."""
     cfg = SyntheticConfig(duration_s=4.0, rate_hz=500.0, seed=3, noise=NoiseModel.none(),
                           speed_scale=2.0)
     return simulate_biped_mujoco(cfg, robot=biped)
