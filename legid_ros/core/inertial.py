@@ -78,16 +78,25 @@ def pack(mass: float, com: np.ndarray, inertia_com: np.ndarray) -> np.ndarray:
                      i_o[2, 2]])
 
 
+def pseudo_inertia_layout(p) -> List[list]:
+    """The 4x4 pseudo-inertia ``[[tr(I)/2 E - I, h], [h^T, m]]`` as nested rows.
+
+    The one definition of the matrix layout: ``p`` is anything indexable by ``0..9`` in the
+    standard order, a numpy vector (:func:`pseudo_inertia`) or an affine cvxpy expression
+    (``cp.bmat`` of the rows is the LMI of
+    :mod:`legid_ros.core.identification.solvers.sdp`).
+    """
+    m, hx, hy, hz, ixx, ixy, iyy, ixz, iyz, izz = (p[k] for k in range(PARAMS_PER_LINK))
+    half = 0.5 * (ixx + iyy + izz)
+    return [[half - ixx, -ixy, -ixz, hx],
+            [-ixy, half - iyy, -iyz, hy],
+            [-ixz, -iyz, half - izz, hz],
+            [hx, hy, hz, m]]
+
+
 def pseudo_inertia(p: np.ndarray) -> np.ndarray:
-    """4x4 pseudo-inertia ``[[tr(I)/2 E - I, h], [h^T, m]]``, PD iff physically consistent."""
-    m, h, inertia = unpack(p)
-    sigma = 0.5 * np.trace(inertia) * np.eye(3) - inertia
-    out = np.zeros((4, 4))
-    out[:3, :3] = sigma
-    out[:3, 3] = h
-    out[3, :3] = h
-    out[3, 3] = m
-    return out
+    """4x4 pseudo-inertia of one link (:func:`pseudo_inertia_layout`), PD iff consistent."""
+    return np.array(pseudo_inertia_layout(np.asarray(p, float)), float)
 
 
 @dataclass

@@ -22,7 +22,7 @@ from legid_ros.core.identification.rows.drive import (BaseParameters, Drive, bas
                                                 drive_of, friction_columns, joint_limits,
                                                 rigid_rotor_regressor)
 from legid_ros.core.identification.fixed_base_result import LegIdentResult
-from legid_ros.core.identification.solvers.consistent_ls import build_consistent_ls, solve_consistent_ls
+from legid_ros.core.identification.solvers.sdp import build_consistent_ls, solve_consistent_ls
 from legid_ros.core.robot import Robot, body_names
 
 
