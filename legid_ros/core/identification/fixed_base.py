@@ -13,16 +13,18 @@ from dataclasses import dataclass, field
 from typing import List, Optional, Sequence
 
 import numpy as np
+import pinocchio as pin
 
 from legid_ros.core.errors import BadInputError
 from legid_ros.core.friction.models import (CoulombViscous, FrictionModel, JointFriction,
                                             Stribeck)
-from legid_ros.core.inertial import get_parameters
-from legid_ros.core.identification.rows.drive import (BaseParameters, Drive, base_parameters,
-                                                drive_of, friction_columns, joint_limits,
-                                                rigid_rotor_regressor)
 from legid_ros.core.identification.fixed_base_result import LegIdentResult
+from legid_ros.core.identification.parameters.base import BaseParameters, base_parameters
+from legid_ros.core.identification.rows.drive import (Drive, drive_of, friction_columns,
+                                                      joint_limits, rigid_rotor_regressor,
+                                                      theta_names)
 from legid_ros.core.identification.solvers.sdp import build_consistent_ls, solve_consistent_ls
+from legid_ros.core.inertial import get_parameters
 from legid_ros.core.robot import Robot, body_names
 
 
@@ -56,7 +58,28 @@ class LegContext:
 
     def base_regressor(self, q, qd, qdd) -> np.ndarray:
         """Stacked base regressor (N nj, r)."""
-        return self.base.reduce(rigid_rotor_regressor(self.robot.model, self.drive, q, qd, qdd))
+        return self.base.regressor(
+            rigid_rotor_regressor(self.robot.model, self.drive, q, qd, qdd))
+
+
+def leg_base_parameters(model: pin.Model, drive: Drive, q_low: np.ndarray, q_high: np.ndarray,
+                        n_samples: int = 300, seed: int = 0, rtol: float = 1e-8
+                        ) -> BaseParameters:
+    """Base parameters of ``theta = [pi, J]`` from random states within the joint limits.
+
+    The rigid-body + rotor regressor of ``n_samples`` uniform random positions (velocities
+    within 3 rad/s, accelerations within 20 rad/s^2) goes through the shared QR with column
+    pivoting, columns scaled to unit norm, independent parameters in ascending order and
+    entries of ``B`` below 1e-10 zeroed.
+    """
+    rng = np.random.default_rng(seed)
+    nv = model.nv
+    q = rng.uniform(q_low, q_high, (n_samples, nv))
+    qd = rng.uniform(-3, 3, (n_samples, nv))
+    qdd = rng.uniform(-20, 20, (n_samples, nv))
+    w = rigid_rotor_regressor(model, drive, q, qd, qdd)
+    return base_parameters(w, theta_names(model, drive.joint_names), 'norm', rtol,
+                           ascending=True, zero_below=1e-10, full_names=True)
 
 
 def leg_context(robot: Robot) -> LegContext:
@@ -65,7 +88,7 @@ def leg_context(robot: Robot) -> LegContext:
         raise BadInputError('leg identification needs a fixed-base model (floating_base=False)')
     drive = drive_of(robot)
     lo, hi = joint_limits(robot.model)
-    base = base_parameters(robot.model, drive, lo, hi)
+    base = leg_base_parameters(robot.model, drive, lo, hi)
     ident = robot.description.get('identification') or {}
     theta_cad = np.concatenate([get_parameters(robot.model), drive.rotor_inertia])
     return LegContext(robot, drive, base, theta_cad, body_names(robot.model),

@@ -16,7 +16,7 @@ import numpy as np
 from scipy import stats
 
 from legid_ros.core.errors import BadInputError
-from legid_ros.core.identification.rows.drive import solve_ls
+from legid_ros.core.identification.solvers.least_squares import solve_ls
 
 
 @dataclass

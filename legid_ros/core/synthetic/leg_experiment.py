@@ -19,7 +19,8 @@ from legid_ros.core.friction.sweep import (DEFAULT_SPEEDS, SweepFriction, SweepP
                                            extract_friction, sweep_trajectory)
 from legid_ros.core.synthetic.leg import LegData, LegTruth, simulate
 from legid_ros.core.identification.fixed_base import LegContext
-from legid_ros.core.identification.rows.drive import cond_ne, friction_columns, joint_limits
+from legid_ros.core.identification.rows.drive import friction_columns, joint_limits
+from legid_ros.core.identification.solvers.least_squares import cond_ne
 from legid_ros.core.robot import Robot
 from legid_ros.core.signals import butter_zero_phase, finite_differences
 

@@ -53,7 +53,7 @@ def test_base_parameters_explain_the_full_regressor(setup):
     q, qd, qdd = (rng.uniform(-2, 2, (20, 3)) for _ in range(3))
     w = rigid_rotor_regressor(robot.model, ctx.drive, q, qd, qdd)
     assert ctx.base.rank == 18
-    assert np.allclose(ctx.base.reduce(w) @ (ctx.base.B @ truth.theta), w @ truth.theta,
+    assert np.allclose(ctx.base.regressor(w) @ (ctx.base.B @ truth.theta), w @ truth.theta,
                        atol=1e-9)
 
 

@@ -6,12 +6,19 @@ are combinations of them: ``A_d = A_b K`` with ``K = R_11^-1 R_12``. The base pa
 ``beta = pi_b + K pi_d`` are what the data determines. Standard parameters consistent with an
 identified ``beta`` and closest to a prior (scaled): ``min |(pi - pi_prior) / s|^2`` s.t.
 ``B pi = beta`` with ``B = [I K] E^T``.
+
+Two uses of the same routine: the floating-base robots' plain LS baseline
+(:func:`legid_ros.core.identification.solvers.standard.solve_base`, the recorded rows,
+columns scaled by typical magnitudes) and the fixed-base geared leg
+(:func:`legid_ros.core.identification.fixed_base.leg_base_parameters`, random states within
+the joint limits, columns scaled to unit norm, independent parameters in ascending order),
+as in the two-step identification of a geared leg (Xiao, Qian & Luo 2025).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import List, Optional
+from typing import List, Optional, Union
 
 import numpy as np
 import scipy.linalg as sla
@@ -26,10 +33,11 @@ class BaseParameters:
 
     Attributes:
         rank: Number of base parameters.
-        independent: Indices of the independent standard parameters (pivot order).
-        dependent: Indices of the others.
+        independent: Indices of the independent standard parameters (pivot order, or
+            ascending).
+        dependent: Indices of the others (pivot order).
         K: ``(rank, n_dependent)`` with ``A_d = A_b K``.
-        B: ``(rank, P)`` map ``beta = B pi``.
+        B: ``(rank, P)`` map ``beta = B pi``; ``B[:, independent] = I``.
         names: One readable combination per base parameter.
     """
 
@@ -57,24 +65,44 @@ class BaseParameters:
         return pi_prior + s * corr
 
 
-def base_parameters(a: np.ndarray, names: List[str], scales: Optional[np.ndarray] = None,
-                    tol: float = 1e-8) -> BaseParameters:
-    """QR with column pivoting of ``A`` (columns scaled by ``scales`` first).
+def base_parameters(a: np.ndarray, names: List[str],
+                    scales: Union[None, str, np.ndarray] = None, tol: float = 1e-8,
+                    ascending: bool = False, zero_below: float = 0.0,
+                    full_names: bool = False) -> BaseParameters:
+    """QR with column pivoting of ``A`` (columns scaled first).
 
     Args:
         a: Stacked regressor (m, P).
         names: Standard parameter names (P).
-        scales: Column scales (typical parameter magnitudes); default ones.
+        scales: Column scales (typical parameter magnitudes) multiplying the columns; None
+            for ones; ``'norm'`` divides every column by its norm (zero columns by one).
         tol: Relative tolerance on ``|R_ii|`` for the rank.
+        ascending: Sort the independent parameters (and the rows of ``B``) by index
+            instead of pivot order.
+        zero_below: Entries of ``B`` below this magnitude are set to zero.
+        full_names: Name each base parameter by its independent parameter and every
+            nonzero dependent coefficient (``'m_a +0.5 m_b'``) instead of its three largest
+            scaled components.
 
     Raises:
+        BadInputError: Regressor and names disagree, unknown ``scales`` string.
         NotIdentifiableError: Rank zero (no excitation at all).
     """
     a = np.asarray(a, float)
     if a.ndim != 2 or a.shape[1] != len(names):
         raise BadInputError(f'regressor of shape {a.shape} for {len(names)} parameters')
-    s = np.ones(a.shape[1]) if scales is None else np.asarray(scales, float)
-    _, r, perm = sla.qr(a * s[None, :], mode='economic', pivoting=True)
+    if isinstance(scales, str):
+        if scales != 'norm':
+            raise BadInputError(f"scales must be an array, None or 'norm', not {scales!r}")
+        div = np.linalg.norm(a, axis=0)
+        div[div == 0] = 1.0
+        s = 1.0 / div
+        scaled = a / div
+    else:
+        div = None
+        s = np.ones(a.shape[1]) if scales is None else np.asarray(scales, float)
+        scaled = a * s[None, :]
+    _, r, perm = sla.qr(scaled, mode='economic', pivoting=True)
     d = np.abs(np.diag(r))
     if d.size == 0 or d[0] == 0:
         raise NotIdentifiableError('regressor is zero', float('inf'), ['all parameters'])
@@ -82,9 +110,21 @@ def base_parameters(a: np.ndarray, names: List[str], scales: Optional[np.ndarray
     ind, dep = perm[:rank], perm[rank:]
     k_scaled = sla.solve_triangular(r[:rank, :rank], r[:rank, rank:])
     # back to unscaled parameters: A_d = A_b K with K = diag(s_b) K_s diag(1/s_d)
-    k = s[ind][:, None] * k_scaled / s[dep][None, :]
+    if div is None:
+        k = s[ind][:, None] * k_scaled / s[dep][None, :]
+    else:
+        k = k_scaled * div[dep][None, :] / div[ind][:, None]
+    if ascending:
+        order = np.argsort(ind)
+        ind, k = ind[order], k[order]
     b = np.zeros((rank, a.shape[1]))
-    b[:, ind] = np.eye(rank)
+    b[np.arange(rank), ind] = 1.0
     b[:, dep] = k
-    labels = [describe(b[i] * s / s[ind[i]], names) for i in range(rank)]
-    return BaseParameters(rank, ind, dep, k, b, labels)
+    if zero_below > 0:
+        b[np.abs(b) < zero_below] = 0.0
+    if full_names:
+        labels = [' '.join([names[ind[i]]] + [f'{b[i, c]:+.3g} {names[c]}' for c in dep
+                                               if b[i, c] != 0]) for i in range(rank)]
+    else:
+        labels = [describe(b[i] * s / s[ind[i]], names) for i in range(rank)]
+    return BaseParameters(rank, ind, dep, b[:, dep].copy(), b, labels)

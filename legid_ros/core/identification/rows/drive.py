@@ -14,7 +14,6 @@ from typing import List, Sequence
 
 import numpy as np
 import pinocchio as pin
-import scipy.linalg
 
 from legid_ros.core.errors import BadInputError, RobotDescriptionError
 from legid_ros.core.friction.models import FrictionModel
@@ -102,88 +101,7 @@ def theta_names(model: pin.Model, joint_names: Sequence[str]) -> List[str]:
     return parameter_names(model) + [f'{j}.rotor_J' for j in joint_names]
 
 
-@dataclass
-class BaseParameters:
-    """Base (identifiable) combinations ``beta = B theta`` of the standard parameters.
-
-    Attributes:
-        independent: Indices of theta kept as base columns (ascending).
-        B: Map (r, p) from theta to beta; ``B[:, independent] = I``.
-        names: One readable name per base parameter.
-    """
-
-    independent: np.ndarray
-    B: np.ndarray
-    names: List[str]
-
-    @property
-    def rank(self) -> int:
-        """Number of base parameters."""
-        return len(self.independent)
-
-    def reduce(self, w: np.ndarray) -> np.ndarray:
-        """Base regressor (columns ``independent``) of a full regressor."""
-        return w[:, self.independent]
-
-
-def base_parameters(model: pin.Model, drive: Drive, q_low: np.ndarray, q_high: np.ndarray,
-                    n_samples: int = 300, seed: int = 0, rtol: float = 1e-8
-                    ) -> BaseParameters:
-    """Base parameters by QR with column pivoting on random states within joint limits."""
-    rng = np.random.default_rng(seed)
-    nv = model.nv
-    q = rng.uniform(q_low, q_high, (n_samples, nv))
-    qd = rng.uniform(-3, 3, (n_samples, nv))
-    qdd = rng.uniform(-20, 20, (n_samples, nv))
-    w = rigid_rotor_regressor(model, drive, q, qd, qdd)
-    scale = np.linalg.norm(w, axis=0)
-    scale[scale == 0] = 1.0
-    _, r, perm = scipy.linalg.qr(w / scale, mode='economic', pivoting=True)
-    diag = np.abs(np.diag(r))
-    rank = int(np.sum(diag > rtol * diag[0]))
-    ib, id_ = perm[:rank], perm[rank:]
-    k = np.linalg.solve(r[:rank, :rank], r[:rank, rank:])
-    # back to unscaled parameters: beta_i = theta_b + (s_d / s_b) k theta_d
-    k = k * scale[id_][None, :] / scale[ib][:, None]
-    order = np.argsort(ib)
-    ib, k = ib[order], k[order]
-    p = w.shape[1]
-    bmat = np.zeros((rank, p))
-    bmat[np.arange(rank), ib] = 1.0
-    bmat[:, id_] = k
-    bmat[np.abs(bmat) < 1e-10] = 0.0
-    names_all = theta_names(model, drive.joint_names)
-    names = []
-    for i in range(rank):
-        extra = [f'{bmat[i, c]:+.3g} {names_all[c]}' for c in id_ if bmat[i, c] != 0]
-        names.append(' '.join([names_all[ib[i]]] + extra))
-    return BaseParameters(ib, bmat, names)
-
-
 def joint_limits(model: pin.Model, margin: float = 0.0):
     """Lower and upper position limits [rad], shrunk by ``margin``."""
     return (np.asarray(model.lowerPositionLimit) + margin,
             np.asarray(model.upperPositionLimit) - margin)
-
-
-def solve_ls(a: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Least squares ``min |a x - y|`` via the normal equations (Cholesky).
-
-    Much cheaper than a QR/SVD of the tall matrix when BLAS threads compete for cores; falls
-    back to ``lstsq`` on the small normal matrix when it is not positive definite.
-    """
-    ata = a.T @ a
-    aty = a.T @ y
-    try:
-        c = scipy.linalg.cho_factor(ata)
-        return scipy.linalg.cho_solve(c, aty)
-    except np.linalg.LinAlgError:
-        return np.linalg.lstsq(ata, aty, rcond=None)[0]
-
-
-def cond_ne(a: np.ndarray) -> float:
-    """2-norm condition number of a tall matrix from the eigenvalues of ``a^T a``."""
-    ev = np.linalg.eigvalsh(a.T @ a)
-    if ev[0] <= 0:
-        return float('inf')
-    return float(np.sqrt(ev[-1] / ev[0]))

@@ -22,7 +22,8 @@ from scipy.optimize import minimize_scalar
 from legid_ros.core.errors import BadInputError, SolverError
 from legid_ros.core.friction.models import ExponentialViscous, JointFriction
 from legid_ros.core.identification.fixed_base import LegContext, _result, consistent_fit
-from legid_ros.core.identification.rows.drive import friction_columns, solve_ls
+from legid_ros.core.identification.rows.drive import friction_columns
+from legid_ros.core.identification.solvers.least_squares import solve_ls
 
 TALWAR_PHI = 2.795
 
