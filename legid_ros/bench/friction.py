@@ -24,7 +24,7 @@ from legid_ros.core.synthetic.leg import make_truth, preprocess
 from legid_ros.core.synthetic.leg_experiment import (design_excitation, excitation_run, fit_sweeps,
                                                  ident_settings, leg_cond_function,
                                                  random_leg_excitation, sweep_joint)
-from legid_ros.core.identification.significance import f_test_reduction
+from legid_ros.core.identification.identifiability import f_test_reduction
 from legid_ros.core.identification.fixed_base import (identify_two_step, leg_context, relative_rms,
                                                rigid_error, unified_cv, unified_stribeck)
 from legid_ros.core.identification.solvers.robust import RobustSettings, robust_identify

@@ -29,6 +29,7 @@ from typing import Optional
 import numpy as np
 
 from legid_ros.core.errors import BadInputError
+from legid_ros.core.identification import METHODS
 from legid_ros.core.identification.rows.linear import (build_rows, regressors_for,
                                          total_mass_from_forces)
 from legid_ros.core.identification.prepare import PrepareOptions, Samples, prepare
@@ -37,7 +38,6 @@ from legid_ros.core.identification.solvers.standard import DEFAULT_REG, solve_st
 from legid_ros.core.recording import Recording
 from legid_ros.core.robot import Robot
 
-METHODS = ('zmp_newton', 'zmp_qp', 'torque_ls', 'floating_qp', 'sdp', 'primitives')
 ROWS_OF = {'zmp_qp': 'zmp', 'torque_ls': 'torque', 'floating_qp': 'floating'}
 
 

@@ -18,7 +18,7 @@ import pinocchio as pin
 from legid_ros.core.errors import BadInputError
 from legid_ros.core.friction.models import (CoulombViscous, FrictionModel, JointFriction,
                                             Stribeck)
-from legid_ros.core.identification.fixed_base_result import LegIdentResult
+from legid_ros.core.identification.result import LegIdentResult
 from legid_ros.core.identification.parameters.base import BaseParameters, base_parameters
 from legid_ros.core.identification.rows.drive import (Drive, drive_of, friction_columns,
                                                       joint_limits, rigid_rotor_regressor,

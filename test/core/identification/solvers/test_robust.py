@@ -1,15 +1,13 @@
-"""Tests of the robust three-loop identification and the F-test reduction (seed 003)."""
+"""Tests of the robust three-loop identification with exponential friction (Zhu & Zhang)."""
 
 import numpy as np
 import pytest
 
 from legid_ros.core.errors import BadInputError
 from legid_ros.core.identification.fixed_base import leg_context, rigid_error
-from legid_ros.core.identification.significance import f_test_reduction
 from legid_ros.core.identification.solvers.robust import RobustSettings, robust_identify
 from legid_ros.core.synthetic.leg import make_truth, preprocess
 from legid_ros.core.synthetic.leg_experiment import excitation_run, random_leg_excitation
-from legid_ros.core.identification.significance import relative_std
 from legid_ros.core.robot import load_robot
 
 
@@ -59,31 +57,6 @@ def test_plain_ls_is_hurt_by_outliers_more_than_robust(runs):
     assert plain.method == 'plain_ls' and plain.meta['rejected_samples'] == 0
     assert rigid_error(ctx, plain.beta, beta_true, *states) > \
         2 * rigid_error(ctx, rob.beta, beta_true, *states)
-
-
-def test_relative_std_matches_monte_carlo():
-    """eps_i from the LS covariance agrees with the scatter of repeated noisy fits."""
-    rng = np.random.default_rng(0)
-    a = rng.normal(size=(400, 3))
-    x_true = np.array([1.0, 0.5, 0.2])
-    fits = [relative_std(a, a @ x_true + rng.normal(0, 0.3, 400))[0] for _ in range(300)]
-    _, eps, _ = relative_std(a, a @ x_true + rng.normal(0, 0.3, 400))
-    mc = 100 * np.std(fits, axis=0) / np.abs(x_true)
-    assert np.allclose(eps, mc, rtol=0.3)
-
-
-def test_f_test_removes_the_null_parameters_only():
-    """Parameters that are truly zero are removed with F below its 95 % quantile."""
-    rng = np.random.default_rng(1)
-    a = rng.normal(size=(600, 6))
-    x_true = np.array([1.0, -0.8, 0.0, 0.6, 0.0, 0.4])
-    y = a @ x_true + rng.normal(0, 0.2, 600)
-    names = [f'p{i}' for i in range(6)]
-    res = f_test_reduction(a, y, names)
-    assert set(res.removed) <= {'p2', 'p4'} and len(res.removed) >= 1
-    assert res.f_stat <= res.f_crit
-    assert res.ks_pvalue > 0.01
-    assert set(res.kept) >= {'p0', 'p1', 'p3', 'p5'}
 
 
 def test_robust_needs_enough_samples(runs):
