@@ -7,7 +7,8 @@ WrenchStamped; chosen by the description's ``force_sensing`` unless overridden) 
 wrench in the F/T frame; carried as window channels ``ankle_ft.<foot>.<axis>``). Publishes
 ``legid/window`` (Float64MultiArray, rows x channels, schema in the layout),
 ``legid/zmp/measured`` (PointStamped in ``world_frame``) and ``/diagnostics``. Service
-``~/reset``. All logic lives in :mod:`legid_ros.core.buffer.sensor_buffer`.
+``~/reset``. All logic lives in :mod:`legid_ros.core.buffer.sensor_buffer`. ``flush_every``,
+``idle_flush_s`` and ``diagnostics_period_s`` may change at run time; the rest is read only.
 """
 
 from __future__ import annotations
@@ -30,36 +31,48 @@ from legid_ros.core.errors import LegidError
 from legid_ros.core.robot import load_robot
 from legid_ros.ros import conversions as cv
 from legid_ros.ros.executor import run_node
-from legid_ros.ros.node_util import declare, sensor_qos
+from legid_ros.ros.node_util import sensor_qos
+from legid_ros.ros.parameters import Param, declare_parameters
 
-PARAMETERS = {
-    'robot': ('biped', 'built-in robot name or path of a description YAML'),
-    'force_sensing': ('', "'wrench' (6-axis per foot), 'fsr' (sole sensors) or '' (from the "
-                          "description's force_sensing)"),
-    'window_length': (200, 'rows per window [samples]'),
-    'window_hop': (100, 'rows between two windows [samples] (<= window_length)'),
-    'max_delay_s': (0.02, 'longest wait of a joint-state row for the other streams [s]'),
-    'reorder_s': (0.002, 'wait for late (out-of-order) joint states [s]'),
-    'stale_after_s': (0.05, 'a force/IMU sample older than this marks the row not ok [s]'),
-    'jump_back_s': (0.5, 'a stamp this far behind the newest is a clock jump (new segment) [s]'),
-    'gap_s': (0.1, 'joint states this far apart start a new segment (no window spans it) [s]'),
-    'velocity_cutoff_hz': (50.0, 'first-order lag cutoff on joint velocities [Hz] (0 = off)'),
-    'acceleration_cutoff_hz': (20.0, 'first-order lag cutoff on joint accelerations [Hz]'),
-    'zmp_cutoff_hz': (20.0, 'first-order lag cutoff on the measured ZMP [Hz] (0 = off)'),
-    'contact_force_n': (20.0, 'normal force above which a foot is in contact [N]'),
-    'flush_every': (50, 'longest run of joint-state messages between two processing passes '
-                        '(and measured-ZMP messages); a pass also runs as soon as a window can '
-                        'be completed [messages]'),
-    'idle_flush_s': (0.2, 'process waiting rows after this long without joint states [s]'),
-    'use_ankle_ft': (True, "carry each foot's raw ankle F/T reading (the description's "
-                           'ankle_ft_topic) in the windows, for weighing the swinging foot; '
-                           'an optional stream: never holds rows back before its first sample'),
-    'raw_decoding': (True, 'subscribe to serialized messages and decode them directly '
-                           '(about half the CPU of rclpy deserialisation)'),
-    'queue_depth': (500, 'subscription queue depth of every sensor topic [messages]'),
-    'diagnostics_period_s': (1.0, 'period of the /diagnostics status [s]'),
-    'world_frame': ('world', 'frame_id of the measured ZMP'),
-}
+PARAMETERS = (
+    Param('robot', 'biped', 'built-in robot name or path of a description YAML'),
+    Param('force_sensing', '', "'wrench' (6-axis per foot), 'fsr' (sole sensors) or '' (from "
+          "the description's force_sensing)", choices=('', 'wrench', 'fsr')),
+    Param('window_length', 200, 'rows per window [samples]', low=1),
+    Param('window_hop', 100, 'rows between two windows [samples] (<= window_length)', low=1),
+    Param('max_delay_s', 0.02, 'longest wait of a joint-state row for the other streams [s]',
+          low=0.0),
+    Param('reorder_s', 0.002, 'wait for late (out-of-order) joint states [s]', low=0.0),
+    Param('stale_after_s', 0.05, 'a force/IMU sample older than this marks the row not ok [s]',
+          low=0.0),
+    Param('jump_back_s', 0.5, 'a stamp this far behind the newest is a clock jump (new '
+          'segment) [s]', low=0.0),
+    Param('gap_s', 0.1, 'joint states this far apart start a new segment (no window spans '
+          'it) [s]', low=0.0),
+    Param('velocity_cutoff_hz', 50.0, 'first-order lag cutoff on joint velocities [Hz] (0 = '
+          'off)', low=0.0),
+    Param('acceleration_cutoff_hz', 20.0, 'first-order lag cutoff on joint accelerations [Hz]',
+          low=0.0),
+    Param('zmp_cutoff_hz', 20.0, 'first-order lag cutoff on the measured ZMP [Hz] (0 = off)',
+          low=0.0),
+    Param('contact_force_n', 20.0, 'normal force above which a foot is in contact [N]',
+          low=0.0),
+    Param('flush_every', 50, 'longest run of joint-state messages between two processing '
+          'passes (and measured-ZMP messages); a pass also runs as soon as a window can be '
+          'completed [messages]', low=1, runtime=True),
+    Param('idle_flush_s', 0.2, 'process waiting rows after this long without joint states [s]',
+          low=0.0, runtime=True),
+    Param('use_ankle_ft', True, "carry each foot's raw ankle F/T reading (the description's "
+          'ankle_ft_topic) in the windows, for weighing the swinging foot; an optional stream: '
+          'never holds rows back before its first sample'),
+    Param('raw_decoding', True, 'subscribe to serialized messages and decode them directly '
+          '(about half the CPU of rclpy deserialisation)'),
+    Param('queue_depth', 500, 'subscription queue depth of every sensor topic [messages]',
+          low=1),
+    Param('diagnostics_period_s', 1.0, 'period of the /diagnostics status [s]', low=0.0,
+          open_low=True, runtime=True),
+    Param('world_frame', 'world', 'frame_id of the measured ZMP'),
+)
 DIAG_NAME = 'legid buffer'
 
 
@@ -68,7 +81,7 @@ class BufferNode(Node):
 
     def __init__(self, **kwargs):
         super().__init__('buffer', **kwargs)
-        p = declare(self, PARAMETERS)
+        p = declare_parameters(self, PARAMETERS, apply=self._apply_parameters)
         self.p = p
         robot = load_robot(p['robot'])
         mode = p['force_sensing'] or robot.description.get('force_sensing', 'wrench')
@@ -109,7 +122,7 @@ class BufferNode(Node):
                                      partial(self._on_ankle_ft, name), qos, raw=raw)
         self.create_service(Trigger, '~/reset', self._on_reset)
         self.create_timer(0.05, self._on_timer)
-        self.create_timer(float(p['diagnostics_period_s']), lambda: self._publish_diagnostics())
+        p.timer('diagnostics_period_s', lambda: self._publish_diagnostics())
         self.received = {'joint_states': 0, 'imu': 0, 'force': 0, 'ankle_ft': 0}
         self.windows_published = 0
         self._since_flush = 0
@@ -134,6 +147,10 @@ class BufferNode(Node):
             f'buffer: robot {robot.name}, {mode} force sensing, {len(self.schema)} channels, '
             f'windows of {self.cfg.length} rows every {self.cfg.hop} rows'
             + (f', ankle F/T of {", ".join(ankle)}' if ankle else ''))
+
+    def _apply_parameters(self, changes):
+        """Run-time processing pace (the diagnostics timer follows its period parameter)."""
+        self._flush_every = changes.get('flush_every', self._flush_every)
 
     # -------------------------------------------------------------- callbacks
     def _guard(self, fn, *args):

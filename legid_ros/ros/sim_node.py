@@ -1,12 +1,14 @@
 """Sim node: the simulated biped's sensor topics at 1 kHz, plus latched ground truth.
 
-The run is computed first (seed 000's excitation, :func:`legid_ros.core.synthetic.
-simulate_biped` or MuJoCo physics :func:`legid_ros.core.sim.mujoco_biped.
-simulate_biped_mujoco`), then streamed sample by sample at ``real_time_factor`` times real
-time: ``joint_states``, ``imu``, per foot ``<wrench_topic>`` and/or ``<fsr_topic_prefix>/sensor_<k>``
-(WrenchStamped, force.z), and ``legid/sim/ground_truth`` (Float64MultiArray, transient local,
-names in the layout). Stamps are the start wall time plus the run time; with ``loop`` the run
-repeats with stamps that keep increasing. The achieved real-time factor is in /diagnostics.
+The run is computed first (the biped excitation of the ZMP identification, Wu & Gao 2021:
+:func:`legid_ros.core.synthetic.simulate_biped`, or MuJoCo physics
+:func:`legid_ros.core.sim.mujoco_biped.simulate_biped_mujoco`), then streamed sample by sample
+at ``real_time_factor`` times real time: ``joint_states``, ``imu``, per foot ``<wrench_topic>``
+and/or ``<fsr_topic_prefix>/sensor_<k>`` (WrenchStamped, force.z), and
+``legid/sim/ground_truth`` (Float64MultiArray, transient local, names in the layout). Stamps
+are the start wall time plus the run time; with ``loop`` the run repeats with stamps that keep
+increasing. The achieved real-time factor is in /diagnostics. Every parameter is read at
+start-up only (the run is precomputed).
 """
 
 from __future__ import annotations
@@ -26,31 +28,37 @@ from legid_ros.core.recording import Recording
 from legid_ros.core.robot import load_robot
 from legid_ros.ros import conversions as cv
 from legid_ros.ros.executor import run_node
-from legid_ros.ros.node_util import declare, latched_qos, sensor_qos
+from legid_ros.ros.node_util import latched_qos, sensor_qos
+from legid_ros.ros.parameters import Param, declare_parameters
 
-PARAMETERS = {
-    'robot': ('biped', 'built-in robot name (only biped is simulated)'),
-    'engine': ('synthetic', "'synthetic' (exact rigid-body data) or 'mujoco' (physics)"),
-    'duration_s': (20.0, 'length of the precomputed run [s]'),
-    'seed': (0, 'seed of the random excitation and noise'),
-    'noise': ('default', "sensor noise: 'default' or 'none'"),
-    'real_time_factor': (1.0, 'playback speed: simulated seconds per wall second'),
-    'loop': (True, 'repeat the run (stamps keep increasing, with a gap of loop_gap_s)'),
-    'loop_gap_s': (1.0, 'silence between two laps, so the buffer starts a new segment at the '
-                        'jump back to the start posture [s]'),
-    'publish_forces': ('', "'wrench', 'fsr', 'both' or '' (the description's force_sensing)"),
-    'publish_ankle_ft': (True, 'also publish the raw ankle F/T topics (<wrench_topic>_raw: the '
-                               'leg-on-foot wrench [N, N.m]) when the recording has them'),
-    'publish_period_s': (0.005, 'wall period of the publishing timer [s]'),
-    'start_delay_s': (0.5, 'wait before the first sample, to let subscribers connect [s]'),
-    'recording': ('', 'optional .npz Recording to stream instead of simulating'),
-    'queue_depth': (500, 'publisher queue depth [messages]'),
-}
+PARAMETERS = (
+    Param('robot', 'biped', 'built-in robot name (only biped is simulated)'),
+    Param('engine', 'synthetic', "'synthetic' (exact rigid-body data) or 'mujoco' (physics)",
+          choices=('synthetic', 'mujoco')),
+    Param('duration_s', 20.0, 'length of the precomputed run [s]', low=0.0, open_low=True),
+    Param('seed', 0, 'seed of the random excitation and noise [-]', low=0),
+    Param('noise', 'default', "sensor noise: 'default' or 'none'", choices=('default', 'none')),
+    Param('real_time_factor', 1.0, 'playback speed: simulated seconds per wall second [-]',
+          low=0.0),
+    Param('loop', True, 'repeat the run (stamps keep increasing, with a gap of loop_gap_s)'),
+    Param('loop_gap_s', 1.0, 'silence between two laps, so the buffer starts a new segment at '
+          'the jump back to the start posture [s]', low=0.0),
+    Param('publish_forces', '', "'wrench', 'fsr', 'both' or '' (the description's "
+          'force_sensing)', choices=('', 'wrench', 'fsr', 'both')),
+    Param('publish_ankle_ft', True, 'also publish the raw ankle F/T topics (<wrench_topic>_raw: '
+          'the leg-on-foot wrench [N, N.m]) when the recording has them'),
+    Param('publish_period_s', 0.005, 'wall period of the publishing timer [s]', low=0.0,
+          open_low=True),
+    Param('start_delay_s', 0.5, 'wait before the first sample, to let subscribers connect [s]',
+          low=0.0),
+    Param('recording', '', 'optional .npz Recording to stream instead of simulating'),
+    Param('queue_depth', 500, 'publisher queue depth [messages]', low=1),
+)
 DIAG_NAME = 'legid sim'
 
 
 def make_recording(engine: str, duration_s: float, seed: int, noise: str) -> Recording:
-    """Simulate seed 000's excitation with the synthetic generator or MuJoCo."""
+    """Simulate the biped excitation (Wu & Gao 2021) with the synthetic generator or MuJoCo."""
     from legid_ros.core.synthetic import NoiseModel, SyntheticConfig
 
     if noise not in ('default', 'none'):
@@ -71,7 +79,7 @@ class SimNode(Node):
 
     def __init__(self, recording: Recording = None, **kwargs):
         super().__init__('sim', **kwargs)
-        p = declare(self, PARAMETERS)
+        p = declare_parameters(self, PARAMETERS)
         self.p = p
         robot = load_robot(p['robot'])
         if recording is None:
