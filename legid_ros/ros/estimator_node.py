@@ -1,16 +1,15 @@
 """Estimator node: online identification on the buffer's windows.
 
 Subscribes ``legid/window``; folds each new row once into the sufficient statistics of
-:class:`legid_ros.core.identification.online.OnlineEstimator` (constant cost per update) and solves
-every ``update_period_s``. Publishes ``legid/parameters`` (standard parameters, names in the
-layout; transient local), ``legid/zmp/predicted``, ``legid/markers`` and ``/diagnostics``
-(solve time, residual, condition number, consistency). A solution that is not physically
+:class:`legid_ros.core.identification.online.OnlineEstimator` (constant cost per update) and
+solves every ``update_period_s``. Publishes ``legid/parameters`` (standard parameters, names in
+the layout; transient local), ``legid/zmp/predicted``, ``legid/markers`` and ``/diagnostics``
+(solve time, residual, condition number, consistency); a solution that is not physically
 consistent is never published. Services ``~/save`` (identified URDF + YAML + state) and
-``~/reset``. Windows carrying raw ankle F/T channels (buffer ``use_ankle_ft``) add, with
-``use_ankle_ft``, the swinging feet's F/T rows (the foot weighed by its ankle sensor: the
-ZMP alone cannot tell the foot mass from the shank's). The state (statistics, last solution)
-is saved as ``.npz`` (no pickle) on ``~/save`` and on shutdown, and restored at start when the
-file exists.
+``~/reset``. With ``use_ankle_ft``, windows carrying raw ankle F/T channels add the swinging
+feet's F/T rows (the ZMP alone cannot tell the foot mass from the shank's). The state
+(:mod:`legid_ros.ros.estimator_files`) is saved on ``~/save`` and shutdown, restored at start.
+The weights, periods and outputs marked ``runtime`` in ``PARAMETERS`` may change while it runs.
 """
 
 from __future__ import annotations
@@ -29,53 +28,66 @@ from legid_ros.core import signals
 from legid_ros.core.buffer.window import unpack_window
 from legid_ros.core.errors import LegidError, NotIdentifiableError
 from legid_ros.core.identification.online import OnlineEstimator
+from legid_ros.core.identification.rows.regressors import support_base_state
+from legid_ros.core.identification.rows.zmp import model_zmp_from_state
 from legid_ros.core.identification.solvers.standard import DEFAULT_REG
 from legid_ros.core.inertial import check_consistency
 from legid_ros.core.pipeline.published_parameters import with_cad_inertia
 from legid_ros.core.pipeline.scene import SceneBuilder
-from legid_ros.core.identification.rows.regressors import support_base_state
 from legid_ros.core.robot import load_robot
-from legid_ros.core.urdf_io import write_parameter_yaml, write_urdf
-from legid_ros.core.identification.rows.zmp import model_zmp_from_state
 from legid_ros.ros import conversions as cv
+from legid_ros.ros.estimator_files import load_state, save_state, write_identified
 from legid_ros.ros.executor import run_node
-from legid_ros.ros.node_util import declare, latched_qos
+from legid_ros.ros.node_util import latched_qos
+from legid_ros.ros.parameters import Param, declare_parameters
 
 METHODS = {'zmp_qp': 'zmp', 'zmp': 'zmp', 'torque_ls': 'torque', 'torque': 'torque',
            'floating_qp': 'floating', 'floating': 'floating'}
-PARAMETERS = {
-    'robot': ('biped', 'built-in robot name or path of a description YAML'),
-    'method': ('zmp_qp', 'online method: zmp_qp (seed 000 ZMP rows), torque_ls, floating_qp'),
-    'forgetting': (1.0, 'forgetting factor per sample, (0, 1] (1 = remember everything)'),
-    'regularization': (DEFAULT_REG, 'weight of the prior toward CAD [-]'),
-    'total_mass_kg': (0.0, 'total-mass equality [kg] (0 = from the measured normal forces)'),
-    'min_samples': (500, 'samples folded before the first solve [samples]'),
-    'update_period_s': (1.0, 'period of the QP solve [s]'),
-    'fold_margin_rows': (50, 'rows at the end of a window left for the next window (the '
-                             'Savitzky-Golay derivatives are poorest at the edge) [rows]'),
-    'derivative_window_s': (0.05, 'Savitzky-Golay window (zero phase inside the window) for '
-                                  'joint positions, velocities, accelerations and the ZMP [s]'),
-    'smooth_zmp': (True, 'smooth the measured ZMP with the same Savitzky-Golay window as the '
-                         'joint positions (same bandwidth on both sides of the ZMP rows)'),
-    'use_ankle_ft': (True, "fold the windows' raw ankle F/T readings of swinging feet (rows "
-                           'where the foot is neither the support foot nor in contact)'),
-    'ankle_ft_force_sigma_n': (2.0, 'scale of the ankle F/T force rows (expected noise) [N]'),
-    'ankle_ft_moment_sigma_nm': (0.1, 'scale of the ankle F/T moment rows [N.m]'),
-    'inertia_about_com': ('cad', "'cad': publish the identified masses and COMs with the CAD "
-                                 "inertia about each COM (seed 000); 'identified': the full "
-                                 "solution"),
-    'fold_step': (10, 'fold every k-th new row (10: 100 Hz from 1 kHz, like legid identify; '
-                      'seed 000 sampled at 20 Hz) [rows]'),
-    'jump_back_s': (0.5, 'a window this much older than the last is a clock jump [s]'),
-    'state_file': ('legid_estimator_state.npz', 'state file (.npz), restored at start, saved '
-                                                'on ~/save and shutdown ("" = none)'),
-    'output_dir': ('legid_identified', 'directory of the URDF + YAML written by ~/save'),
-    'world_frame': ('world', 'frame_id of the predicted ZMP and the markers'),
-    'publish_markers': (True, 'publish legid/markers'),
-    'publish_tf': (True, 'broadcast world -> base link (the buffer\'s base pose) on /tf so rviz '
-                         'can place the robot model (needs tf2_msgs, part of every ROS install)'),
-    'diagnostics_period_s': (1.0, 'period of the /diagnostics status [s]'),
-}
+PARAMETERS = (
+    Param('robot', 'biped', 'built-in robot name or path of a description YAML'),
+    Param('method', 'zmp_qp', 'online method: zmp_qp (ZMP rows, Wu & Gao 2021), torque_ls, '
+          'floating_qp', choices=tuple(METHODS)),
+    Param('forgetting', 1.0, 'forgetting factor per sample, (0, 1] (1 = remember everything) '
+          '[-]', low=0.0, high=1.0, open_low=True, runtime=True),
+    Param('regularization', DEFAULT_REG, 'weight of the prior toward CAD [-]', low=0.0,
+          runtime=True),
+    Param('total_mass_kg', 0.0, 'total-mass equality [kg] (0 = from the measured normal '
+          'forces)', low=0.0),
+    Param('min_samples', 500, 'samples folded before the first solve [samples]', low=0,
+          runtime=True),
+    Param('update_period_s', 1.0, 'period of the QP solve [s]', low=0.0, open_low=True,
+          runtime=True),
+    Param('fold_margin_rows', 50, 'rows at the end of a window left for the next window (the '
+          'Savitzky-Golay derivatives are poorest at the edge) [rows]', low=0),
+    Param('derivative_window_s', 0.05, 'Savitzky-Golay window (zero phase inside the window) '
+          'for joint positions, velocities, accelerations and the ZMP [s]', low=0.0,
+          open_low=True),
+    Param('smooth_zmp', True, 'smooth the measured ZMP with the same Savitzky-Golay window as '
+          'the joint positions (same bandwidth on both sides of the ZMP rows)'),
+    Param('use_ankle_ft', True, "fold the windows' raw ankle F/T readings of swinging feet "
+          '(rows where the foot is neither the support foot nor in contact)'),
+    Param('ankle_ft_force_sigma_n', 2.0, 'scale of the ankle F/T force rows (expected noise) '
+          '[N]', low=0.0, open_low=True),
+    Param('ankle_ft_moment_sigma_nm', 0.1, 'scale of the ankle F/T moment rows [N.m]',
+          low=0.0, open_low=True),
+    Param('inertia_about_com', 'cad', "'cad': publish the identified masses and COMs with the "
+          "CAD inertia about each COM (the ZMP reduced set, Wu & Gao 2021); 'identified': the "
+          'full solution', choices=('cad', 'identified'), runtime=True),
+    Param('fold_step', 10, 'fold every k-th new row (10: 100 Hz from 1 kHz, like legid '
+          'identify; Wu & Gao 2021 sampled at 20 Hz) [rows]', low=1),
+    Param('jump_back_s', 0.5, 'a window this much older than the last is a clock jump [s]',
+          low=0.0),
+    Param('state_file', 'legid_estimator_state.npz', 'state file (.npz), restored at start, '
+          'saved on ~/save and shutdown ("" = none)'),
+    Param('output_dir', 'legid_identified', 'directory of the URDF + YAML written by ~/save',
+          runtime=True),
+    Param('world_frame', 'world', 'frame_id of the predicted ZMP and the markers'),
+    Param('publish_markers', True, 'publish legid/markers', runtime=True),
+    Param('publish_tf', True, "broadcast world -> base link (the buffer's base pose) on /tf so "
+          'rviz can place the robot model (needs tf2_msgs, part of every ROS install)'),
+    Param('diagnostics_period_s', 1.0, 'period of the /diagnostics status [s]', low=0.0,
+          open_low=True, runtime=True),
+)
 DIAG_NAME = 'legid estimator'
 
 
@@ -98,18 +110,13 @@ class EstimatorNode(Node):
 
     def __init__(self, **kwargs):
         super().__init__('estimator', **kwargs)
-        p = declare(self, PARAMETERS)
-        self.p = p
-        if p['method'] not in METHODS:
-            raise LegidError(f"method {p['method']!r} has no online form; use one of "
-                             f"{sorted(METHODS)}")
-        self.robot = load_robot(p['robot'])
+        p = self.p = declare_parameters(self, PARAMETERS, apply=self._apply_parameters)
+        self.robot = load_robot(p.robot)
         self.est = OnlineEstimator(
-            self.robot, method=METHODS[p['method']], forgetting=float(p['forgetting']),
-            reg=float(p['regularization']),
-            total_mass=float(p['total_mass_kg']) if p['total_mass_kg'] > 0 else None,
-            min_samples=int(p['min_samples']),
-            ft_sigma=(float(p['ankle_ft_force_sigma_n']), float(p['ankle_ft_moment_sigma_nm'])))
+            self.robot, method=METHODS[p.method], forgetting=p.forgetting,
+            reg=p.regularization, total_mass=p.total_mass_kg if p.total_mass_kg > 0 else None,
+            min_samples=p.min_samples,
+            ft_sigma=(p.ankle_ft_force_sigma_n, p.ankle_ft_moment_sigma_nm))
         self.scene = SceneBuilder(self.robot)
         self.pub_params = self.create_publisher(Float64MultiArray, 'legid/parameters',
                                                 latched_qos())
@@ -127,8 +134,8 @@ class EstimatorNode(Node):
                 self.get_logger().info('tf2_msgs not installed: no world -> base transform')
         self.create_service(Trigger, '~/save', self._on_save)
         self.create_service(Trigger, '~/reset', self._on_reset)
-        self.create_timer(float(p['update_period_s']), self._update)
-        self.create_timer(float(p['diagnostics_period_s']), lambda: self._publish_diagnostics())
+        p.timer('update_period_s', self._update)
+        p.timer('diagnostics_period_s', lambda: self._publish_diagnostics())
         self.last_t = -np.inf
         self.longest = 0
         self.windows = 0
@@ -149,6 +156,16 @@ class EstimatorNode(Node):
             f"estimator: method {p['method']}, {self.robot.name}"
             + (f', state restored from {p["state_file"]} ({self.est.normal.n:.0f} samples)'
                if self.restored else ''))
+
+    def _apply_parameters(self, changes):
+        """Run-time estimator settings (timers follow their periods; the rest is read on use)."""
+        est = self.est
+        est.forgetting = changes.get('forgetting', est.forgetting)
+        est.min_samples = changes.get('min_samples', est.min_samples)
+        if 'regularization' in changes:
+            est.reg = changes['regularization']
+            if est._qp is not None:  # the QP adds reg to its diagonal at every solve
+                est._qp.reg = est.reg
 
     # ------------------------------------------------------------------ input
     def _event(self, kind: str, message: str, level: str = 'warn'):
@@ -289,32 +306,14 @@ class EstimatorNode(Node):
         path = self._state_path()
         if path is None:
             return None
-        state = self.est.state_dict()
-        state['node_folded'] = np.array(self.folded)
-        state['node_robot'] = np.array(self.robot.name)
-        if self.published is not None:
-            state['node_pi'] = self.published[0]
-            state['node_names'] = np.array(self.published[1])
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.stem + '.tmp.npz')
-        np.savez(tmp, **state)
-        tmp.replace(path)
-        return path
+        return save_state(path, self.est, self.robot.name, self.folded, self.published)
 
     def _restore(self) -> bool:
         path = self._state_path()
         if path is None or not path.is_file():
             return False
         try:
-            with np.load(path, allow_pickle=False) as z:
-                state = {k: z[k] for k in z.files}
-            if str(state.get('node_robot', self.robot.name)) != self.robot.name:
-                raise LegidError(f'state file is for robot {state["node_robot"]}')
-            self.est.load_state_dict(state)
-            self.folded = int(state.get('node_folded', 0))
-            if 'node_pi' in state:
-                self.published = (np.array(state['node_pi'], float),
-                                  [str(x) for x in state['node_names']])
+            self.folded, self.published = load_state(path, self.est, self.robot.name)
             return True
         except (LegidError, ValueError, KeyError, OSError) as exc:
             self.get_logger().error(f'cannot restore {path}: {exc}; starting fresh')
@@ -324,17 +323,12 @@ class EstimatorNode(Node):
         try:
             written = [str(self.save_state())]
             if self.published is not None:
-                out = Path(self.p['output_dir'])
-                out.mkdir(parents=True, exist_ok=True)
-                pi = self.published[0]
-                written.append(str(write_urdf(self.robot.urdf_path, self.robot.model, pi,
-                                              out / f'{self.robot.name}_identified.urdf')))
                 extra = {'method': self.p['method'], 'samples': int(self.est.normal.n)}
                 if self.result is not None:
                     extra.update({'residual_rms': float(self.result.residual_rms),
                                   'condition_number': float(self.result.condition_number)})
-                written.append(str(write_parameter_yaml(
-                    self.robot.model, pi, out / f'{self.robot.name}_identified.yaml', extra)))
+                written += map(str, write_identified(Path(self.p['output_dir']), self.robot,
+                                                     self.published[0], extra))
             response.success = True
             response.message = 'wrote ' + ', '.join(written)
         except (LegidError, OSError, ValueError) as exc:

@@ -27,7 +27,7 @@ GROUP_LINKS = {'trunk': ['trunk'], 'thigh': ['l_thigh', 'r_thigh'],
 
 @pytest.fixture(scope='module')
 def recording():
-    """8 s of the seed 000 excitation with the default sensor noise."""
+    """8 s of the biped excitation (Wu & Gao 2021) with the default sensor noise."""
     return simulate_biped(SyntheticConfig(duration_s=8.0, seed=5))
 
 
@@ -72,7 +72,7 @@ def _pipeline(recording, state_file, out_dir, rtf=4.0, **est_kw):
 
 
 def test_online_estimate_moves_masses_toward_truth(recording, tmp_path):
-    """Published group masses are closer to the truth than CAD; every published set is consistent."""
+    """Published group masses are closer to the truth than CAD's; every published set is sound."""
     robot = load_robot('biped')
     got = _pipeline(recording, tmp_path / 'state.npz', tmp_path / 'out')
     assert got['params'], 'no parameters published'

@@ -28,9 +28,10 @@ from pipeline_helpers import params, ros_context, spin_until
 pytestmark = pytest.mark.timeout(240)
 #: Stated tolerance of the online result against ``legid identify`` on the same bag [kg]:
 #: per link-group mass (the total mass must agree within 0.1 kg). The online path folds every
-#: 1 kHz sample with Savitzky-Golay smoothing per 200-row window and the seed 000 CAD inertia
-#: about each COM; identify filters zero-phase at 6 Hz and keeps 100 Hz. On this 8 s bag both
-#: are ~1 kg from the truth per group, the two differ by up to ~0.5 kg.
+#: 1 kHz sample with Savitzky-Golay smoothing per 200-row window and the CAD inertia about
+#: each COM (the ZMP reduced set, Wu & Gao 2021); identify filters zero-phase at 6 Hz and
+#: keeps 100 Hz. On this 8 s bag both are ~1 kg from the truth per group, the two differ by up
+#: to ~0.5 kg.
 GROUP_MASS_TOL_KG = 0.6
 
 
@@ -85,7 +86,8 @@ def test_replay_through_pipeline_matches_identify(bag, tmp_path):
     with ros_context() as (ctx, ex, nodes):
         est = EstimatorNode(context=ctx, parameter_overrides=params(
             update_period_s=0.5, state_file='', min_samples=300))
-        buf = BufferNode(context=ctx, parameter_overrides=params(idle_flush_s=0.3, queue_depth=5000))
+        buf = BufferNode(context=ctx, parameter_overrides=params(idle_flush_s=0.3,
+                                                                 queue_depth=5000))
         nodes += [est, buf]
         for n in nodes:
             ex.add_node(n)
