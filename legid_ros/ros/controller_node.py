@@ -1,4 +1,4 @@
-"""The controller node: PD + model feedforward torques at a fixed rate (seed 001).
+"""The controller node: PD + model feedforward torques at a fixed rate (Xiao et al. 2025).
 
 Subscribes ``joint_states`` (sensor_msgs/JointState), ``legid/reference``
 (trajectory_msgs/JointTrajectory: a whole trajectory, or one point per message when streamed)
@@ -20,11 +20,10 @@ import array
 import gc
 import os
 import time
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Tuple
 
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray
-from rcl_interfaces.msg import ParameterDescriptor, ParameterType
 from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, qos_profile_sensor_data
@@ -36,16 +35,45 @@ from legid_ros.core.errors import BadInputError, LegidError
 from legid_ros.core.feedforward import (FeedforwardModel, PdFeedforwardController, PdGains,
                                         ReferenceTrajectory, default_gains, from_identification,
                                         reflected_rotor_inertia)
-from legid_ros.core.robot import load_robot
+from legid_ros.core.robot import Robot, load_robot
 from legid_ros.ros.conversions import diagnostic_msg, parameters_from_msg, stamp_to_sec
 from legid_ros.ros.executor import run_node
+from legid_ros.ros.parameters import Param, declare_parameters
 
 DIAG_NAME = 'legid controller'
-_D = ParameterType
+ROBOT_PARAMETERS = (
+    Param('robot', 'leg3', 'built-in robot name or description YAML path'),
+    Param('floating_base', False, 'model the root as a free flyer (evaluated with the base at '
+          'rest)'),
+)
 
 
-def _desc(text: str, kind: int) -> ParameterDescriptor:
-    return ParameterDescriptor(description=text, type=kind)
+def parameters(robot: Robot) -> Tuple[Param, ...]:
+    """The parameters whose defaults come from the robot (joints, PD gains), and the rest."""
+    gains = default_gains(robot)
+    return (
+        Param('joint_names', list(robot.actuated_joint_names), 'joint order of legid/feedforward '
+              'and legid/command (forward_command_controller joints)'),
+        Param('rate_hz', 1000.0, 'control rate [Hz]', low=0.0, open_low=True),
+        Param('kp', gains.kp.tolist(), 'proportional gains per model joint [N.m/rad] (default: '
+              'the geared leg of Xiao, Qian & Luo 2025)', runtime=True),
+        Param('kd', gains.kd.tolist(), 'derivative gains per model joint [N.m.s/rad] (default: '
+              'the geared leg of Xiao, Qian & Luo 2025)', runtime=True),
+        Param('use_feedforward', True, 'add the model feedforward torque'),
+        Param('feedforward_includes_pd', False, 'publish the total saturated torque (PD + '
+              'feedforward) on legid/feedforward instead of the feedforward alone'),
+        Param('ident_file', '', 'identification result YAML (LegIdentResult: link parameters, '
+              'rotor inertias, friction); empty: URDF inertials, description rotor inertias, '
+              'no friction'),
+        Param('state_timeout_s', 0.1, 'no command when the last joint state is older than this '
+              '[s]', low=0.0, runtime=True),
+        Param('diagnostics_period_s', 1.0, 'period of the /diagnostics status [s]', low=0.0,
+              open_low=True, runtime=True),
+        Param('rt_priority', 0, 'SCHED_FIFO priority of the process (1-99, needs the right '
+              'to); 0: normal scheduling [-]', low=0, high=99),
+        Param('jitter_window', 20000, 'timer periods kept for the jitter statistics [-]',
+              low=0),
+    )
 
 
 def _doubles(values) -> array.array:
@@ -57,54 +85,15 @@ class ControllerNode(Node):
 
     def __init__(self, **kwargs):
         super().__init__('controller', **kwargs)
-        p = self.declare_parameter(
-            'robot', 'leg3', _desc('Built-in robot name or description YAML path', _D.
-                                   PARAMETER_STRING)).value
-        floating = self.declare_parameter(
-            'floating_base', False,
-            _desc('Model the root as a free flyer (evaluated with the base at rest)',
-                  _D.PARAMETER_BOOL)).value
-        self.robot = load_robot(p, floating_base=floating)
+        r = declare_parameters(self, ROBOT_PARAMETERS)
+        self.robot = load_robot(r.robot, floating_base=r.floating_base)
         model_joints = self.robot.actuated_joint_names
-        gains = default_gains(self.robot)
-        self.out_names: List[str] = list(self.declare_parameter(
-            'joint_names', model_joints,
-            _desc('Joint order of legid/feedforward and legid/command (forward_command_'
-                  'controller joints)', _D.PARAMETER_STRING_ARRAY)).value)
-        rate = float(self.declare_parameter(
-            'rate_hz', 1000.0, _desc('Control rate [Hz]', _D.PARAMETER_DOUBLE)).value)
-        kp = list(self.declare_parameter(
-            'kp', gains.kp.tolist(), _desc('Proportional gains per model joint [N.m/rad] '
-                                           '(default seed 001)', _D.PARAMETER_DOUBLE_ARRAY)).value)
-        kd = list(self.declare_parameter(
-            'kd', gains.kd.tolist(), _desc('Derivative gains per model joint [N.m.s/rad] '
-                                           '(default seed 001)', _D.PARAMETER_DOUBLE_ARRAY)).value)
-        use_ff = self.declare_parameter(
-            'use_feedforward', True, _desc('Add the model feedforward torque', _D.PARAMETER_BOOL)
-        ).value
-        self.ff_includes_pd = bool(self.declare_parameter(
-            'feedforward_includes_pd', False,
-            _desc('Publish the total saturated torque (PD + feedforward) on legid/feedforward '
-                  'instead of the feedforward alone', _D.PARAMETER_BOOL)).value)
-        ident_file = self.declare_parameter(
-            'ident_file', '', _desc('Identification result YAML (LegIdentResult: link '
-                                    'parameters, rotor inertias, friction); empty: URDF '
-                                    'inertials, description rotor inertias, no friction',
-                                    _D.PARAMETER_STRING)).value
-        self.state_timeout = float(self.declare_parameter(
-            'state_timeout_s', 0.1, _desc('No command when the last joint state is older than '
-                                          'this [s]', _D.PARAMETER_DOUBLE)).value)
-        diag_period = float(self.declare_parameter(
-            'diagnostics_period_s', 1.0, _desc('Period of the /diagnostics status [s]',
-                                               _D.PARAMETER_DOUBLE)).value)
-        rt_priority = int(self.declare_parameter(
-            'rt_priority', 0, _desc('SCHED_FIFO priority of the process (1-99, needs the '
-                                    'right to); 0: normal scheduling [-]',
-                                    _D.PARAMETER_INTEGER)).value)
-        jitter_window = int(self.declare_parameter(
-            'jitter_window', 20000, _desc('Timer periods kept for the jitter statistics [-]',
-                                          _D.PARAMETER_INTEGER)).value)
-
+        p = self.p = declare_parameters(self, parameters(self.robot), check=self._check_gains,
+                                        apply=self._apply_parameters)
+        self.out_names: List[str] = list(p.joint_names)
+        self.ff_includes_pd = p.feedforward_includes_pd
+        self.state_timeout = p.state_timeout_s
+        ident_file = p.ident_file
         self.last_error = ''
         if sorted(self.out_names) != sorted(model_joints):
             self.last_error = (f'joint_names {self.out_names} is not a permutation of the '
@@ -116,13 +105,13 @@ class ControllerNode(Node):
         self.ff = FeedforwardModel(self.robot, rotor_inertia=reflected_rotor_inertia(self.robot))
         if ident_file:
             try:
-                from legid_ros.core.identification.fixed_base_result import LegIdentResult
+                from legid_ros.core.identification.result import LegIdentResult
                 self.ff = from_identification(self.robot, LegIdentResult.load(ident_file))
             except (LegidError, ValueError, OSError, KeyError) as exc:
                 self.last_error = f'cannot use ident_file {ident_file!r}: {exc}; using the URDF'
                 self.get_logger().error(self.last_error)
         self.controller = PdFeedforwardController.for_robot(
-            self.robot, self.ff if use_ff else None, gains=PdGains(kp, kd))
+            self.robot, self.ff if p.use_feedforward else None, gains=PdGains(p.kp, p.kd))
         self.rotor_names = [f'{j}.rotor_J' for j in model_joints]
 
         self.q: Optional[np.ndarray] = None
@@ -133,8 +122,8 @@ class ControllerNode(Node):
         self.counts = {'published': 0, 'skipped': 0, 'bad_states': 0, 'bad_references': 0,
                        'bad_parameters': 0, 'parameter_updates': 0, 'references': 0}
         self._logged = set()
-        self.period = 1.0 / rate
-        self.tick_times = np.zeros(max(jitter_window, 2))
+        self.period = 1.0 / p.rate_hz
+        self.tick_times = np.zeros(max(p.jitter_window, 2))
         self.n_ticks = 0
         self.ff_us_sum = 0.0
 
@@ -147,15 +136,32 @@ class ControllerNode(Node):
                                  QoSProfile(depth=10))
         self.create_subscription(Float64MultiArray, 'legid/parameters', self._on_parameters,
                                  QoSProfile(depth=10))
-        if rt_priority > 0:
+        if p.rt_priority > 0:
             try:
-                os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(rt_priority))
+                os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(p.rt_priority))
             except (AttributeError, PermissionError, OSError) as exc:
-                self.get_logger().warning(f'cannot use SCHED_FIFO {rt_priority}: {exc}')
+                self.get_logger().warning(f'cannot use SCHED_FIFO {p.rt_priority}: {exc}')
         self.steady = Clock(clock_type=ClockType.STEADY_TIME)
         self.timer = self.create_timer(self.period, self._tick, clock=self.steady)
-        self.create_timer(diag_period, self._on_diag_timer, clock=self.steady)
+        p.timer('diagnostics_period_s', self._on_diag_timer, clock=self.steady)
         gc.freeze()  # start-up objects leave the collector's generations: shorter GC pauses
+
+    # ------------------------------------------------------------- parameters
+    def _check_gains(self, changes) -> Optional[str]:
+        """Refusal reason of new gains: one finite value >= 0 per model joint."""
+        n = len(self.model_joints)
+        for name in ('kp', 'kd'):
+            if name in changes:
+                g = np.asarray(changes[name], float)
+                if g.shape != (n,) or not np.all(np.isfinite(g)) or np.any(g < 0):
+                    return f'{name} needs {n} finite values >= 0 (one per model joint)'
+        return None
+
+    def _apply_parameters(self, changes) -> None:
+        """New gains take effect at the next cycle; the state timeout at once."""
+        if 'kp' in changes or 'kd' in changes:
+            self.controller.gains = PdGains(self.p.kp, self.p.kd)
+        self.state_timeout = self.p.state_timeout_s
 
     # ------------------------------------------------------------------ inputs
     def _now(self) -> float:

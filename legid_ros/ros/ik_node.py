@@ -1,4 +1,4 @@
-"""The ik node: foot targets -> joint trajectories by the extended Jacobian method (seed 004).
+"""The ik node: foot targets -> joint trajectories, extended Jacobian (Chen et al. 2021).
 
 Subscribes ``legid/foot_targets`` (trajectory_msgs/MultiDOFJointTrajectory: one "joint" per
 leg named lf/rf/lh/rh, translation = foot position in that leg's hip frame [m], optional
@@ -11,12 +11,14 @@ exactly) and published every cycle. ``/diagnostics`` reports every request.
 A thin adapter: messages -> arrays -> :class:`legid_ros.core.ik.batch.LegIk` -> messages. Bad
 input (NaN, unknown legs, unreachable targets, inconsistent gait parameters) is logged once,
 reported on ``/diagnostics`` with level ERROR, and produces no trajectory; the node keeps
-running.
+running. Every parameter may change at run time (``ros2 param set``) and applies from the
+next request or ``~/start_gait``; a change that makes the gait inconsistent is refused.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Optional
 
 from diagnostic_msgs.msg import DiagnosticArray
@@ -26,46 +28,58 @@ from trajectory_msgs.msg import JointTrajectory, MultiDOFJointTrajectory
 
 from legid_ros.core.errors import LegidError, UnreachableTargetError
 from legid_ros.core.gait.slope import slope_stability, touchdown_friction
-from legid_ros.core.gait.trot import TrotParams
+from legid_ros.core.gait.trot import TASKS, TrotParams
 from legid_ros.core.ik.batch import LegIk
 from legid_ros.ros.conversions import diagnostic_msg
 from legid_ros.ros.conversions_ik import foot_targets_from_msg, joint_trajectory_msg
 from legid_ros.ros.executor import run_node
-from legid_ros.ros.node_util import declare
+from legid_ros.ros.parameters import Param, declare_parameters
 
 DIAG_NAME = 'legid ik'
 
-PARAMETERS = {
-    'task': ('landing', "redundancy task: 'landing' (landing angle th5(t)) or 'hip' (th2(t))"),
-    'stride_m': (0.2, 'stride length S [m]'),
-    'lift_m': (0.08, 'lift height H [m]'),
-    'period_s': (0.4, 'gait cycle T [s]'),
-    'duty': (0.5, 'stance fraction of the cycle [-]'),
-    'stand_height_m': (0.75, 'hip height above the ground along the trunk normal [m]'),
-    'descent_speed_m_s': (1.1, 'peak foot descent speed V_z [m/s]'),
-    'descent_accel_time_s': (0.025, 'end of the descent acceleration T_z1 [s]'),
-    'descent_cruise_time_s': (0.07, 'end of the descent cruise T_z2 [s]'),
-    'landing_front_rad': (math.radians(30.0), 'front legs landing angle th50 at touchdown [rad]'),
-    'landing_hind_rad': (math.radians(30.0), 'hind legs landing angle th50 at touchdown [rad]'),
-    'landing_amplitude_rad': (0.15, 'landing-angle amplitude phi5 over the cycle [rad]'),
-    'hip_start_rad': (-0.7, 'hip pitch th20 at touchdown (hip task) [rad]'),
-    'hip_amplitude_rad': (0.1, 'hip-pitch amplitude phi2 (hip task) [rad]'),
-    'slope_rad': (0.0, 'ground slope beta for the stability check, > 0 uphill [rad]'),
-    'stability_threshold_m': (0.0, 'threshold r of |S1 - S2| <= r; 0 = distance from the '
-                                   'support-diagonal crossing to the nearest support edge [m]'),
-    'friction_coefficient': (0.6, 'ground friction coefficient mu for the touchdown check [-]'),
-    'min_det_je_m2': (1e-3, 'warn when |det Je| of a solution falls below this [m^2]'),
-    'gait_dt_s': (0.01, 'time between points of the published gait trajectory [s]'),
-    'frame_id': ('trunk', 'frame_id of the published trajectories'),
-}
-
+ANGLE = math.pi  # bound of every angle parameter [rad]
+# every setting is settable at run time: it applies from the next request or start_gait
+PARAMETERS = tuple(replace(spec, runtime=True) for spec in (
+    Param('task', 'landing', "redundancy task: 'landing' (landing angle th5(t)) or 'hip' "
+          '(th2(t))', choices=tuple(TASKS)),
+    Param('stride_m', 0.2, 'stride length S [m]', low=0.0),
+    Param('lift_m', 0.08, 'lift height H [m]', low=0.0),
+    Param('period_s', 0.4, 'gait cycle T [s]', low=0.0, open_low=True),
+    Param('duty', 0.5, 'stance fraction of the cycle, in (0, 1) [-]', low=0.0, high=1.0),
+    Param('stand_height_m', 0.75, 'hip height above the ground along the trunk normal [m]',
+          low=0.0, open_low=True),
+    Param('descent_speed_m_s', 1.1, 'peak foot descent speed V_z [m/s]', low=0.0),
+    Param('descent_accel_time_s', 0.025, 'end of the descent acceleration T_z1 [s]', low=0.0),
+    Param('descent_cruise_time_s', 0.07, 'end of the descent cruise T_z2 [s]', low=0.0),
+    Param('landing_front_rad', math.radians(30.0), 'front legs landing angle th50 at '
+          'touchdown [rad]', low=-ANGLE, high=ANGLE),
+    Param('landing_hind_rad', math.radians(30.0), 'hind legs landing angle th50 at touchdown '
+          '[rad]', low=-ANGLE, high=ANGLE),
+    Param('landing_amplitude_rad', 0.15, 'landing-angle amplitude phi5 over the cycle [rad]',
+          low=-ANGLE, high=ANGLE),
+    Param('hip_start_rad', -0.7, 'hip pitch th20 at touchdown (hip task) [rad]', low=-ANGLE,
+          high=ANGLE),
+    Param('hip_amplitude_rad', 0.1, 'hip-pitch amplitude phi2 (hip task) [rad]', low=-ANGLE,
+          high=ANGLE),
+    Param('slope_rad', 0.0, 'ground slope beta for the stability check, > 0 uphill [rad]',
+          low=-0.5 * ANGLE, high=0.5 * ANGLE),
+    Param('stability_threshold_m', 0.0, 'threshold r of |S1 - S2| <= r; 0 = distance from the '
+          'support-diagonal crossing to the nearest support edge [m]', low=0.0),
+    Param('friction_coefficient', 0.6, 'ground friction coefficient mu for the touchdown check '
+          '[-]', low=0.0),
+    Param('min_det_je_m2', 1e-3, 'warn when |det Je| of a solution falls below this [m^2]',
+          low=0.0),
+    Param('gait_dt_s', 0.01, 'time between points of the published gait trajectory [s]',
+          low=0.0, open_low=True),
+    Param('frame_id', 'trunk', 'frame_id of the published trajectories'),
+))
 
 class IkNode(Node):
     """Redundant-leg IK node (see the module docstring)."""
 
     def __init__(self, **kwargs):
         super().__init__('ik', **kwargs)
-        self.p = declare(self, PARAMETERS)
+        self.p = declare_parameters(self, PARAMETERS, check=self._check_gait)
         self.pub = self.create_publisher(JointTrajectory, 'legid/joint_trajectory', 10)
         self.pub_diag = self.create_publisher(DiagnosticArray, '/diagnostics', 10)
         self.create_subscription(MultiDOFJointTrajectory, 'legid/foot_targets', self._on_targets,
@@ -80,8 +94,17 @@ class IkNode(Node):
         self.errors = 0
 
     # ---------------------------------------------------------------- helpers
-    def _params(self) -> TrotParams:
-        p = {name: self.get_parameter(name).value for name in PARAMETERS}
+    def _check_gait(self, changes) -> Optional[str]:
+        """Refusal reason of a run-time change that makes the gait inconsistent."""
+        try:
+            self._params({**self.p, **changes})
+        except LegidError as exc:
+            return str(exc)
+        return None
+
+    def _params(self, p=None) -> TrotParams:
+        """Gait parameters of the values in force (or of ``p``)."""
+        p = self.p if p is None else p
         return TrotParams(stride=p['stride_m'], lift=p['lift_m'], period=p['period_s'],
                           duty=p['duty'], stand_height=p['stand_height_m'],
                           vz=p['descent_speed_m_s'], tz1=p['descent_accel_time_s'],
@@ -130,8 +153,8 @@ class IkNode(Node):
             return
         self.pub.publish(joint_trajectory_msg(batch.joint_names, batch.times, batch.q, batch.qd,
                                               stamp=msg.header.stamp,
-                                              frame_id=self.get_parameter('frame_id').value))
-        low = batch.min_abs_det < self.get_parameter('min_det_je_m2').value
+                                              frame_id=self.p.frame_id))
+        low = batch.min_abs_det < self.p.min_det_je_m2
         self._diag('warn' if low else 'ok',
                    f'solved {len(times)} points for {len(legs)} legs'
                    + (' near a singularity of the extended Jacobian' if low else ''),
@@ -143,17 +166,16 @@ class IkNode(Node):
         try:
             ik = self._solver()
             sched = ik.scheduler
-            r = self.get_parameter('stability_threshold_m').value
-            st = slope_stability(sched, self.get_parameter('slope_rad').value,
-                                 r=r if r > 0 else None, kin=ik.kin)
-            mu = self.get_parameter('friction_coefficient').value
+            r = self.p.stability_threshold_m
+            st = slope_stability(sched, self.p.slope_rad, r=r if r > 0 else None, kin=ik.kin)
+            mu = self.p.friction_coefficient
             fr = touchdown_friction(sched, mu)
             if not st.ok:
                 raise ValueError(f'slope stability check failed: |S1 - S2| = '
                                  f'{abs(st.s1 - st.s2):.4f} m > r = {st.r:.4f} m')
             if not all(f.ok for f in fr.values()):
                 raise ValueError(f'touchdown direction outside the friction cone (mu = {mu})')
-            self._gait = ik.gait_cycle(self.get_parameter('gait_dt_s').value)
+            self._gait = ik.gait_cycle(self.p.gait_dt_s)
         except (LegidError, ValueError) as exc:
             self._fail('start_gait refused', exc)
             response.success, response.message = False, str(exc)
@@ -187,7 +209,7 @@ class IkNode(Node):
             return
         self.pub.publish(joint_trajectory_msg(g.joint_names, g.times, g.q, g.qd,
                                               stamp=self.get_clock().now().to_msg(),
-                                              frame_id=self.get_parameter('frame_id').value))
+                                              frame_id=self.p.frame_id))
 
     @property
     def gait_running(self) -> bool:

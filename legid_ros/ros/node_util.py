@@ -1,23 +1,8 @@
-"""Small helpers shared by the legid nodes: parameters with descriptions, QoS profiles."""
+"""QoS profiles shared by the legid nodes (parameters: :mod:`legid_ros.ros.parameters`)."""
 
 from __future__ import annotations
 
-from typing import Dict, Tuple
-
-from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
-
-
-def declare(node, spec: Dict[str, Tuple[object, str]]) -> Dict[str, object]:
-    """Declare every ``name: (default, description)`` and return the current values.
-
-    Descriptions carry the unit, e.g. ``'window length [samples]'``.
-    """
-    out = {}
-    for name, (default, description) in spec.items():
-        node.declare_parameter(name, default, ParameterDescriptor(description=description))
-        out[name] = node.get_parameter(name).value
-    return out
 
 
 def sensor_qos(depth: int) -> QoSProfile:
@@ -32,3 +17,4 @@ def latched_qos(depth: int = 1) -> QoSProfile:
     return QoSProfile(history=HistoryPolicy.KEEP_LAST, depth=depth,
                       reliability=ReliabilityPolicy.RELIABLE,
                       durability=DurabilityPolicy.TRANSIENT_LOCAL)
+

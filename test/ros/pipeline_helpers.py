@@ -53,3 +53,20 @@ def spin_for(executor, seconds: float) -> None:
     end = time.monotonic() + seconds
     while time.monotonic() < end:
         executor.spin_once(timeout_sec=0.01)
+
+
+def set_remote(executor, client_node, target: str, **values) -> List:
+    """Set parameters of node ``target`` (e.g. '/buffer') through its ``set_parameters``
+    service, the way ``ros2 param set`` does; returns one SetParametersResult per value."""
+    from rcl_interfaces.srv import SetParameters
+
+    client = client_node.create_client(SetParameters, f'{target}/set_parameters')
+    try:
+        assert spin_until(executor, client.service_is_ready, 10.0), target
+        request = SetParameters.Request(parameters=[
+            Parameter(k, value=v).to_parameter_msg() for k, v in values.items()])
+        future = client.call_async(request)
+        assert spin_until(executor, future.done, 10.0), target
+        return list(future.result().results)
+    finally:
+        client_node.destroy_client(client)

@@ -14,12 +14,14 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from legid_ros.core.feedforward import (FeedforwardModel, PdFeedforwardController,
+from legid_ros.core.feedforward import (FeedforwardModel, PdFeedforwardController, PdGains,
                                         reflected_rotor_inertia)
 from legid_ros.core.inertial import get_parameters, parameter_names
 from legid_ros.core.robot import load_robot
 from legid_ros.ros.controller_node import DIAG_NAME, ControllerNode
 from legid_ros.ros.conversions import diagnostic_values, parameters_msg
+
+from pipeline_helpers import set_remote
 
 OUT_ORDER = ['knee', 'hip_abad', 'hip_flex']
 STATE_ORDER = ['hip_flex', 'knee', 'hip_abad']
@@ -89,9 +91,9 @@ def harness():
     rclpy.shutdown()
 
 
-def _expected(leg, pi=None):
+def _expected(leg, pi=None, gains=None):
     ff = FeedforwardModel(leg, pi=pi, rotor_inertia=reflected_rotor_inertia(leg))
-    ctl = PdFeedforwardController.for_robot(leg, ff)
+    ctl = PdFeedforwardController.for_robot(leg, ff, gains=gains)
     names = leg.actuated_joint_names
     out = ctl.step([Q[j] for j in names], [QD[j] for j in names], *[
         [REF[j][k] for j in names] for k in range(3)])
@@ -179,3 +181,21 @@ def test_whole_trajectory_is_held_at_its_last_point(harness):
                    np.zeros(3), np.zeros(3))
     order = [names.index(j) for j in OUT_ORDER]
     np.testing.assert_allclose(cmd.effort, out.tau[order], rtol=1e-9, atol=1e-9)
+
+
+def test_runtime_gains_change_the_command(harness):
+    """kp and kd set at run time (as ros2 param set does) are used from the next cycle on."""
+    leg = load_robot('leg3', floating_base=False)
+    names = leg.actuated_joint_names
+    harness.send_state()
+    harness.send_ref(names, [REF[j] for j in names])
+    _, tau = _expected(leg)
+    assert harness.spin_until(lambda: harness.cmd and np.allclose(harness.cmd[-1].effort, tau,
+                                                                  atol=1e-9))
+    gains = PdGains([100.0, 200.0, 300.0], [10.0, 20.0, 30.0])
+    results = set_remote(harness.ex, harness.io, harness.ctl.get_fully_qualified_name(),
+                         kp=gains.kp.tolist(), kd=gains.kd.tolist())
+    assert all(r.successful for r in results), [r.reason for r in results]
+    _, tau2 = _expected(leg, gains=gains)
+    assert not np.allclose(tau2, tau)
+    assert harness.spin_until(lambda: np.allclose(harness.cmd[-1].effort, tau2, atol=1e-9))

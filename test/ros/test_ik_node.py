@@ -15,7 +15,7 @@ from legid_ros.ros import conversions as cv
 from legid_ros.ros.conversions_ik import foot_targets_msg, joint_trajectory_arrays
 from legid_ros.ros.ik_node import DIAG_NAME, IkNode
 
-from pipeline_helpers import params, ros_context, spin_for, spin_until
+from pipeline_helpers import params, ros_context, set_remote, spin_for, spin_until
 
 pytestmark = pytest.mark.timeout(60)
 TH50 = math.radians(30.0)  # [rad]
@@ -85,6 +85,24 @@ def test_request_gives_the_right_joint_trajectory():
     assert np.max(np.abs(q_out - np.concatenate([q['lf'], q['rh']], axis=1))) < 1e-9
     assert len(pr.trajs[0].points[0].velocities) == 8
     assert not pr.errors()
+
+
+def test_runtime_parameters_apply_to_the_next_request():
+    """Gait values set at run time shape the next request; an inconsistent gait is refused."""
+    times, q, pos, vel = _known_request()
+    with ros_context() as (ctx, ex, nodes):
+        pr = Probe(ctx, ex, nodes)
+        results = set_remote(ex, pr.io, '/ik', landing_amplitude_rad=0.0,
+                             landing_front_rad=TH50, landing_hind_rad=TH50, frame_id='base')
+        assert all(r.successful for r in results), [r.reason for r in results]
+        bad, = set_remote(ex, pr.io, '/ik', duty=1.0)
+        assert not bad.successful and 'duty' in bad.reason
+        pr.pub.publish(foot_targets_msg(['lf', 'rh'], times, pos, vel))
+        assert spin_until(ex, lambda: len(pr.trajs) >= 1, 5.0)
+        assert pr.ik.p.duty == 0.5
+    _, _, q_out = joint_trajectory_arrays(pr.trajs[0])
+    assert pr.trajs[0].header.frame_id == 'base'
+    assert np.max(np.abs(q_out - np.concatenate([q['lf'], q['rh']], axis=1))) < 1e-9
 
 
 def test_unreachable_request_is_reported_not_published():
@@ -189,8 +207,9 @@ def test_config_yaml_matches_declared_defaults():
     from legid_ros.ros.ik_node import PARAMETERS
     path = Path(__file__).resolve().parents[2] / 'config' / 'ik.yaml'
     cfg = yaml.safe_load(path.read_text())['ik']['ros__parameters']
-    assert set(cfg) == set(PARAMETERS)
-    for name, (default, description) in PARAMETERS.items():
+    assert set(cfg) == {spec.name for spec in PARAMETERS}
+    for spec in PARAMETERS:
+        name, default, description = spec.name, spec.default, spec.description
         assert type(cfg[name]) is type(default), name
         assert cfg[name] == pytest.approx(default) if isinstance(default, float) else \
             cfg[name] == default
