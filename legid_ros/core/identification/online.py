@@ -1,10 +1,11 @@
 """Online identification: fold windows into sufficient statistics, solve a warm-started QP.
 
-Each window's rows (ZMP rows by default) are computed once and folded into
-``H = sum A^T A``, ``h = sum A^T b`` with a forgetting factor per sample; each
+The online form of the linear ZMP rows (our rebuild of the ZMP-feedback identification of Wu & Gao
+2021; torque and floating-base rows too). Each window's rows (ZMP rows by default) are computed
+once and folded into ``H = sum A^T A``, ``h = sum A^T b`` with a forgetting factor per sample; each
 :meth:`OnlineEstimator.update` solves the parameter QP of
-:class:`legid_ros.core.identification.solvers.qp.ParameterQP` (standard set, total-mass equality, bounds,
-regularisation toward CAD) warm-started from the last solution: its cost does not depend on
+:class:`legid_ros.core.identification.solvers.qp.ParameterQP` (standard set, total-mass equality,
+bounds, regularisation toward CAD) warm-started from the last solution: its cost does not depend on
 how long the estimator has been running.
 
 Rows are divided by ``row_sigma`` (expected noise: 2 mm for ZMP rows, 0.5 N.m for torques,
@@ -13,8 +14,8 @@ Rows are divided by ``row_sigma`` (expected noise: 2 mm for ZMP rows, 0.5 N.m fo
 
 With ``ankle_ft`` readings (:meth:`OnlineEstimator.add_window`), every sample where a foot
 swings adds six rows ``Y_S(q, v, a) pi_foot = [f, n]`` (the foot weighed by its ankle F/T,
-:mod:`legid_ros.core.identification.rows.foot_ft`), divided by ``ft_sigma`` (force [N], moment [N.m]) so
-they are unit-variance like the other rows. They only touch the foot's 10 columns and are
+:mod:`legid_ros.core.identification.rows.foot_ft`), divided by ``ft_sigma`` (force [N], moment
+[N.m]) so they are unit-variance like the other rows. They only touch the foot's 10 columns and are
 kept in statistics of their own (same forgetting), added to the main ones at each update: the
 ZMP alone cannot tell the foot mass from the shank's, the swinging foot's F/T weighs it.
 """
@@ -29,17 +30,18 @@ import numpy as np
 from legid_ros.core import signals
 from legid_ros.core.errors import BadInputError
 from legid_ros.core.identification.identifiability import DEFAULT_MAX_COND, excitation
+from legid_ros.core.identification.parameters.sets import StandardSet
+from legid_ros.core.identification.result import IdentResult
 from legid_ros.core.identification.rows.foot_ft import feet_regressors, foot_joint
 from legid_ros.core.identification.rows.linear import GRAVITY, Normal
-from legid_ros.core.identification.parameters.sets import StandardSet
+from legid_ros.core.identification.rows.regressors import (coulomb_viscous_columns,
+                                                           compute_regressors,
+                                                           support_base_state, zmp_rows)
+from legid_ros.core.identification.rows.zmp import model_zmp
 from legid_ros.core.identification.solvers.qp import ParameterQP
-from legid_ros.core.identification.result import IdentResult
 from legid_ros.core.identification.solvers.standard import DEFAULT_REG, standard_bounds
 from legid_ros.core.inertial import PARAMS_PER_LINK, check_consistency
-from legid_ros.core.identification.rows.regressors import (compute_regressors, friction_columns, support_base_state,
-                                       zmp_rows)
 from legid_ros.core.robot import Robot
-from legid_ros.core.identification.rows.zmp import model_zmp
 
 ROW_SIGMA = {'zmp': 0.002, 'torque': 0.5, 'floating': 1.0}
 FT_SIGMA = (2.0, 0.1)  # ankle F/T row scales: force [N], moment [N.m]
@@ -138,8 +140,8 @@ class OnlineEstimator:
             tau: Joint efforts (N, nj) [N.m] (methods 'torque', 'floating').
             foot_wrench: Per foot, wrench in its F/T frame (N, 6) (method 'floating').
             ankle_ft: Per foot, the raw ankle F/T reading ``[f, n]`` in its F/T frame (N, 6)
-                [N, N.m] (leg-on-foot wrench, :mod:`legid_ros.core.identification.rows.foot_ft`). Used on
-                the samples folded where that foot is not ``support`` and ``swing`` allows.
+                [N, N.m] (leg-on-foot wrench, :mod:`legid_ros.core.identification.rows.foot_ft`).
+                Used on the samples folded where that foot is not ``support`` and ``swing`` allows.
                 Samples whose reading is non-finite lose their F/T rows only (counted in
                 ``ft_dropped``).
             swing: Per foot of ``ankle_ft``, (N,) bool: the foot touches nothing (e.g. the
@@ -212,14 +214,14 @@ class OnlineEstimator:
         else:
             qdi = qd[idx]
             if self.method == 'torque':
-                a = np.concatenate([np.hstack([regs.torque[k], friction_columns(qdi[k])])
+                a = np.concatenate([np.hstack([regs.torque[k], coulomb_viscous_columns(qdi[k])])
                                     for k in range(idx.size)])
                 b = np.asarray(tau, float)[idx].reshape(-1)
             else:
                 blocks = []
                 for k in range(idx.size):
                     fr = np.zeros((self.robot.model.nv, self.nf))
-                    fr[6:] = friction_columns(qdi[k])
+                    fr[6:] = coulomb_viscous_columns(qdi[k])
                     blocks.append(np.hstack([regs.floating[k], fr]))
                 a = np.concatenate(blocks)
                 b = regs.floating_rhs.reshape(-1)

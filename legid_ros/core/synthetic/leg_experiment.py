@@ -1,8 +1,10 @@
 """The synthetic experiment on ``leg3``: friction sweeps, excitation design, excitation runs.
 
-Glue between the generic pieces (:mod:`legid_ros.core.friction`,
-:mod:`legid_ros.core.identification.excitation_trajectory`) and the leg: limits and settings come from the
-``identification`` block of ``config/leg3.yaml``.
+The protocol of the two-step identification of a geared leg (Xiao, Qian & Luo 2025: one
+constant-speed sweep per joint, then an optimised Fourier excitation), with the repeated,
+averaged runs of Zhu & Zhang. Glue between the generic pieces (:mod:`legid_ros.core.friction`,
+:mod:`legid_ros.core.identification.excitation_trajectory`) and the leg: limits and settings
+come from the ``identification`` block of ``config/leg3.yaml``.
 """
 
 from __future__ import annotations
@@ -11,17 +13,20 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from legid_ros.core.identification.excitation_trajectory import (ExcitationLimits, ExcitationResult, FourierExcitation,
-                                       optimise_excitation, random_excitation)
 from legid_ros.core.friction.fitting import FrictionFit, fit_model
 from legid_ros.core.friction.models import CoulombViscous, JointFriction
 from legid_ros.core.friction.sweep import (DEFAULT_SPEEDS, SweepFriction, SweepPlan,
                                            extract_friction, sweep_trajectory)
-from legid_ros.core.synthetic.leg import LegData, LegTruth, simulate
+from legid_ros.core.identification.excitation_trajectory import (ExcitationLimits,
+                                                                 ExcitationResult,
+                                                                 FourierExcitation,
+                                                                 optimise_excitation,
+                                                                 random_excitation)
 from legid_ros.core.identification.fixed_base import LegContext
 from legid_ros.core.identification.rows.drive import friction_columns, joint_limits
 from legid_ros.core.identification.solvers.least_squares import cond_ne
 from legid_ros.core.robot import Robot
+from legid_ros.core.synthetic.leg import LegData, LegTruth, simulate
 from legid_ros.core.signals import butter_zero_phase, finite_differences
 
 
@@ -89,7 +94,7 @@ def random_leg_excitation(ctx: LegContext, seed: int, period: Optional[float] = 
 def excitation_run(robot: Robot, truth: LegTruth, ex: FourierExcitation, cycles: int = 2,
                    reps: int = 5, seed: int = 0, rate: Optional[float] = None,
                    **noise) -> LegData:
-    """Simulate ``reps`` repetitions of an excitation and average them (seed 003)."""
+    """Simulate ``reps`` repetitions of an excitation and average them (Zhu & Zhang)."""
     rate = float(rate or ident_settings(robot).get('rate_hz', 500.0))
     t, q, qd, qdd = ex.sample(rate, cycles)
     runs = [simulate(robot, truth, t, q, qd, qdd, seed=seed + k, **noise) for k in range(reps)]
@@ -104,7 +109,7 @@ def sweep_joint(robot: Robot, truth: LegTruth, joint: int,
                 speeds: Sequence[float] = DEFAULT_SPEEDS,
                 reps: int = 5, seed: int = 0, rate: Optional[float] = None,
                 cutoff_hz: Optional[float] = None) -> SweepFriction:
-    """Run seed 001's sweep of one joint on the synthetic leg and extract its friction."""
+    """Sweep one joint of the synthetic leg (Xiao, Qian & Luo 2025), extract its friction."""
     cfg = ident_settings(robot)
     rate = float(rate or cfg.get('rate_hz', 500.0))
     cutoff = float(cutoff_hz or cfg.get('filter_cutoff_hz', 7.5))
@@ -126,31 +131,3 @@ def fit_sweeps(sweeps: Sequence[SweepFriction], joint_names: List[str], kind: st
         extra: Dict = {'seed': seed} if kind == 'piecewise' else {}
         fits.append(fit_model(kind, sw.speed, sw.tau_f, w, mirror=True, **extra))
     return JointFriction(list(joint_names), [f.model for f in fits]), fits
-
-
-def identify_leg_two_step(robot: Robot, truth: LegTruth, ctx: Optional[LegContext] = None,
-                          excitation: Optional[FourierExcitation] = None,
-                          sweep_reps: int = 5, cycles: int = 2, reps: int = 5, seed: int = 0,
-                          kind: str = 'piecewise'):
-    """Whole seed 001 two-step pipeline on the synthetic leg.
-
-    Sweeps every joint, fits ``kind`` per joint, designs (or uses) an excitation, runs it and
-    identifies link parameters + rotor inertias by the consistent SDP.
-
-    Returns:
-        ``(LegIdentResult, sweeps, excitation)``.
-    """
-    from legid_ros.core.synthetic.leg import preprocess
-    from legid_ros.core.identification.fixed_base import identify_two_step, leg_context
-
-    ctx = ctx or leg_context(robot)
-    names = list(ctx.drive.joint_names)
-    sweeps = [sweep_joint(robot, truth, j, reps=sweep_reps, seed=seed + 10 * j)
-              for j in range(len(names))]
-    friction, _ = fit_sweeps(sweeps, names, kind, seed=seed)
-    if excitation is None:
-        excitation = design_excitation(ctx, seed=seed).excitation
-    data = excitation_run(robot, truth, excitation, cycles=cycles, reps=reps, seed=seed + 100)
-    cutoff = float(ident_settings(robot).get('filter_cutoff_hz', 7.5))
-    q, qd, qdd, tau = preprocess(data, cutoff_hz=cutoff, decimate=5)
-    return identify_two_step(ctx, q, qd, qdd, tau, friction), sweeps, excitation

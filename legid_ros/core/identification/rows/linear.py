@@ -2,11 +2,13 @@
 
 Row kinds (``A x = b`` with ``x = [pi, friction]``):
 
-- 'zmp': seed 000's two rows per sample (:func:`legid_ros.core.identification.rows.regressors.zmp_rows`), ``b = 0``,
-  in metres; the total-mass equality makes the homogeneous problem well posed.
+- 'zmp': two rows per sample from the ZMP feedback of Wu & Gao 2021
+  (:func:`legid_ros.core.identification.rows.regressors.zmp_rows`), ``b = 0``, in metres; the
+  total-mass equality makes the homogeneous problem well posed.
 - 'torque': joint torques with the support foot as the fixed base plus viscous and Coulomb
   friction columns, ``b = tau`` (double-support samples dropped).
-- 'floating': seed 002's ``Y pi + [0; F] f = S^T tau + J_ft^T w_ft`` (base and joint rows;
+- 'floating': the Tencent patent application 2022's ``Y pi + [0; F] f = S^T tau + J_ft^T
+  w_ft`` (base and joint rows;
   the measured efforts include the friction torque ``F f``).
 
 Friction columns are eliminated by a Schur complement before the QP (so every QP is in the
@@ -22,7 +24,8 @@ import numpy as np
 
 from legid_ros.core.errors import BadInputError
 from legid_ros.core.identification.prepare import Samples
-from legid_ros.core.identification.rows.regressors import Regressors, compute_regressors, friction_columns, zmp_rows
+from legid_ros.core.identification.rows.regressors import (Regressors, compute_regressors,
+                                                           coulomb_viscous_columns, zmp_rows)
 from legid_ros.core.robot import Robot
 
 GRAVITY = 9.81  # [m/s^2]
@@ -82,7 +85,7 @@ def build_rows(samples: Samples, robot: Robot, kind: str,
             raise BadInputError('no single-support samples with joint efforts')
         blocks = [regs.torque[idx].reshape(-1, regs.torque.shape[2])]
         if friction:
-            blocks.append(np.concatenate([friction_columns(qd[k]) for k in idx]))
+            blocks.append(np.concatenate([coulomb_viscous_columns(qd[k]) for k in idx]))
         return Rows(np.hstack(blocks), samples.tau[idx].reshape(-1),
                     np.tile(np.arange(nj), idx.size), idx.size, nf, kind)
     if kind == 'floating':
@@ -93,7 +96,7 @@ def build_rows(samples: Samples, robot: Robot, kind: str,
         if friction:
             fr = np.zeros((n, nv, nf))
             for k in range(n):
-                fr[k, 6:] = friction_columns(qd[k])
+                fr[k, 6:] = coulomb_viscous_columns(qd[k])
             blocks.append(fr.reshape(-1, nf))
         return Rows(np.hstack(blocks), regs.floating_rhs.reshape(-1),
                     np.tile(np.arange(nv), n), n, nf, kind)

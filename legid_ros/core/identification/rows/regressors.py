@@ -9,7 +9,9 @@ acceleration are expressed in the base frame.
 - :func:`compute_regressors`: per sample, the whole-body contact wrench regressor in the world
   (``W pi = [f, n]`` of the ground on the robot, about the world origin), the joint-torque
   regressor with the support foot as the fixed base, and the full floating-base regressor.
-- :func:`zmp_rows`: seed 000's linear ZMP rows.
+- :func:`zmp_rows`: the linear ZMP rows (our rebuild of the ZMP-feedback identification of
+  Wu & Gao 2021).
+- :func:`coulomb_viscous_columns`: the joints' viscous and smoothed Coulomb friction columns.
 """
 
 from __future__ import annotations
@@ -48,8 +50,8 @@ def support_base_state(robot: Robot, q_j: np.ndarray, qd_j: np.ndarray, qdd_j: n
     its spatial velocity and acceleration are zero, which fixes the base twist and
     acceleration through the sole's frame Jacobian. With ``imu_quat`` the base roll and pitch
     come from the IMU instead (yaw still from the kinematics) and the base is placed so the
-    sole centre stays at the origin: the soft contact tilts the sole by ~1 mrad (seed 000,
-    physics note 1). In double support pass either foot.
+    sole centre stays at the origin: the soft contact tilts the sole by ~1 mrad, which the
+    flat-sole model of Wu & Gao 2021 ignores. In double support pass either foot.
 
     Args:
         robot: Floating-base robot.
@@ -122,7 +124,7 @@ def base_to_world(q_base: np.ndarray) -> np.ndarray:
     return x
 
 
-def friction_columns(qd: np.ndarray, v_coulomb: float = V_COULOMB) -> np.ndarray:
+def coulomb_viscous_columns(qd: np.ndarray, v_coulomb: float = V_COULOMB) -> np.ndarray:
     """Per joint viscous and (smoothed) Coulomb regressor ``[diag(qd), diag(tanh(qd/vc))]``.
 
     Args:
@@ -215,7 +217,7 @@ def compute_regressors(robot: Robot, q: np.ndarray, v: np.ndarray, a: np.ndarray
 
 
 def zmp_rows(wrench: np.ndarray, zmp: np.ndarray, fz: np.ndarray) -> np.ndarray:
-    """Seed 000's linear ZMP rows: the contact moment about the measured ZMP is vertical.
+    """Linear ZMP rows (Wu & Gao 2021, rebuilt): the moment about the measured ZMP is vertical.
 
     ``r_x = (W_ny + px W_fz) / fz`` and ``r_y = (py W_fz - W_nx) / fz``; ``r pi`` equals
     ``p_measured - p_model(pi)`` [m] when ``fz = W_fz pi``.

@@ -1,12 +1,14 @@
-"""Tests of legid_ros.core.identification.rows.regressors against pinocchio's RNEA and frame kinematics."""
+"""Tests of legid_ros.core.identification.rows.regressors against pinocchio's RNEA and frame
+kinematics."""
 
 import numpy as np
 import pinocchio as pin
 import pytest
 
 from legid_ros.core.inertial import get_parameters
-from legid_ros.core.identification.rows.regressors import (base_to_world, compute_regressors, friction_columns,
-                                       support_base_state, zmp_rows)
+from legid_ros.core.identification.rows.regressors import (base_to_world, compute_regressors,
+                                                           coulomb_viscous_columns,
+                                                           support_base_state, zmp_rows)
 from legid_ros.core.robot import load_robot
 
 
@@ -116,8 +118,8 @@ def test_zmp_rows_give_zmp_error_in_metres(robot):
     assert (rows @ pi).reshape(-1, 2) == pytest.approx(meas - model, abs=1e-12)
 
 
-def test_friction_columns_layout():
+def test_coulomb_viscous_columns_layout():
     """Viscous then smoothed-Coulomb columns, one joint per row."""
-    f = friction_columns(np.array([0.5, -2.0]))
+    f = coulomb_viscous_columns(np.array([0.5, -2.0]))
     assert f @ np.array([1.0, 2.0, 3.0, 4.0]) == pytest.approx(
         [0.5 + 3 * np.tanh(50), -4.0 - 4 * np.tanh(200)])
