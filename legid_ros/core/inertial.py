@@ -2,7 +2,10 @@
 
 A link's standard parameters are ``[m, m cx, m cy, m cz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz]``
 about the link (joint) frame origin, pinocchio's ``Inertia.toDynamicParameters()`` order.
-Units: [kg], [kg.m], [kg.m^2].
+Units: [kg], [kg.m], [kg.m^2]. Physical consistency (positive mass, inertia about the COM
+positive definite, as the Tencent patent application 2022 asks) is checked as a positive
+definite pseudo-inertia (:func:`pseudo_inertia_layout`, whose affine twin is the LMI of
+:mod:`legid_ros.core.identification.solvers.sdp`) plus the triangle inequalities.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Joint friction models (seeds 001 and 003) as small classes.
+"""Joint friction models as small classes (Xiao, Qian & Luo 2025; Zhu & Zhang).
 
 Every model maps joint velocity to friction torque, ``tau_f = model(qd)`` [N.m] for ``qd``
 [rad/s] of any shape (vectorised over samples). Models that are linear in their parameters
@@ -7,8 +7,10 @@ Every model maps joint velocity to friction torque, ``tau_f = model(qd)`` [N.m] 
 stacked as extra columns of an identification regressor. :class:`JointFriction` holds one
 model per joint and is vectorised over samples *and* joints: ``(N, nj) -> (N, nj)``.
 
-The sign is continuous, ``S(v) = tanh(k_v v)`` (seed 001), so the models are usable in a
-feedforward controller without chattering at reversal.
+The sign is continuous, ``S(v) = tanh(k_v v)`` (Xiao, Qian & Luo 2025), so the models are
+usable in a feedforward controller without chattering at reversal. :func:`smooth_sign` is the
+one smoothed Coulomb sign of the package: the floating-base joint-torque rows use it too, with
+their own velocity scale :data:`V_COULOMB`.
 """
 
 from __future__ import annotations
@@ -139,8 +141,8 @@ class Stribeck(FrictionModel):
     """Stribeck + viscous: ``[f_c + (f_s - f_c) exp(-(|v|/v_s)^2)] S(v) + f_v v``.
 
     Linear in ``(f_c, f_s, f_v)`` for a fixed Stribeck velocity ``v_s`` [rad/s] (the
-    "linear Stribeck" of seed 001); :func:`legid_ros.core.friction.fitting.fit_model` also
-    fits ``v_s``.
+    "linear Stribeck" of Xiao, Qian & Luo 2025);
+    :func:`legid_ros.core.friction.fitting.fit_model` also fits ``v_s``.
     """
 
     f_c: float = 0.0
@@ -161,10 +163,10 @@ class Stribeck(FrictionModel):
 
 @dataclass(repr=False)
 class ExponentialViscous(FrictionModel):
-    """Seed 003's asymmetric exponential-viscous law: ``f_c S(v) + f_v S(v)|v|^delta + f_o``.
+    """Zhu & Zhang's asymmetric exponential-viscous law: ``f_c S(v) + f_v S(v)|v|^delta + f_o``.
 
     Linear in ``(f_c, f_v, f_o)`` for a fixed exponent ``delta`` [-]; the offset ``f_o``
-    [N.m] makes it direction-asymmetric. [recon] formula of METHODS.md.
+    [N.m] makes it direction-asymmetric. The formula is our reconstruction (docs/methods.md).
     """
 
     f_c: float = 0.0
@@ -184,13 +186,13 @@ class ExponentialViscous(FrictionModel):
 
 @dataclass(repr=False)
 class Piecewise(FrictionModel):
-    """Seed 001's piecewise low/high-speed model, continuous at ``|v| = v_th``.
+    """The piecewise low/high-speed model of Xiao, Qian & Luo 2025, continuous at ``|v| = v_th``.
 
     Low speed (``|v| < v_th``), nonlinear (fitted by particle swarm):
     ``[f_sl + f_scl (1 - exp(-|v|/v_sl))] S(v) + f_vl v``.
     High speed, linear (fitted by weighted LS):
     ``f_sh S(v) + f_vh v + f1 v|v| + f2 v^3 + f3 v^3|v|``.
-    The structure is [paper]; the branch formulas are [recon] (METHODS.md).
+    The structure is the paper's; the branch formulas are our reconstruction (docs/methods.md).
 
     Attributes:
         v_th: Threshold speed [rad/s].

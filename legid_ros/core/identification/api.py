@@ -3,14 +3,17 @@
 Methods (rows are described in :mod:`legid_ros.core.identification.rows.linear`):
 
 ====================  =====================================================================
-``zmp_newton``        seed 000: Newton on eq. (9), reduced set (``param_set='standard'`` too)
+``zmp_newton``        ZMP feedback (Wu & Gao 2021): Newton on eq. (9), ZMP reduced set
+                      (``param_set='standard'`` too)
 ``zmp_qp``            linearised ZMP rows, standard set, OSQP
 ``torque_ls``         joint torques, support foot as fixed base, friction, WLS (standard set
-                      by QP, ``param_set='reduced'`` by Newton as in seed 000's Table 2, or
+                      by QP, ``param_set='reduced'`` by Newton as in Wu & Gao's Table 2, or
                       ``param_set='base'``: plain LS on base parameters + CAD prior)
-``floating_qp``       seed 002's floating-base rows (joint efforts + foot F/T), WLS, OSQP
+``floating_qp``       floating-base rows (joint efforts + foot F/T) of the Tencent patent
+                      application 2022, WLS, OSQP
 ``sdp``               any rows (``rows=`` 'zmp' default) + pseudo-inertia LMIs (cvxpy)
-``primitives``        any rows + seed 002's homogeneous primitive bodies (OSQP, masses >= eps)
+``primitives``        any rows + homogeneous primitive bodies (Tencent patent application
+                      2022; OSQP, masses >= eps)
 ====================  =====================================================================
 
 Options: every :class:`PrepareOptions` field (``diff``, ``cutoff_hz``, ``use_imu``, ...),
@@ -18,7 +21,8 @@ Options: every :class:`PrepareOptions` field (``diff``, ``cutoff_hz``, ``use_imu
 ``check`` (excitation check), ``pi_cad`` and the method's own options. For the reduced-set
 methods (``zmp_newton``; ``torque_ls`` with ``param_set='reduced'``): ``known`` (parameters
 measured otherwise, held fixed) and ``foot_from_ft=True`` (weigh the swinging feet with their
-ankle F/T sensors first, :mod:`legid_ros.core.identification.rows.foot_ft`, and hold the foot mass).
+ankle F/T sensors first, :mod:`legid_ros.core.identification.rows.foot_ft`, and hold the foot
+mass).
 """
 
 from __future__ import annotations
@@ -138,7 +142,7 @@ def _weigh_feet(samples, robot, opts, pi_cad):
 
 
 def _reduced_linear(rows, robot, method, total, pi_cad, reg=DEFAULT_REG, **opts):
-    """Linear rows on seed 000's reduced set by Newton (WLS weights from a CAD pass)."""
+    """Linear rows on the ZMP reduced set by Newton (WLS weights from a CAD pass)."""
     from legid_ros.core.identification.rows.linear import fold_rows, group_weights
     from legid_ros.core.identification.solvers.zmp_newton import identify_normal_newton
 

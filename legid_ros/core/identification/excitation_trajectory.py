@@ -1,10 +1,10 @@
 """Excitation trajectories: 5-harmonic Fourier series plus a 5th-order polynomial.
 
 ``q_j(t) = q0_j + sum_k [a_jk/(w_f k) sin(w_f k t) - b_jk/(w_f k) cos(w_f k t)] + p_j(t)``
-where the quintic ``p_j`` makes the offset from ``q0``, the velocity and the acceleration
-zero at ``t = 0`` and ``t = T`` (smooth start and stop, seeds 001 and 003). Every sample of
-``q, qd, qdd`` is linear in the coefficients, so position, velocity and acceleration limits
-are linear constraints; the coefficients are optimised (SLSQP) to minimise the condition
+where the quintic ``p_j`` makes the offset from ``q0``, the velocity and the acceleration zero at
+``t = 0`` and ``t = T`` (smooth start and stop; Xiao, Qian & Luo 2025 and Zhu & Zhang). Every
+sample of ``q, qd, qdd`` is linear in the coefficients, so position, velocity and acceleration
+limits are linear constraints; the coefficients are optimised (SLSQP) to minimise the condition
 number of the base regressor.
 """
 
@@ -160,7 +160,7 @@ def optimise_excitation(cond_of: Callable[[FourierExcitation], float], nj: int, 
         period: Base period [s].
         limits: The limits.
         q0: Centre positions [rad] (default: middle of the position limits).
-        n_harm: Harmonics (5 in the seeds).
+        n_harm: Harmonics (5 in both papers).
         n_grid: Time samples on which the limits are enforced.
         seed, starts: Random initial points; the best converged start is kept.
         maxiter: SLSQP iterations per start.

@@ -1,4 +1,11 @@
-"""Seed 001's identification of the geared leg: two-step (friction first) and unified.
+"""Identification of a geared fixed-base leg: two-step (friction first) and unified.
+
+The two-step identification of Xiao, Qian & Luo 2025, built from the same pieces as the
+floating-base methods: the rigid-body + rotor + friction rows of
+:mod:`legid_ros.core.identification.rows.drive`, the base parameters of
+:mod:`legid_ros.core.identification.parameters.base`, the leg SDP of
+:mod:`legid_ros.core.identification.solvers.sdp`, and the
+:class:`legid_ros.core.identification.result.LegIdentResult` it returns.
 
 Two-step: friction per joint from the constant-speed sweep (any model of
 :mod:`legid_ros.core.friction`), subtracted from the excitation torques, then link
@@ -18,8 +25,8 @@ import pinocchio as pin
 from legid_ros.core.errors import BadInputError
 from legid_ros.core.friction.models import (CoulombViscous, FrictionModel, JointFriction,
                                             Stribeck)
-from legid_ros.core.identification.result import LegIdentResult
 from legid_ros.core.identification.parameters.base import BaseParameters, base_parameters
+from legid_ros.core.identification.result import LegIdentResult
 from legid_ros.core.identification.rows.drive import (Drive, drive_of, friction_columns,
                                                       joint_limits, rigid_rotor_regressor,
                                                       theta_names)
@@ -126,7 +133,7 @@ def _result(ctx: LegContext, method: str, theta: np.ndarray, friction: JointFric
 
 def identify_two_step(ctx: LegContext, q, qd, qdd, tau, friction: JointFriction
                       ) -> LegIdentResult:
-    """Step 2 of seed 001: subtract the sweep-identified friction, then the consistent SDP.
+    """Step 2 of Xiao, Qian & Luo 2025: subtract the sweep friction, then the consistent SDP.
 
     Args:
         ctx: Leg context.
@@ -170,7 +177,7 @@ def identify_unified(ctx: LegContext, q, qd, qdd, tau,
 
 
 def unified_cv(ctx: LegContext, q, qd, qdd, tau, k_v: float = 200.0) -> LegIdentResult:
-    """Unified Coulomb-viscous identification (seed 001's first baseline)."""
+    """Unified Coulomb-viscous identification (the first baseline of Xiao, Qian & Luo 2025)."""
     models = [CoulombViscous(k_v=k_v) for _ in ctx.drive.joint_names]
     return identify_unified(ctx, q, qd, qdd, tau, models, 'unified_cv')
 

@@ -216,7 +216,7 @@ def relative_std(a: np.ndarray, y: np.ndarray):
 def f_test_reduction(a: np.ndarray, y: np.ndarray, names: List[str], start: float = 60.0,
                      step: float = 5.0, stop: float = 5.0, level: float = 0.95
                      ) -> FTestResult:
-    """Seed 003's reduction on the (whitened, outlier-free) system ``a x = y``."""
+    """The F-test reduction of Zhu & Zhang on the (whitened, outlier-free) system ``a x = y``."""
     if a.shape[1] != len(names):
         raise BadInputError(f'{a.shape[1]} columns but {len(names)} names')
     x, eps, rss = relative_std(a, y)

@@ -1,5 +1,8 @@
 """From a :class:`Recording` to the floating-base samples every method uses.
 
+The measurement side of the ZMP-feedback identification of Wu & Gao 2021 (support foot flat
+and still, measured ZMP from the sole sensors), shared by every floating-base method.
+
 Steps: drop non-finite samples (counted and reported); zero-phase Butterworth on joint
 positions and foot forces (same filter on both, so measured and model ZMP see the same
 bandwidth); velocities and accelerations by Savitzky-Golay ('savgol') or central finite
@@ -36,13 +39,13 @@ class PrepareOptions:
         cutoff_hz: Zero-phase Butterworth cut-off on positions and forces [Hz]
             (None or >= Nyquist: no filter).
         zmp_source: 'auto' (sole sensors if present, else wrenches), 'fsr', 'wrench', 'true'.
-        use_imu: Base roll/pitch from the IMU (seed 000 physics note 1).
+        use_imu: Base roll/pitch from the IMU (halves the model ZMP's error floor in physics).
         base: 'support' (kinematics from the support foot) or 'true' (ground truth).
         support: 'auto' (from the forces), or a foot name for every sample.
         contact_fraction: A foot is in contact above this fraction of the total weight.
         step: Keep every step-th sample after filtering and differentiation (e.g. 10 turns
             1 kHz into 100 Hz; choose the cut-off below the new Nyquist frequency).
-        lag: If set, seed 000's first-order lag filter constant on the measured ZMP instead
+        lag: If set, Wu & Gao's first-order lag filter constant on the measured ZMP instead
             of the Butterworth on the forces.
         edge_s: Time dropped at each end of the recording [s] (None: ``3 / cutoff_hz`` when
             the Butterworth filter runs, else 0; nothing is dropped from recordings shorter

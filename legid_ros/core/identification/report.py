@@ -1,4 +1,8 @@
-"""Identification report: plots (measured vs predicted ZMP) and a parameter table (markdown)."""
+"""Identification report: plots (measured vs predicted ZMP) and a parameter table (markdown).
+
+The validation of Wu & Gao 2021: the model ZMP of an identified set against the measured one,
+and the ZMP reduced set next to CAD.
+"""
 
 from __future__ import annotations
 

@@ -4,12 +4,12 @@
   :func:`legid_ros.core.identification.api.identify` and the online estimator return them
   (with the fit, the excitation report and the physical consistency);
 - :class:`LegIdentResult`: the fixed-base use (:mod:`legid_ros.core.identification.fixed_base`,
-  :mod:`legid_ros.core.identification.solvers.robust`), what the feedforward controller
-  consumes: the links' consistent standard parameters, the rotor inertias and the per-joint
-  friction model. ``result.torque(robot, q, qd, qdd)`` predicts joint torques;
-  ``result.model(robot)`` returns a pinocchio model carrying the identified inertias and the
-  reflected rotor inertias as ``armature``; ``to_dict``/``from_dict`` and ``save``/``load``
-  round-trip through YAML.
+  :mod:`legid_ros.core.identification.solvers.robust`), what the feedforward controller of
+  Xiao, Qian & Luo 2025 consumes: the links' consistent standard parameters, the rotor
+  inertias and the per-joint friction model. ``result.torque(robot, q, qd, qdd)`` predicts
+  joint torques; ``result.model(robot)`` returns a pinocchio model carrying the identified
+  inertias and the reflected rotor inertias as ``armature``; ``to_dict``/``from_dict`` and
+  ``save``/``load`` round-trip through YAML.
 """
 
 from __future__ import annotations

@@ -4,7 +4,8 @@ Torques come from pinocchio's inverse dynamics with the *true* link parameters (
 perturbed), plus the reflected rotor inertias, plus :class:`TrueFriction`; the joint
 torque is measured through the motor current (``tau = ratio k_t i``) with Gaussian current
 noise, positions through an encoder with Gaussian noise. Velocities and accelerations are
-re-derived from the filtered positions (seed 003) by :func:`preprocess`.
+re-derived from the filtered positions (as Zhu & Zhang do) by :func:`preprocess`. The leg is
+the geared leg of the two-step identification of Xiao, Qian & Luo 2025.
 """
 
 from __future__ import annotations
@@ -193,11 +194,11 @@ def simulate(robot: Robot, truth: LegTruth, t: np.ndarray, q: np.ndarray, qd: np
 
 def preprocess(data: LegData, cutoff_hz: float = 7.5, filter_torque: bool = False,
                decimate: int = 1):
-    """Zero-phase 4th-order Butterworth on positions, then derivatives (seed 003).
+    """Zero-phase 4th-order Butterworth on positions, then derivatives (Zhu & Zhang).
 
     Args:
         data: The run.
-        cutoff_hz: Cut-off [Hz] (seed 003: 7.5).
+        cutoff_hz: Cut-off [Hz] (Zhu & Zhang: 7.5).
         filter_torque: Also filter the torques with the same filter (not for robust LS).
         decimate: Keep every ``decimate``-th sample after filtering.
 

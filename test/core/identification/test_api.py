@@ -5,11 +5,11 @@ import pytest
 
 from legid_ros.core.errors import InfeasibleProblemError, NotIdentifiableError
 from legid_ros.core.identification.api import identify
-from legid_ros.core.identification.rows.linear import regressors_for
 from legid_ros.core.identification.parameters.sets import ReducedSet
 from legid_ros.core.identification.prepare import prepare
-from legid_ros.core.metrics import zmp_deviation
+from legid_ros.core.identification.rows.linear import regressors_for
 from legid_ros.core.identification.rows.zmp import model_zmp
+from legid_ros.core.metrics import zmp_deviation
 
 
 @pytest.fixture(scope='module')
@@ -25,7 +25,7 @@ def validate(biped, samples_b):
 def _check_identifiable_masses(biped, pi, pi_true, tol_pct):
     red = ReducedSet(biped)
     x, xt = red.from_standard(pi), red.from_standard(pi_true)
-    # trunk, thigh, and shank + foot (the separable combinations, seed 000 physics note 2)
+    # trunk, thigh, and shank + foot (the combinations the ZMP separates, see equivalence.py)
     got = [x[4], x[5], x[6] + x[7]]
     want = [xt[4], xt[5], xt[6] + xt[7]]
     err = 100 * np.abs(np.subtract(got, want)) / np.array(want)
@@ -33,7 +33,7 @@ def _check_identifiable_masses(biped, pi, pi_true, tol_pct):
 
 
 def test_zmp_newton_reduced_set_recovers_truth(biped, run_a, samples_a, validate):
-    """Seed 000's Newton method: validation ZMP at the noise floor, identifiable masses."""
+    """ZMP Newton (Wu & Gao 2021): validation ZMP at the noise floor, identifiable masses."""
     res = identify(run_a, biped, 'zmp_newton', samples=samples_a)
     assert res.info['converged']
     assert validate(res.pi) < 0.6 < validate(run_a.pi_cad) / 5
@@ -72,7 +72,7 @@ def test_torque_baseline_suffers_from_realistic_efforts(biped, run_a, samples_a,
 
 
 def test_floating_and_primitives_are_consistent(biped, run_simple, validate):
-    """Floating-base QP fits; seed 002's primitive bodies are always consistent."""
+    """Floating-base QP fits; primitive bodies (Tencent patent) are always consistent."""
     samples = prepare(run_simple, biped)
     res = identify(run_simple, biped, 'floating_qp', samples=samples)
     assert np.median(res.friction[12:]) == pytest.approx(1.2, rel=0.05)

@@ -4,8 +4,11 @@ import numpy as np
 import pytest
 
 from legid_ros.core.errors import InfeasibleProblemError, SolverError
-from legid_ros.core.identification.excitation_trajectory import (ExcitationLimits, FourierExcitation, excitation_basis,
-                                       optimise_excitation, random_excitation)
+from legid_ros.core.identification.excitation_trajectory import (ExcitationLimits,
+                                                                 FourierExcitation,
+                                                                 excitation_basis,
+                                                                 optimise_excitation,
+                                                                 random_excitation)
 
 LIMITS = ExcitationLimits(np.array([-1.0, -0.5]), np.array([1.0, 1.5]), np.array([2.0, 3.0]),
                           np.array([10.0, 15.0]))

@@ -1,8 +1,9 @@
-"""Parameter sets the ZMP cannot tell apart from the truth (seed 000's reduced set).
+"""Parameter sets the ZMP cannot tell apart from the truth (the ZMP reduced set).
 
-On single-support data the model ZMP of seed 000's reduced set is *exactly* invariant along
-one curve through every parameter point: mass moved between thigh, shank and foot (and a
-little trunk) together with their axial COM offsets (at the seed-000 truth the tangent is
+On single-support data the model ZMP of the ZMP reduced set (Wu & Gao 2021) is *exactly* invariant
+along one curve through every parameter point: mass moved between thigh, shank and foot (and a
+little trunk) together with their axial COM offsets (at the truth of Wu & Gao's Table 2 the tangent
+is
 ``+1 m_thigh - 0.84 m_shank - 0.18 m_foot + 0.05 m_trunk`` kg with ``+10.6 lc_thigh
 +28 lc_shank +11 lc_foot`` mm per kg). The curve does not depend on the motion: it is a
 redistribution the rigid-body dynamics cannot see (point mass across the knee and ankle

@@ -1,4 +1,5 @@
-"""Seed 002: physically consistent identification by homogeneous primitive bodies.
+"""Physically consistent identification by homogeneous primitive bodies (Tencent patent
+application 2022).
 
 Each link listed under ``primitives:`` in the description YAML is split into homogeneous
 bodies (cuboid ``size [a, b, c]``, cylinder and cone ``radius, length`` along z, sphere
@@ -128,7 +129,7 @@ def identify_primitives(rows: Rows, robot: Robot, total_mass: float,
                         pi_cad: Optional[np.ndarray] = None, reg: float = DEFAULT_REG,
                         eps_mass: float = EPS_MASS, max_cond: float = DEFAULT_MAX_COND,
                         check: bool = True) -> IdentResult:
-    """Seed 002's primitive-body identification (see the module docstring)."""
+    """Primitive-body identification (see the module docstring)."""
     t0 = time.perf_counter()
     param = StandardSet(robot, pi_cad)
     cad = param.cad()

@@ -1,4 +1,4 @@
-"""Seed 000's reduced parameterisation: symmetric legs, axial COM, masses.
+"""The ZMP reduced set (Wu & Gao 2021): symmetric legs, axial COM, masses.
 
 ``Phi = [lc_0, .., lc_{G-1}, m_0, .., m_{G-1}]`` over the description's link groups (trunk,
 thigh, shank, foot for the biped): each link in group g has COM ``lc_g * axis_g`` [m] and mass
@@ -27,7 +27,7 @@ class _Member:
 
 
 class ReducedParameterization:
-    """Map between seed 000's reduced set ``Phi`` and the standard parameters ``pi``.
+    """Map between the ZMP reduced set ``Phi`` and the standard parameters ``pi``.
 
     Args:
         robot: Robot whose description has ``link_groups``.

@@ -1,10 +1,10 @@
 """Parameterisations ``pi = pi(x)`` of the standard inertial parameters.
 
-Every identification method works on some ``x``: the standard set itself, seed 000's reduced
-set (axial COM + mass per link group), or point masses. Each class gives ``to_standard(x)``,
-``jacobian(x) = d pi / d x``, ``curvature(x, g) = sum_k g_k d2 pi_k / dx2`` (for Newton's
-Hessian), ``names``, ``cad()`` and ``mass_row()`` (``mass_row() . x`` + ``fixed_mass`` is the
-total mass [kg]).
+Every identification method works on some ``x``: the standard set itself, the ZMP reduced set of Wu
+& Gao 2021 (axial COM + mass per link group), or point masses. Each class gives ``to_standard(x)``,
+``jacobian(x) = d pi / d x``, ``curvature(x, g) = sum_k g_k d2 pi_k / dx2`` (for Newton's Hessian),
+``names``, ``cad()`` and ``mass_row()`` (``mass_row() . x`` + ``fixed_mass`` is the total mass
+[kg]).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from legid_ros.core.robot import Robot
 
 
 def point_mass_parameters(pi: np.ndarray) -> np.ndarray:
-    """Same masses and COMs, zero inertia about each COM (seed 000's point-mass form)."""
+    """Same masses and COMs, zero inertia about each COM (Wu & Gao's point-mass form)."""
     out = np.array(pi, float)
     for i in range(out.size // PARAMS_PER_LINK):
         m, h, _ = unpack(out[PARAMS_PER_LINK * i:PARAMS_PER_LINK * (i + 1)])
@@ -89,12 +89,12 @@ class StandardSet:
 
 
 class ReducedSet:
-    """Seed 000's reduced set ``[lc_g..., m_g...]`` (see :mod:`legid_ros.core.identification.parameters.reduced`).
+    """The ZMP reduced set ``[lc_g..., m_g...]`` of Wu & Gao 2021 (see :mod:`.reduced`).
 
     Args:
         robot: Robot with ``link_groups``.
         pi_cad: CAD parameters (default: the model's).
-        point_mass: Zero every inertia about the COM (seed 000's point-mass model).
+        point_mass: Zero every inertia about the COM (Wu & Gao's point-mass model).
         lc_scale: Scale (prior spread) of each axial COM offset [m].
         mass_scale: Scale of each mass, as a fraction of its CAD value.
     """

@@ -1,10 +1,12 @@
-"""Identification regressor of a geared fixed-base leg: rigid body + rotor + friction columns.
+"""Identification rows of a geared fixed-base leg: rigid body + rotor + friction columns.
 
-Parameter vector ``theta = [pi (10 per link, pinocchio order), J (one per joint)]`` where ``J``
-is the rotor inertia on the motor side [kg.m^2]; its column is ``ratio^2 qdd`` on its joint's
-row. Rows are stacked sample-major: row ``3 k + j`` is joint ``j`` at sample ``k``.
-Base parameters come from a QR decomposition with column pivoting of the regressor on random
-states (seed 001).
+The leg model of the two-step identification of Xiao, Qian & Luo 2025. Parameter vector
+``theta = [pi (10 per link, pinocchio order), J (one per joint)]`` where ``J`` is the rotor
+inertia on the motor side [kg.m^2]; its column is ``ratio^2 qdd`` on its joint's row. Rows are
+stacked sample-major: row ``3 k + j`` is joint ``j`` at sample ``k``. Friction columns are
+those of any linear :class:`legid_ros.core.friction.models.FrictionModel`. The base parameters
+of these rows come from the shared QR of :mod:`legid_ros.core.identification.parameters.base`
+(:func:`legid_ros.core.identification.fixed_base.leg_base_parameters`).
 """
 
 from __future__ import annotations

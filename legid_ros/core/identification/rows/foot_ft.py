@@ -11,9 +11,9 @@ with ``Y_S`` pinocchio's body regressor of the foot (gravity included) moved to 
 weighs the foot: six linear rows per sample in the foot's mass and first moment. This is the
 one piece the ZMP cannot give (a point mass at the ankle, on the shank or on the foot, moves
 the ZMP identically: :mod:`legid_ros.core.identification.parameters.equivalence`), so
-:func:`identify_foot_ft` feeds seed 000's reduced set a measured foot mass.
+:func:`identify_foot_ft` feeds the ZMP reduced set (Wu & Gao 2021) a measured foot mass.
 
-The inertia about the COM is held at the reference (CAD) value, as in seed 000's reduced set;
+The inertia about the COM is held at the reference (CAD) value, as in the ZMP reduced set;
 the first-moment rows are solved by weighted least squares (force and moment rows weighted by
 their residual spread), the inertia about the joint updated from the new COM, three times.
 """
@@ -109,7 +109,7 @@ class FootFt:
 
 @dataclass
 class FootFtResult:
-    """Feet weighed by their ankle F/T sensors, and what seed 000's reduced set takes of it.
+    """Feet weighed by their ankle F/T sensors, and what the ZMP reduced set takes of it.
 
     Attributes:
         feet: Per foot, :class:`FootFt`.
@@ -226,7 +226,7 @@ def identify_foot_ft(robot: Robot, samples, pi_ref: np.ndarray,
                      feet: Optional[List[str]] = None, min_samples: int = 50) -> FootFtResult:
     """Weigh every foot that swings with its ankle F/T; the foot group's mass to hold.
 
-    Feet that never swing are skipped; at least one must be weighed. For seed 000's reduced
+    Feet that never swing are skipped; at least one must be weighed. For the ZMP reduced
     set the group mass is the sample-weighted mean over the weighed feet of the group.
 
     Raises:

@@ -1,14 +1,16 @@
 """Model ZMP from the whole-body wrench regressor, with derivatives in the parameters.
 
-With ``W`` the world wrench regressor of a sample (:func:`legid_ros.core.identification.rows.regressors.
-compute_regressors`), the ground-on-robot wrench is ``W pi = [f, n]`` about the world origin,
-and the ZMP on the ground ``z = 0`` is::
+The model ZMP of the ZMP-feedback identification of Wu & Gao 2021. With ``W`` the world wrench
+regressor of a sample (:func:`legid_ros.core.identification.rows.regressors.compute_regressors`),
+the ground-on-robot wrench is ``W pi = [f, n]`` about the world origin, and the ZMP on the ground
+``z = 0`` is::
 
     x = -(W_ny pi) / (W_fz pi),    y = (W_nx pi) / (W_fz pi)
 
-This is the full rigid-body form (each link's ``I w' + w x I w`` is inside ``W``). Seed 000's
-point-mass form (eqs. 5-8) is the same expression evaluated at
-:func:`legid_ros.core.identification.parameters.sets.point_mass_parameters` (zero inertia about every COM).
+This is the full rigid-body form (each link's ``I w' + w x I w`` is inside ``W``). The
+paper's point-mass form (eqs. 5-8) is the same expression evaluated at
+:func:`legid_ros.core.identification.parameters.sets.point_mass_parameters` (zero inertia
+about every COM).
 
 For ``x = -u / w`` with ``u = a.pi``, ``w = b.pi``: ``grad = -(a + x b) / w`` and
 ``Hess = -(b grad^T + grad b^T) / w`` (exact; checked against finite differences in the tests).
@@ -36,7 +38,7 @@ def model_zmp(wrench: np.ndarray, pi: np.ndarray, form: str = 'rigid'
     Args:
         wrench: World wrench regressors (N, 6, P).
         pi: Standard parameters (P,).
-        form: 'rigid' (full) or 'point_mass' (seed 000's eq. 8).
+        form: 'rigid' (full) or 'point_mass' (Wu & Gao's eq. 8).
 
     Returns:
         ZMP (N, 2) [m] and vertical contact force (N,) [N].
@@ -106,7 +108,7 @@ def zmp_derivatives(wrench: np.ndarray, pi: np.ndarray, hessian: bool = True):
 
 @dataclass
 class ZmpObjectiveValue:
-    """Value of seed 000's cost ``e = sum_j w_j |p_model_j - p_meas_j|^2`` [m^2].
+    """Value of Wu & Gao's cost ``e = sum_j w_j |p_model_j - p_meas_j|^2`` [m^2].
 
     Attributes:
         e: Cost [m^2] (plus regularisation).
@@ -124,7 +126,7 @@ class ZmpObjectiveValue:
 
 
 class ZmpObjective:
-    """Seed 000's eq. (9) in a parameterisation, with optional regularisation toward CAD.
+    """Wu & Gao's eq. (9) in a parameterisation, with optional regularisation toward CAD.
 
     ``e(x) = sum_j w_j [(x'_j - x_j)^2 + (y'_j - y_j)^2]
     + N reg sum_k ((x_k - x_cad_k) / s_k)^2`` with ``s`` the parameterisation's scales and the

@@ -1,7 +1,11 @@
 """Solvers every identification ends in.
 
-The parameter QP (OSQP, :mod:`.qp`), the two-pass weighted solve of the linear methods
-(:mod:`.standard`), projected Newton (:mod:`.newton`, :mod:`.zmp_newton`), LMI-constrained
-least squares (cvxpy SDP, :mod:`.sdp`) and the robust three-loop identification
-(:mod:`.robust`).
+- :mod:`.qp`: the parameter QP (OSQP) and the projection on the mass plane and box;
+- :mod:`.standard`: the two-pass weighted solve of the linear methods, and plain LS on base
+  parameters;
+- :mod:`.newton`, :mod:`.zmp_newton`: projected Newton and the ZMP method of Wu & Gao 2021;
+- :mod:`.sdp`: the pseudo-inertia LMI SDP (cvxpy), one builder and one solve for the
+  floating-base robots and the fixed-base geared leg (Xiao, Qian & Luo 2025);
+- :mod:`.robust`: the robust three-loop identification of Zhu & Zhang on the geared leg;
+- :mod:`.least_squares`: least squares and condition number through the normal equations.
 """

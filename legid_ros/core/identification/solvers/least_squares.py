@@ -1,7 +1,7 @@
 """Least squares through the normal equations, and the condition number of a tall matrix.
 
 Used where the matrix is tall and the solve repeated (the fixed-base leg's robust loops,
-relative standard deviations and the F-test of
+relative standard deviations and F-test of Zhu & Zhang in
 :mod:`legid_ros.core.identification.identifiability`, the excitation design's cost): a
 Cholesky of ``A^T A`` is far cheaper than a QR/SVD of ``A`` when BLAS threads compete for
 cores.

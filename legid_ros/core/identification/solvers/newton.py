@@ -1,4 +1,4 @@
-"""Seed 000's solver: projected Newton with steepest-descent fallback.
+"""The solver of Wu & Gao 2021: projected Newton with steepest-descent fallback.
 
 Each iteration (eq. 11): the Newton step ``dx = -H^-1 G`` restricted to the mass plane
 ``c . x = M`` (null-space form ``-Z (Z^T H Z)^-1 Z^T G``, the exact projected Newton step);

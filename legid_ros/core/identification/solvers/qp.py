@@ -1,6 +1,7 @@
 """Parameter-space QP solved by OSQP, and Euclidean projection on the mass plane and box.
 
-The QP every linear method ends in (ZMP rows, torque rows, floating-base rows, online)::
+The QP every linear method ends in (the linear ZMP rows and joint-torque rows of Wu & Gao
+2021, the floating-base rows of the Tencent patent application 2022, online)::
 
     min_x  (x^T H x - 2 h^T x) / n + reg * sum_k ((x_k - x_cad_k) / s_k)^2
     s.t.   c . x = M_free,   lb <= x <= ub

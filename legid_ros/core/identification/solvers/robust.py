@@ -1,4 +1,8 @@
-"""Seed 003's robust three-loop identification with the exponential-viscous friction law.
+"""Robust three-loop identification with the exponential-viscous friction law (Zhu & Zhang).
+
+Runs on the fixed-base geared leg (:mod:`legid_ros.core.identification.fixed_base`); every
+solve is the leg SDP of :mod:`legid_ros.core.identification.solvers.sdp`, and the final
+unconstrained WLS state feeds the F-test of :mod:`legid_ros.core.identification.identifiability`.
 
 - inner loop: estimate the ``nj x nj`` joint-noise covariance from the residuals, whiten
   every sample with it, solve the consistent LS (SDP), repeat until the covariance settles;

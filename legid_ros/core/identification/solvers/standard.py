@@ -1,5 +1,8 @@
 """Common solve of the linear methods on the standard set (ZMP QP, torque LS, floating QP).
 
+The linear ZMP rows and the joint-torque baseline of Wu & Gao 2021 and the floating-base rows
+of the Tencent patent application 2022 end here.
+
 Two passes of weighted least squares: the rows of each group (x/y for ZMP, one per joint for
 torques, one per generalised coordinate for the floating base) are divided by the group's RMS
 residual, first at CAD, then at the first solution, so every group counts by its noise and
@@ -104,11 +107,12 @@ def solve_base(rows: Rows, robot: Robot, method: str, total_mass: float,
                pi_cad: Optional[np.ndarray] = None, tol: float = 1e-8) -> IdentResult:
     """Plain weighted LS on the base parameters, standard parameters back with the CAD prior.
 
-    Columns (standard parameters and friction, scaled) are reduced to the base parameters by
-    QR with column pivoting (:mod:`legid_ros.core.identification.parameters.base`); the base parameters are
-    the unconstrained LS solution (rows weighted by their group's RMS at CAD); the standard
-    parameters are the ones closest to CAD (scaled norm) that reproduce them. No mass equality,
-    no bounds, no regularisation: the classic baseline, not necessarily physically consistent.
+    Columns (standard parameters and friction, scaled) are reduced to the base parameters by QR
+    with column pivoting (:mod:`legid_ros.core.identification.parameters.base`); the base
+    parameters are the unconstrained LS solution (rows weighted by their group's RMS at CAD); the
+    standard parameters are the ones closest to CAD (scaled norm) that reproduce them. No mass
+    equality, no bounds, no regularisation: the classic baseline, not necessarily physically
+    consistent.
     """
     from legid_ros.core.errors import BadInputError
     from legid_ros.core.identification.parameters.base import base_parameters

@@ -1,8 +1,9 @@
-"""Seed 000's ZMP identification (nonlinear least squares, Newton) and the reduced-set LS.
+"""ZMP-feedback identification (Wu & Gao 2021): nonlinear LS by Newton, and the reduced-set LS.
 
 ``identify_zmp_newton``: minimise eq. (9), the mean squared distance between the model ZMP
-and the measured ZMP, over seed 000's reduced set (default) or the standard set, subject to
-the total-mass equality and box bounds, by :func:`legid_ros.core.identification.solvers.newton.newton_solve`.
+and the measured ZMP, over the ZMP reduced set (default) or the standard set, subject to
+the total-mass equality and box bounds, by
+:func:`legid_ros.core.identification.solvers.newton.newton_solve`.
 Optional regularisation toward CAD: ``reg * sum ((x - x_cad) / s)^2`` with ``reg`` in [m^2]
 (default ``DEFAULT_REG_M2``: one scale unit, i.e. 2 cm of COM or 20 % of a mass, costs as
 much as 0.32 mm of RMS ZMP error).
@@ -61,7 +62,7 @@ def known_bounds(param, lb: np.ndarray, ub: np.ndarray, known: Optional[dict]):
         lb, ub: Box before pinning.
         known: Parameter name -> value in SI units ([kg] masses, [m] COM offsets), e.g. a
             link weighed on a scale: ``{'m_foot': 1.26}``. Both legs' links of a group share
-            the value (seed 000's symmetric legs).
+            the value (the symmetric legs of the ZMP reduced set).
 
     Raises:
         BadInputError: Unknown name or non-finite value.
@@ -90,7 +91,7 @@ def identify_zmp_newton(wrench: np.ndarray, zmp: np.ndarray, fz: np.ndarray, rob
                         check: bool = True, lc_scale: float = 0.02,
                         fallback: str = 'descent', known: Optional[dict] = None
                         ) -> IdentResult:
-    """Seed 000's ZMP method.
+    """The ZMP method of Wu & Gao 2021.
 
     Args:
         wrench: (N, 6, P) world wrench regressors of the samples.
@@ -98,8 +99,8 @@ def identify_zmp_newton(wrench: np.ndarray, zmp: np.ndarray, fz: np.ndarray, rob
         fz: Measured vertical force (N,) [N] (used only by the excitation check).
         robot: Robot.
         total_mass: Total-mass equality [kg].
-        param_set: 'reduced' (seed 000's 8 parameters) or 'standard'.
-        form: 'rigid' or 'point_mass' (seed 000's eq. 8).
+        param_set: 'reduced' (the 8 parameters of the ZMP reduced set) or 'standard'.
+        form: 'rigid' or 'point_mass' (Wu & Gao's eq. 8).
         reg: Regularisation weight [m^2].
         eps, alpha, max_iter: Newton settings (stop on ``||dx|| <= eps``).
         lc_scale: Prior spread of the axial COM offsets [m] (reduced set).

@@ -1,17 +1,19 @@
-"""Tests of legid_ros.core.identification.parameters.equivalence: the ZMP invariance of seed 000's reduced set."""
+"""Tests of legid_ros.core.identification.parameters.equivalence: the ZMP invariance of the ZMP
+reduced set (Wu & Gao 2021)."""
 
 import numpy as np
 import pytest
 
 from legid_ros.core.identification.api import identify
-from legid_ros.core.identification.parameters.equivalence import (equivalent_reduced, error_mod_invariance,
-                                              zmp_signature)
-from legid_ros.core.identification.rows.linear import regressors_for
+from legid_ros.core.identification.parameters.equivalence import (equivalent_reduced,
+                                                                  error_mod_invariance,
+                                                                  zmp_signature)
 from legid_ros.core.identification.parameters.sets import ReducedSet
 from legid_ros.core.identification.prepare import PrepareOptions, prepare
+from legid_ros.core.identification.rows.linear import regressors_for
+from legid_ros.core.identification.rows.zmp import model_zmp
 from legid_ros.core.synthetic import (FrictionModel, NoiseModel, SyntheticConfig,
                                       simulate_biped)
-from legid_ros.core.identification.rows.zmp import model_zmp
 
 EXACT = PrepareOptions(diff='exact', base='true', zmp_source='true', cutoff_hz=None)
 

@@ -1,10 +1,12 @@
-"""Tests of seed 002's primitive bodies (unit inertias, basis, consistency by construction)."""
+"""Tests of the Tencent patent application's primitive bodies (unit inertias, basis, consistency by
+construction)."""
 
 import numpy as np
 import pinocchio as pin
 import pytest
 
-from legid_ros.core.identification.parameters.primitives import parse_primitives, primitive_basis, unit_inertia
+from legid_ros.core.identification.parameters.primitives import (parse_primitives, primitive_basis,
+                                                                 unit_inertia)
 from legid_ros.core.inertial import check_consistency, get_parameters
 
 

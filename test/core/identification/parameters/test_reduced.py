@@ -1,4 +1,5 @@
-"""Tests of legid_ros.core.identification.parameters.reduced: seed 000's 8-parameter set."""
+"""Tests of legid_ros.core.identification.parameters.reduced: the 8-parameter ZMP
+reduced set of Wu & Gao 2021."""
 
 import numpy as np
 import pytest

@@ -1,4 +1,5 @@
-"""Tests of legid_ros.core.identification.rows.foot_ft: the foot weighed by its ankle F/T while it swings."""
+"""Tests of legid_ros.core.identification.rows.foot_ft: the foot weighed by its ankle F/T while it
+swings."""
 
 import dataclasses
 
@@ -7,17 +8,17 @@ import pytest
 
 from legid_ros.core.errors import BadInputError, NotIdentifiableError
 from legid_ros.core.identification.api import identify
-from legid_ros.core.identification.rows.foot_ft import (feet_regressors, foot_parameters, identify_foot_ft,
-                                          weigh_foot)
 from legid_ros.core.identification.parameters.sets import ReducedSet
 from legid_ros.core.identification.prepare import PrepareOptions, prepare
+from legid_ros.core.identification.rows.foot_ft import (feet_regressors, foot_parameters,
+                                                        identify_foot_ft, weigh_foot)
 from legid_ros.core.synthetic import NoiseModel, SyntheticConfig, simulate_biped
 
 G = 9.81
 
 
 def test_synthetic_reading_is_foot_wrench_minus_ground(biped):
-    """Noise-free synthetic ankle F/T = the foot's Newton-Euler wrench - ground-on-foot, exactly."""
+    """Noise-free synthetic ankle F/T = the foot's Newton-Euler wrench - ground-on-foot exactly."""
     rec = simulate_biped(SyntheticConfig(duration_s=3.0, rate_hz=100.0, seed=5,
                                          noise=NoiseModel.none()))
     q = np.hstack([rec.base_pose_true, rec.q])
@@ -29,7 +30,7 @@ def test_synthetic_reading_is_foot_wrench_minus_ground(biped):
         assert np.abs(rec.ankle_ft[foot] - (own - rec.foot_wrench[foot])).max() < 1e-9
     m_foot = foot_parameters(rec.pi_true, biped, 'left')[0]
     assert rec.ankle_ft['left'][:, 2].mean() == pytest.approx(m_foot * G, rel=0.01)
-    assert m_foot == pytest.approx(1.26)  # seed 000's Table 2, 48 % below CAD
+    assert m_foot == pytest.approx(1.26)  # Wu & Gao's Table 2, 48 % below CAD
 
 
 def test_swinging_foot_is_weighed_within_half_a_percent(biped, run_a, samples_a):

@@ -1,14 +1,17 @@
-"""Tests of the model ZMP (legid_ros.core.identification.rows.zmp): forms, derivatives, objective."""
+"""Tests of the model ZMP of Wu & Gao 2021 (legid_ros.core.identification.rows.zmp): forms,
+derivatives, objective."""
 
 import numpy as np
 import pinocchio as pin
 import pytest
 
-from legid_ros.core.identification.parameters.sets import ReducedSet, StandardSet, point_mass_parameters
-from legid_ros.core.inertial import get_parameters
+from legid_ros.core.identification.parameters.sets import (ReducedSet, StandardSet,
+                                                           point_mass_parameters)
 from legid_ros.core.identification.rows.regressors import compute_regressors, support_base_state
+from legid_ros.core.identification.rows.zmp import (ZmpObjective, model_zmp, model_zmp_from_state,
+                                                    zmp_derivatives)
+from legid_ros.core.inertial import get_parameters
 from legid_ros.core.robot import load_robot
-from legid_ros.core.identification.rows.zmp import ZmpObjective, model_zmp, model_zmp_from_state, zmp_derivatives
 
 
 @pytest.fixture(scope='module')
@@ -43,8 +46,8 @@ def test_model_zmp_matches_rnea_path(robot, wrench):
     assert np.all(fz > 0)
 
 
-def test_point_mass_form_matches_seed_equations(robot):
-    """The point-mass form equals seed 000's eqs. (5)-(8) with COM accelerations by FD."""
+def test_point_mass_form_matches_the_papers_equations(robot):
+    """The point-mass form equals Wu & Gao's eqs. (5)-(8) with COM accelerations by FD."""
     tc, h = 1.3, 1e-4
     ts = np.array([tc - h, tc, tc + h])
     q, qd, qdd = _motion(ts, seed=3)

@@ -1,4 +1,4 @@
-"""Tests of seed 000's projected Newton solver and the mass/box projection."""
+"""Tests of the projected Newton solver of Wu & Gao 2021 and the mass/box projection."""
 
 import numpy as np
 import pytest

@@ -1,4 +1,5 @@
-"""Tests of legid_ros.core.identification.solvers.zmp_newton: parameters measured otherwise (``known``)."""
+"""Tests of legid_ros.core.identification.solvers.zmp_newton (Wu & Gao 2021): parameters measured
+otherwise (``known``)."""
 
 import numpy as np
 import pytest
@@ -7,7 +8,8 @@ from legid_ros.commands.identify import parse_known
 from legid_ros.core.errors import BadInputError
 from legid_ros.core.identification.api import identify
 from legid_ros.core.identification.parameters.sets import ReducedSet
-from legid_ros.core.identification.solvers.zmp_newton import known_bounds, make_param, param_bounds
+from legid_ros.core.identification.solvers.zmp_newton import (known_bounds, make_param,
+                                                              param_bounds)
 
 
 def _errors(x, truth):
