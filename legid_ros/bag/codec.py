@@ -17,7 +17,7 @@ from typing import Dict, List, Optional
 import numpy as np
 import yaml
 
-from legid_ros.bag.mcap_scan import McapScanError, scan_mcap, scan_mcap_indexed
+from legid_ros.bag.mcap_scan import scan_mcap, scan_mcap_indexed
 from legid_ros.core.errors import BadInputError
 
 TYPES = {'joint_state': 'sensor_msgs/msg/JointState', 'imu': 'sensor_msgs/msg/Imu',
@@ -183,27 +183,45 @@ class FixedLayout:
 
         ``raws``: list of serialised messages, or an (N, L) uint8 matrix of them.
         """
+        ok, stamps, values = self.unpack_rows(raws)
+        return (stamps, values) if ok.all() else None
+
+    def unpack_rows(self, raws):
+        """(mask of the messages matching the layout, their stamps [ns], their values).
+
+        ``raws``: list of serialised messages, or an (N, L) uint8 matrix of them.
+        """
+        n = len(raws)
         if isinstance(raws, np.ndarray):
-            if raws.ndim != 2 or raws.shape[1] != self.itemsize:
-                return None
-            rows = np.ascontiguousarray(raws)
-        elif any(len(r) != self.itemsize for r in raws):
-            return None
+            fits = raws.ndim == 2 and raws.shape[1] == self.itemsize
+            ok = np.full(n, fits)
+            rows = np.ascontiguousarray(raws) if fits else np.zeros((0, self.itemsize), np.uint8)
         else:
-            rows = np.frombuffer(b''.join(raws), np.uint8).reshape(len(raws), self.itemsize)
-        if not np.array_equal(rows[:, self.fixed_mask],
-                              np.broadcast_to(self.template[self.fixed_mask],
-                                              (len(raws), int(self.fixed_mask.sum())))):
-            return None
-        arr = rows.view(self.dtype).reshape(len(raws))
+            ok = np.array([len(r) == self.itemsize for r in raws], bool).reshape(n)
+            kept = raws if ok.all() else [r for r, k in zip(raws, ok) if k]
+            rows = np.frombuffer(b''.join(kept), np.uint8).reshape(len(kept), self.itemsize)
+        same = np.all(rows[:, self.fixed_mask] == self.template[self.fixed_mask], axis=1)
+        if not same.all():
+            ok[np.flatnonzero(ok)[~same]] = False
+            rows = rows[same]
+        arr = rows.view(self.dtype).reshape(len(rows))
         stamps = arr['sec'].astype(np.int64) * 10 ** 9 + arr['nsec'].astype(np.int64)
-        values = np.column_stack([arr[f'v{i}'] for i in range(self.slots)])
-        return stamps, values
+        values = np.column_stack([arr[f'v{i}'] for i in range(self.slots)]) if len(rows) else \
+            np.zeros((0, self.slots))
+        return ok, stamps, values
 
 
 def _storage_files(reader):
-    """(storage id, storage files) of an uncompressed bag, or ('', [])."""
+    """(storage id, storage files) of an uncompressed bag, or ('', []).
+
+    A reader may state them (``storage_files``); a bare ``.mcap`` file is its own storage.
+    """
+    known = getattr(reader, 'storage_files', None)
+    if known is not None:
+        return known
     bag = Path(reader.path)
+    if bag.is_file():
+        return ('mcap', [bag]) if bag.suffix == '.mcap' else ('', [])
     try:
         meta = yaml.safe_load((bag / 'metadata.yaml').read_text())['rosbag2_bagfile_information']
     except (OSError, yaml.YAMLError, KeyError, TypeError):
@@ -244,7 +262,7 @@ def collect(reader, typenames) -> dict:
     for scan in scans.get(storage, ()) if files else ():
         try:
             found = scan(files, set(types))
-        except (McapScanError, struct.error, ValueError, OSError, IndexError):
+        except Exception:  # McapScanError, or anything unexpected: the next reader tries
             continue
         if all(len(found.get(t, ([], []))[0]) == n for t, n in counts.items()):
             return {t: (types[t], np.asarray(found[t][0], np.int64), _merge(found[t][1]))
@@ -257,36 +275,61 @@ def collect(reader, typenames) -> dict:
     return out
 
 
+def _deserialize(ts, raw, typename: str):
+    """The message, or None when its bytes are not valid CDR of the type."""
+    try:
+        return ts.deserialize_cdr(bytes(raw), typename)
+    except Exception:  # malformed CDR: rosbags raises several types
+        return None
+
+
 def decode_topic(ts, topic: str, typename: str, logs: List[int], raws: List[bytes]) -> dict:
-    """All messages of one topic.
+    """All messages of one topic; a message whose bytes do not deserialise is left out and
+    counted in ``'undecodable'``.
 
     Returns:
         For fixed-layout types: ``{'stamp': ns (N,), 'log': ns (N,), 'values': (N, slots),
         'frame': str, 'names': [...]}``; for the others ``{'messages': [...], 'log': ...}``.
+
+    Raises:
+        BadInputError: Joint names change between the joint states.
     """
-    out = {'log': np.array(logs, np.int64), 'type': typename}
+    out = {'log': np.array(logs, np.int64), 'type': typename, 'undecodable': 0}
     if typename in (TYPES['array'], TYPES['string']):
-        out['messages'] = [ts.deserialize_cdr(bytes(r), typename) for r in raws]
+        msgs = [_deserialize(ts, r, typename) for r in raws]
+        keep = np.array([m is not None for m in msgs], bool).reshape(len(msgs))
+        out['messages'] = [m for m in msgs if m is not None]
+        out['log'], out['undecodable'] = out['log'][keep], int(np.sum(~keep))
         return out
-    if len(raws) == 0:
-        out.update(stamp=np.zeros(0, np.int64), values=np.zeros((0, 0)), frame='', names=[])
+    first = next((m for m in (_deserialize(ts, r, typename) for r in raws) if m is not None),
+                 None)
+    if first is None:
+        out.update(stamp=np.zeros(0, np.int64), values=np.zeros((0, 0)), frame='', names=[],
+                   log=np.zeros(0, np.int64), undecodable=len(raws))
         return out
-    first = ts.deserialize_cdr(bytes(raws[0]), typename)
     names = list(getattr(first, 'name', []))
     out['frame'], out['names'] = first.header.frame_id, names
-    fast = None
+    ok = np.zeros(len(raws), bool)
     if typename != TYPES['joint_state'] or all(
             len(getattr(first, k)) == len(names) for k in ('position', 'velocity', 'effort')):
-        fast = FixedLayout(ts, typename, first.header.frame_id, names).unpack(raws)
-    if fast is not None:
-        out['stamp'], out['values'] = fast
-        return out
-    stamps, values = [], []
-    for r in raws:
-        msg = ts.deserialize_cdr(bytes(r), typename)
+        ok, fast_stamps, fast_values = FixedLayout(
+            ts, typename, first.header.frame_id, names).unpack_rows(raws)
+        if ok.all():
+            out['stamp'], out['values'] = fast_stamps, fast_values
+            return out
+    stamps = np.zeros(len(raws), np.int64)
+    values = np.zeros((len(raws), n_slots(typename, len(names))))
+    if ok.any():
+        stamps[ok], values[ok] = fast_stamps, fast_values
+    keep = ok.copy()
+    for i in np.flatnonzero(~ok):
+        msg = _deserialize(ts, raws[i], typename)
+        if msg is None:
+            continue
         if typename == TYPES['joint_state'] and list(msg.name) != names:
             raise BadInputError(f'{topic}: joint names change between messages')
-        stamps.append(msg.header.stamp.sec * 10 ** 9 + msg.header.stamp.nanosec)
-        values.append(flatten(typename, msg))
-    out['stamp'], out['values'] = np.array(stamps, np.int64), np.array(values)
+        stamps[i] = msg.header.stamp.sec * 10 ** 9 + msg.header.stamp.nanosec
+        values[i], keep[i] = flatten(typename, msg), True
+    out['stamp'], out['values'], out['log'] = stamps[keep], values[keep], out['log'][keep]
+    out['undecodable'] = int(np.sum(~keep))
     return out

@@ -4,6 +4,7 @@
 this scan walks the records once and only slices out ``(channel, log time, payload)``, which
 is several times faster for the million-message bags of a 95 s run at 1 kHz. Anything it does
 not understand raises :class:`McapScanError` and the caller falls back to ``rosbags``.
+:mod:`legid_ros.bag.repair` walks damaged files with the same :class:`RecordScan`.
 Record layouts follow the MCAP specification (https://mcap.dev/spec).
 """
 
@@ -16,31 +17,47 @@ from typing import Dict, List, Set, Tuple
 import numpy as np
 
 MAGIC = b'\x89MCAP0\r\n'
+OP_HEADER, OP_SCHEMA = 0x01, 0x03
 OP_CHANNEL, OP_MESSAGE, OP_CHUNK, OP_INDEX, OP_DATA_END, OP_FOOTER = (
     0x04, 0x05, 0x06, 0x07, 0x0F, 0x02)
 _MSG_HEAD = 9 + 22  # record opcode + length, then channel, sequence, log and publish time
-_REC = struct.Struct('<BQ')
+RECORD = struct.Struct('<BQ')  # opcode, length of the record body [bytes]
 _MSG = struct.Struct('<HIQQ')
-_CHUNK = struct.Struct('<QQQI')
+CHUNK_HEAD = struct.Struct('<QQQI')  # first/last log time, uncompressed size, CRC32
 
 
 class McapScanError(Exception):
     """The file is not an MCAP this scanner handles."""
 
 
-def _string(buf, pos: int) -> Tuple[str, int]:
+def read_string(buf, pos: int) -> Tuple[str, int]:
+    """(string, offset after it) of the length-prefixed string at ``pos``."""
     (n,) = struct.unpack_from('<I', buf, pos)
     return bytes(buf[pos + 4:pos + 4 + n]).decode(), pos + 4 + n
 
 
-def _decompress(kind: str, data: bytes, size: int) -> bytes:
+def _zstd_stdlib():
+    """The zstd module of Python 3.14 (``compression.zstd``) or its backport."""
+    try:
+        from compression import zstd
+    except ImportError:
+        try:
+            from backports import zstd
+        except ImportError as exc:
+            raise McapScanError('zstd chunks need the zstandard or backports.zstd module') \
+                from exc
+    return zstd
+
+
+def decompress(kind: str, data: bytes, size: int) -> bytes:
+    """Records of a chunk compressed with ``kind`` ('', 'zstd' or 'lz4'), ``size`` bytes."""
     if kind == '':
         return data
     if kind == 'zstd':
         try:
             import zstandard
-        except ImportError as exc:
-            raise McapScanError('zstd chunks need the zstandard module') from exc
+        except ImportError:
+            return _zstd_stdlib().decompress(bytes(data))
         return zstandard.ZstdDecompressor().decompress(data, max_output_size=size)
     if kind == 'lz4':
         try:
@@ -51,14 +68,35 @@ def _decompress(kind: str, data: bytes, size: int) -> bytes:
     raise McapScanError(f'unknown chunk compression {kind!r}')
 
 
-class _Scan:
-    def __init__(self, topics: Set[str]):
+class EveryTopic:
+    """Topic filter of a scan that keeps every topic."""
+
+    def __contains__(self, topic) -> bool:
+        return True
+
+
+class RecordScan:
+    """Sequential walk over MCAP records, keeping ``(log time, payload)`` of wanted topics.
+
+    Also notes each channel's schema name and message encoding (``kinds``), which a scan of a
+    file without summary (:mod:`legid_ros.bag.repair`) needs to name the message types.
+    """
+
+    def __init__(self, topics):
         self.topics = topics
         self.channels: Dict[int, str] = {}
         self.out: Dict[str, Tuple[List[int], List[bytes]]] = {}
+        self.schemas: Dict[int, str] = {}
+        self.kinds: Dict[int, Tuple[int, str]] = {}
 
     def records(self, buf, pos: int, end: int, top: bool) -> None:
-        unpack_rec, unpack_msg = _REC.unpack_from, _MSG.unpack_from
+        """Walk the records of ``buf[pos:end]``; ``top``: the file's data section (chunks are
+        opened, Data End stops the walk), else the records inside a chunk.
+
+        Raises:
+            McapScanError: A record runs past ``end``, or a message precedes its channel.
+        """
+        unpack_rec, unpack_msg = RECORD.unpack_from, _MSG.unpack_from
         channels, out = self.channels, self.out
         while pos < end:
             if end - pos < 9:
@@ -78,16 +116,20 @@ class _Scan:
                     entry[0].append(log)
                     entry[1].append(buf[body + 22:pos])
             elif op == OP_CHANNEL:
-                (chan,) = struct.unpack_from('<H', buf, body)
-                topic, _ = _string(buf, body + 4)
+                chan, schema = struct.unpack_from('<HH', buf, body)
+                topic, p = read_string(buf, body + 4)
                 channels[chan] = topic
+                self.kinds[chan] = (schema, read_string(buf, p)[0])
                 if topic in self.topics:
                     out.setdefault(topic, ([], []))
+            elif op == OP_SCHEMA:
+                (schema,) = struct.unpack_from('<H', buf, body)
+                self.schemas[schema] = read_string(buf, body + 2)[0]
             elif op == OP_CHUNK and top:
-                _t0, _t1, size, _crc = _CHUNK.unpack_from(buf, body)
-                kind, p = _string(buf, body + _CHUNK.size)
+                _t0, _t1, size, _crc = CHUNK_HEAD.unpack_from(buf, body)
+                kind, p = read_string(buf, body + CHUNK_HEAD.size)
                 (n,) = struct.unpack_from('<Q', buf, p)
-                inner = _decompress(kind, bytes(buf[p + 8:p + 8 + n]) if kind else
+                inner = decompress(kind, bytes(buf[p + 8:p + 8 + n]) if kind else
                                     buf[p + 8:p + 8 + n], size)
                 self.records(memoryview(inner), 0, len(inner), False)
             elif op in (OP_DATA_END, OP_FOOTER) and top:
@@ -106,7 +148,8 @@ def _gather(chunk: np.ndarray, offsets: np.ndarray):
         raise McapScanError('message record runs past its chunk')
     if np.all(lens == lens[0]):
         return chunk[(offsets + _MSG_HEAD)[:, None] + np.arange(int(lens[0]) - 22)]
-    return [chunk[o + _MSG_HEAD:o + 9 + n].tobytes() for o, n in zip(offsets, lens)]
+    return [chunk[o + _MSG_HEAD:o + 9 + n].tobytes()
+            for o, n in zip(offsets.tolist(), lens.tolist())]
 
 
 def _summary_channels(data: bytes) -> Dict[int, str]:
@@ -118,10 +161,10 @@ def _summary_channels(data: bytes) -> Dict[int, str]:
     out = {}
     pos = summary_start
     while 0 < pos < foot:
-        op, length = _REC.unpack_from(data, pos)
+        op, length = RECORD.unpack_from(data, pos)
         if op == OP_CHANNEL:
             (chan,) = struct.unpack_from('<H', data, pos + 9)
-            out[chan] = _string(data, pos + 13)[0]
+            out[chan] = read_string(data, pos + 13)[0]
         pos += 9 + length
     return out
 
@@ -143,19 +186,19 @@ def scan_mcap_indexed(paths: List[Path], topics: Set[str]) -> Dict[str, Tuple[np
         pos, end = 8, len(data) - 8
         chunk, indexed = None, True
         while pos < end:
-            op, length = _REC.unpack_from(data, pos)
+            op, length = RECORD.unpack_from(data, pos)
             body = pos + 9
             pos = body + length
             if op == OP_CHANNEL:
                 (chan,) = struct.unpack_from('<H', data, body)
-                channels[chan] = _string(data, body + 4)[0]
+                channels[chan] = read_string(data, body + 4)[0]
             elif op == OP_CHUNK:
                 if not indexed:
                     raise McapScanError('chunk without message index')
-                _t0, _t1, size, _crc = _CHUNK.unpack_from(data, body)
-                kind, p = _string(data, body + _CHUNK.size)
+                _t0, _t1, size, _crc = CHUNK_HEAD.unpack_from(data, body)
+                kind, p = read_string(data, body + CHUNK_HEAD.size)
                 (n,) = struct.unpack_from('<Q', data, p)
-                chunk = np.frombuffer(_decompress(kind, data[p + 8:p + 8 + n], size), np.uint8)
+                chunk = np.frombuffer(decompress(kind, data[p + 8:p + 8 + n], size), np.uint8)
                 indexed = False
             elif op == OP_INDEX:
                 (chan,) = struct.unpack_from('<H', data, body)
@@ -183,7 +226,7 @@ def scan_mcap(paths: List[Path], topics: Set[str]) -> Dict[str, Tuple[List[int],
     Raises:
         McapScanError: Not an MCAP file, or a feature this scanner does not handle.
     """
-    scan = _Scan(set(topics))
+    scan = RecordScan(set(topics))
     for path in paths:
         data = Path(path).read_bytes()
         if data[:8] != MAGIC:
