@@ -11,7 +11,8 @@ and velocity, total effort), and ``/diagnostics``. A thin adapter: messages -> a
 
 Bad input (unknown joints, NaN, wrong sizes, parameter names that do not match the model) is
 reported on ``/diagnostics`` and logged once; the node then sends no command until valid input
-arrives, and never crashes.
+arrives, and never crashes. ``kp``, ``kd``, ``state_timeout_s`` and ``diagnostics_period_s`` may
+change at run time (``ros2 param set``); the other parameters are read only.
 """
 
 from __future__ import annotations
