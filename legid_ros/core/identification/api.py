@@ -34,10 +34,10 @@ import numpy as np
 
 from legid_ros.core.errors import BadInputError
 from legid_ros.core.identification import METHODS
-from legid_ros.core.identification.rows.linear import (build_rows, regressors_for,
-                                         total_mass_from_forces)
 from legid_ros.core.identification.prepare import PrepareOptions, Samples, prepare
 from legid_ros.core.identification.result import IdentResult
+from legid_ros.core.identification.rows.linear import (build_rows, regressors_for,
+                                                       total_mass_from_forces)
 from legid_ros.core.identification.solvers.standard import DEFAULT_REG, solve_standard
 from legid_ros.core.recording import Recording
 from legid_ros.core.robot import Robot
