@@ -32,3 +32,19 @@ def test_zmp_rows_have_fewer_base_parameters_than_floating(biped, samples_a):
     flo = base_parameters(build_rows(sub, biped, 'floating', friction=False).A, std.names,
                           std.scales())
     assert zmp.rank < flo.rank
+
+
+def test_unit_norm_columns_ascending_order_and_full_names():
+    """The fixed-base leg's options: unit-norm columns, ascending order, zeroing, full names."""
+    rng = np.random.default_rng(0)
+    a = rng.normal(size=(50, 3)) * [1.0, 100.0, 0.01]
+    a = np.hstack([a, a[:, [0]] + 2 * a[:, [2]], np.zeros((50, 1))])
+    names = ['p0', 'p1', 'p2', 'p3', 'p4']
+    bp = base_parameters(a, names, 'norm', ascending=True, zero_below=1e-10, full_names=True)
+    assert bp.rank == 3
+    assert list(bp.independent) == sorted(bp.independent)
+    assert np.allclose(bp.B[:, bp.independent], np.eye(3))
+    pi = rng.normal(size=5)
+    assert bp.regressor(a) @ bp.beta(pi) == pytest.approx(a @ pi, abs=1e-9)
+    assert all(n.split()[0] == names[i] for n, i in zip(bp.names, bp.independent))
+    assert np.array_equal(bp.K, bp.B[:, bp.dependent])
