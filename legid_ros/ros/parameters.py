@@ -167,8 +167,7 @@ class ParameterValues(Mapping):
             return SetParametersResult(successful=True)
         for name, value in changes.items():
             spec = self._specs[name]
-            reason = (None if spec.runtime else f'{name} is read at start-up only'
-                      ) or spec.refusal(value)
+            reason = spec.refusal(value) if spec.runtime else f'{name} is read at start-up only'
             if reason:
                 return SetParametersResult(successful=False, reason=reason)
         reason = check(changes) if check is not None else None
@@ -196,7 +195,8 @@ def declare_parameters(node, specs: Sequence[Param], check: Optional[Check] = No
         specs: The parameter table.
         check: Node rule on a run-time change (called after type, range and choices):
             returns the reason of a refusal, or None.
-        apply: Uses accepted run-time changes (timers, gains, ...); raising BadInputError or
+        apply: Uses accepted run-time changes (gains, estimator weights, ...; timers made with
+            :meth:`ParameterValues.timer` follow by themselves); raising BadInputError or
             ValueError refuses the change and restores the previous values.
 
     Raises:
