@@ -20,19 +20,25 @@ Topics (standard messages only), names from the robot description:
   ``/legid/sim/meta`` std_msgs/msg/String (JSON of ``Recording.meta``, one message).
 
 Header stamps are the sample times from a fixed epoch (:data:`EPOCH_NS`).
+
+The paths a bag is written to and read from are those of :mod:`legid_ros.bag.discover`; an
+MCAP cut short is read as far as it goes (:mod:`legid_ros.bag.repair`). :func:`bag_info`
+(:mod:`legid_ros.bag.summary`) and :func:`open_bag` (:mod:`legid_ros.bag.reader`) are
+re-exported here.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import shutil
 import sys
-from dataclasses import dataclass, field
+from dataclasses import asdict
 from pathlib import Path
-from typing import Dict, List, Optional, Union
+from typing import Dict, Optional, Union
 
 import numpy as np
-from rosbags.rosbag2 import Reader, StoragePlugin, Writer
+from rosbags.rosbag2 import StoragePlugin, Writer
 from rosbags.typesys import Stores, get_typestore
 
 from legid_ros.core.errors import BadInputError
@@ -41,9 +47,16 @@ from legid_ros.core.robot import Robot, load_robot
 from legid_ros.bag.align import (CAD_TOPIC, GT_TOPIC, META_TOPIC, POSE_TOPIC, ZMP_TOPIC,
                                    assemble)
 from legid_ros.bag.codec import TYPES, FixedLayout, collect, decode_topic, make
+from legid_ros.bag.discover import locate_bag, output_bag
+from legid_ros.bag.reader import open_bag, open_reader
+from legid_ros.bag.summary import BagInfo, TopicInfo, bag_info
+
+__all__ = ['EPOCH_NS', 'BagInfo', 'TopicInfo', 'bag_info', 'foot_topics', 'open_bag',
+           'read_bag', 'write_bag']
 
 EPOCH_NS = 1_700_000_000 * 10 ** 9  # [ns] stamp of sample time 0
 _TS = get_typestore(Stores.ROS2_HUMBLE)
+LOG = logging.getLogger(__name__)
 
 
 def _abs_topic(name: str) -> str:
@@ -65,169 +78,37 @@ def foot_topics(robot: Robot) -> Dict[str, dict]:
     return out
 
 
-@dataclass
-class TopicInfo:
-    """One topic of a bag.
-
-    Attributes:
-        name: Topic name.
-        msgtype: Message type.
-        count: Number of messages.
-        rate_hz: Mean message rate [Hz] (0 for fewer than 2 messages).
-        start_ns: First receive time [ns since the epoch].
-        end_ns: Last receive time [ns since the epoch].
-    """
-
-    name: str
-    msgtype: str
-    count: int
-    rate_hz: float
-    start_ns: int
-    end_ns: int
-
-
-@dataclass
-class BagInfo:
-    """Summary of a bag.
-
-    Attributes:
-        path: Bag directory.
-        storage: 'mcap' or 'sqlite3'.
-        start_ns: First message time [ns since the epoch].
-        end_ns: Last message time [ns since the epoch].
-        message_count: Total messages.
-        topics: Per topic facts, sorted by name.
-    """
-
-    path: str
-    storage: str
-    start_ns: int
-    end_ns: int
-    message_count: int
-    topics: List[TopicInfo] = field(default_factory=list)
-
-    @property
-    def duration_s(self) -> float:
-        """Time span [s]."""
-        return (self.end_ns - self.start_ns) * 1e-9
-
-    def table(self) -> str:
-        """Readable table of the topics."""
-        width = max([len(t.name) for t in self.topics] + [5])
-        twidth = max([len(t.msgtype) for t in self.topics] + [4])
-        lines = [f'bag:      {self.path}', f'storage:  {self.storage}',
-                 f'span:     {self.duration_s:.3f} s  (start {self.start_ns * 1e-9:.3f} s, '
-                 f'end {self.end_ns * 1e-9:.3f} s)', f'messages: {self.message_count}', '',
-                 f'{"topic":<{width}}  {"type":<{twidth}}  {"count":>8}  {"rate [Hz]":>10}']
-        for t in self.topics:
-            lines.append(f'{t.name:<{width}}  {t.msgtype:<{twidth}}  {t.count:>8d}  '
-                         f'{t.rate_hz:>10.2f}')
-        return '\n'.join(lines)
-
-
-def _bag_dir(path: Union[str, Path]) -> Path:
-    """Bag directory for a path (the directory, or a storage file inside it)."""
-    p = Path(path)
-    if not p.exists():
-        raise BadInputError(f'bag not found: {p}')
-    if p.is_file() and (p.parent / 'metadata.yaml').is_file():
-        return p.parent
-    if p.is_dir() and (p / 'metadata.yaml').is_file():
-        return p
-    raise BadInputError(f'not a rosbag2 (no metadata.yaml): {p}')
-
-
-def _open(path) -> Reader:
-    bag = _bag_dir(path)
-    try:
-        reader = Reader(bag)
-        reader.open()
-    except Exception as exc:  # rosbags raises several unrelated types on bad files
-        raise BadInputError(f'cannot read bag {bag}: {exc}'.splitlines()[0]) from exc
-    return reader
-
-
-def bag_info(path: Union[str, Path]) -> BagInfo:
-    """Topics with type, count, rate [Hz] and time span of a bag.
-
-    Raises:
-        BadInputError: Missing or unreadable bag.
-    """
-    reader = _open(path)
-    try:
-        first, last, count, types = {}, {}, {}, {}
-        by_topic = {}
-        for conn in reader.connections:
-            types[conn.topic] = conn.msgtype
-            count[conn.topic] = count.get(conn.topic, 0) + int(conn.msgcount)
-            by_topic.setdefault(conn.topic, []).append(conn)
-        try:
-            _first_last(reader, by_topic, first, last)
-        except Exception as exc:  # corrupt storage: rosbags raises many types
-            raise BadInputError(f'cannot read bag {path}: {exc}'.splitlines()[0]) from exc
-        storage = 'mcap' if any(Path(reader.path).glob('*.mcap')) else 'sqlite3'
-        topics = []
-        for name in sorted(types):
-            n = count[name]
-            f_ns, l_ns = first.get(name, 0), last.get(name, 0)
-            rate = (n - 1) * 1e9 / (l_ns - f_ns) if n > 1 and l_ns > f_ns else 0.0
-            topics.append(TopicInfo(name, types[name], n, rate, int(f_ns), int(l_ns)))
-        starts = [t.start_ns for t in topics if t.count]
-        ends = [t.end_ns for t in topics if t.count]
-        return BagInfo(str(_bag_dir(path)), storage, min(starts, default=0),
-                       max(ends, default=0), sum(count.values()), topics)
-    finally:
-        reader.close()
-
-
-def _first_last(reader: Reader, by_topic: dict, first: dict, last: dict,
-                window_ns: int = 10 ** 9) -> None:
-    """First and last receive time [ns] per topic: scan 1 s windows at the bag's ends, then
-    the whole bag only for the topics not seen there."""
-    start, end = reader.start_time, reader.end_time
-    for conn, stamp, _raw in reader.messages(start=start, stop=start + window_ns):
-        first.setdefault(conn.topic, stamp)
-        first[conn.topic] = min(first[conn.topic], stamp)
-    for conn, stamp, _raw in reader.messages(start=max(start, end - window_ns), stop=end + 1):
-        last[conn.topic] = max(last.get(conn.topic, stamp), stamp)
-    rest = [c for topic, conns in by_topic.items() if topic not in first or topic not in last
-            for c in conns]
-    if rest:
-        for conn, stamp, _raw in reader.messages(connections=rest):
-            first[conn.topic] = min(first.get(conn.topic, stamp), stamp)
-            last[conn.topic] = max(last.get(conn.topic, stamp), stamp)
-
-
 def _stamps(t: np.ndarray) -> np.ndarray:
     return EPOCH_NS + np.round(np.asarray(t) * 1e9).astype(np.int64)
 
 
-def write_bag(recording: Recording, path: Union[str, Path], storage: str = 'mcap',
+def write_bag(recording: Recording, path: Union[str, Path], storage: Optional[str] = None,
               robot: Optional[Robot] = None, overwrite: bool = False,
               progress: Optional[bool] = None) -> Path:
     """Write a Recording as a rosbag2 directory.
 
     Args:
         recording: Data to write.
-        path: Bag directory to create.
-        storage: 'mcap' or 'sqlite3'.
+        path: Bag directory to create; a path ending in ``.mcap`` or ``.db3`` names the
+            directory without the suffix (``run.mcap`` -> ``run/run.mcap``, as
+            ``ros2 bag record -o run``).
+        storage: 'mcap' or 'sqlite3' (default: the one the suffix names, else 'mcap').
         robot: Robot giving the topic and frame names (default: ``recording.robot``).
-        overwrite: Replace an existing bag at ``path``.
+        overwrite: Replace an existing bag at the bag directory.
         progress: Show a tqdm bar (default: only for long recordings on a TTY).
 
     Returns:
-        The bag directory.
+        The bag directory written.
 
     Raises:
-        BadInputError: Unknown storage, path exists, recording does not match the robot.
+        BadInputError: Unknown storage (or one the suffix contradicts), path exists,
+            recording does not match the robot.
     """
     from tqdm import tqdm
 
     plugins = {'mcap': StoragePlugin.MCAP, 'sqlite3': StoragePlugin.SQLITE3}
-    if storage not in plugins:
-        raise BadInputError(f'unknown storage {storage!r}; use mcap or sqlite3')
+    path, storage = output_bag(path, storage)
     robot = robot or load_robot(recording.robot)
-    path = Path(path)
     if path.exists():
         if not overwrite:
             raise BadInputError(f'{path} exists; choose another path or overwrite')
@@ -306,15 +187,23 @@ def read_bag(path: Union[str, Path], robot: Union[str, Robot] = 'biped') -> Reco
     give NaN columns (IMU) or no entry (feet: ``foot_wrench``, ``fsr``, ``ankle_ft``); ground
     truth is filled when present.
 
+    Damage costs only what it touches, said by a one-line warning and in ``Recording.meta``:
+    an MCAP cut short (power loss, full disk) is read up to its last complete record
+    (``meta['bag_recovery']``, see :class:`legid_ros.bag.repair.BagRecovery`); a message
+    whose bytes do not deserialise is left out (``meta['undecodable_messages']``: count per
+    topic). Neither key exists for a whole bag.
+
     Args:
-        path: Bag directory (or a storage file inside it).
+        path: Bag directory, a storage file inside it, a bare ``.mcap`` / ``.db3`` file, a
+            directory a recorder left without ``metadata.yaml``, or the path given to
+            :func:`write_bag` (``run.mcap`` for ``run/``).
         robot: Robot name, description YAML or :class:`Robot` (topic names, joint order).
 
     Raises:
         BadInputError: Missing/unreadable bag, no joint states, joints missing.
     """
     robot = load_robot(robot) if not isinstance(robot, Robot) else robot
-    reader = _open(path)
+    reader = open_reader(locate_bag(path))
     try:
         topics = {c.topic: c.msgtype for c in reader.connections}
         if '/joint_states' not in topics:
@@ -326,6 +215,16 @@ def read_bag(path: Union[str, Path], robot: Union[str, Robot] = 'biped') -> Reco
             raise
         except Exception as exc:  # corrupt data: rosbags raises many types
             raise BadInputError(f'cannot decode bag {path}: {exc}'.splitlines()[0]) from exc
+        recovery = getattr(reader, 'recovery', None)
     finally:
         reader.close()
-    return assemble(data, robot, foot_topics(robot), path)
+    rec = assemble(data, robot, foot_topics(robot), path)
+    if recovery is not None:
+        rec.meta['bag_recovery'] = asdict(recovery)
+    lost = {name: topic['undecodable'] for name, topic in data.items()
+            if topic.get('undecodable')}
+    if lost:
+        rec.meta['undecodable_messages'] = lost
+        LOG.warning('%s: %d undecodable messages left out (%s)', path, sum(lost.values()),
+                    ', '.join(f'{name}: {n}' for name, n in sorted(lost.items())))
+    return rec

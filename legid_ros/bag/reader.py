@@ -1,0 +1,69 @@
+"""Open any rosbag2 a path names: ``rosbags``' Reader first; for an MCAP bag it cannot open
+(a file cut short by a power loss, several storage files without ``metadata.yaml``, a file
+without suffix) the sequential scan of :mod:`legid_ros.bag.repair`, which keeps what the
+files still hold and says, in one warning line, what was lost.
+"""
+
+from __future__ import annotations
+
+import logging
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator, Union
+
+from rosbags.rosbag2 import Reader
+
+from legid_ros.bag.discover import BagSource, locate_bag
+from legid_ros.bag.repair import ScannedMcap
+from legid_ros.core.errors import BadInputError
+
+LOG = logging.getLogger(__name__)
+
+
+def open_reader(source: BagSource):
+    """A reader of the bag: ``rosbags``' Reader, or for an MCAP bag it cannot open (a file
+    cut short, no ``metadata.yaml`` beside several files) a :class:`ScannedMcap`.
+
+    Raises:
+        BadInputError: Unreadable bag.
+    """
+    error, cause = None, None
+    if source.reader_path is not None:
+        try:
+            reader = Reader(source.reader_path)
+            reader.open()
+            return reader
+        except Exception as exc:  # rosbags raises several unrelated types on bad files
+            error, cause = f'cannot read bag {source.path}: {exc}'.splitlines()[0], exc
+    if source.storage == 'mcap' and source.files:
+        try:
+            return _scanned(source)
+        except BadInputError as exc:
+            raise BadInputError(f'cannot read bag {source.path}: {exc}') from (cause or exc)
+    raise BadInputError(error or f'cannot read bag {source.path}') from cause
+
+
+def _scanned(source: BagSource) -> ScannedMcap:
+    """The bag walked by :class:`ScannedMcap`; a one-line warning says what a damaged bag
+    lost."""
+    reader = ScannedMcap(source)
+    if reader.recovery is not None:
+        LOG.warning('%s: %s', source.path, reader.recovery.summary())
+    return reader
+
+
+@contextmanager
+def open_bag(path: Union[str, Path]) -> Iterator:
+    """Context manager giving a reader of the bag ``path`` names (any form that
+    :func:`legid_ros.bag.recording_io.read_bag` accepts): ``rosbags``' Reader, or a
+    :class:`ScannedMcap` of what a damaged MCAP holds (``connections``, ``start_time``,
+    ``end_time``, ``messages(connections=...)`` in log-time order).
+
+    Raises:
+        BadInputError: Missing or unreadable bag.
+    """
+    reader = open_reader(locate_bag(path))
+    try:
+        yield reader
+    finally:
+        reader.close()
