@@ -283,26 +283,41 @@ def _deserialize(ts, raw, typename: str):
         return None
 
 
+def _template(ts, typename: str, raws):
+    """The first message that deserialises; for joint states, of the first three that do, the
+    first whose joint names the most of them share (a damaged name does not set the layout)."""
+    found = []
+    for raw in raws:
+        msg = _deserialize(ts, raw, typename)
+        if msg is not None:
+            found.append(msg)
+            if typename != TYPES['joint_state'] or len(found) == 3:
+                break
+    names = [list(m.name) for m in found] if typename == TYPES['joint_state'] else []
+    return max(found, key=lambda m: names.count(list(m.name))) if names else \
+        (found[0] if found else None)
+
+
 def decode_topic(ts, topic: str, typename: str, logs: List[int], raws: List[bytes]) -> dict:
-    """All messages of one topic; a message whose bytes do not deserialise is left out and
-    counted in ``'undecodable'``.
+    """All messages of one topic. A message whose bytes do not deserialise is left out and
+    counted in ``'undecodable'``; so is a joint state naming other joints than the rest, in
+    ``'foreign'``, when they are at most a tenth (damaged names).
 
     Returns:
         For fixed-layout types: ``{'stamp': ns (N,), 'log': ns (N,), 'values': (N, slots),
         'frame': str, 'names': [...]}``; for the others ``{'messages': [...], 'log': ...}``.
 
     Raises:
-        BadInputError: Joint names change between the joint states.
+        BadInputError: Over a tenth of the joint states name other joints than the first.
     """
-    out = {'log': np.array(logs, np.int64), 'type': typename, 'undecodable': 0}
+    out = {'log': np.array(logs, np.int64), 'type': typename, 'undecodable': 0, 'foreign': 0}
     if typename in (TYPES['array'], TYPES['string']):
         msgs = [_deserialize(ts, r, typename) for r in raws]
         keep = np.array([m is not None for m in msgs], bool).reshape(len(msgs))
         out['messages'] = [m for m in msgs if m is not None]
         out['log'], out['undecodable'] = out['log'][keep], int(np.sum(~keep))
         return out
-    first = next((m for m in (_deserialize(ts, r, typename) for r in raws) if m is not None),
-                 None)
+    first = _template(ts, typename, raws)
     if first is None:
         out.update(stamp=np.zeros(0, np.int64), values=np.zeros((0, 0)), frame='', names=[],
                    log=np.zeros(0, np.int64), undecodable=len(raws))
@@ -321,15 +336,18 @@ def decode_topic(ts, topic: str, typename: str, logs: List[int], raws: List[byte
     values = np.zeros((len(raws), n_slots(typename, len(names))))
     if ok.any():
         stamps[ok], values[ok] = fast_stamps, fast_values
-    keep = ok.copy()
+    keep, foreign = ok.copy(), 0
     for i in np.flatnonzero(~ok):
         msg = _deserialize(ts, raws[i], typename)
         if msg is None:
             continue
         if typename == TYPES['joint_state'] and list(msg.name) != names:
-            raise BadInputError(f'{topic}: joint names change between messages')
+            foreign += 1
+            continue
         stamps[i] = msg.header.stamp.sec * 10 ** 9 + msg.header.stamp.nanosec
         values[i], keep[i] = flatten(typename, msg), True
+    if foreign > 0.1 * len(raws):  # not a few damaged names: the topic mixes joint sets
+        raise BadInputError(f'{topic}: joint names change between messages')
     out['stamp'], out['values'], out['log'] = stamps[keep], values[keep], out['log'][keep]
-    out['undecodable'] = int(np.sum(~keep))
+    out['undecodable'], out['foreign'] = int(np.sum(~keep)) - foreign, foreign
     return out

@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator, Union
+from typing import Any, Callable, Iterator, TypeVar, Union
 
 from rosbags.rosbag2 import Reader
 
@@ -18,6 +18,7 @@ from legid_ros.bag.repair import ScannedMcap
 from legid_ros.core.errors import BadInputError
 
 LOG = logging.getLogger(__name__)
+T = TypeVar('T')
 
 
 def open_reader(source: BagSource):
@@ -50,6 +51,38 @@ def _scanned(source: BagSource) -> ScannedMcap:
     if reader.recovery is not None:
         LOG.warning('%s: %s', source.path, reader.recovery.summary())
     return reader
+
+
+def read_with(source: BagSource, work: Callable[[Any], T], verb: str = 'read') -> T:
+    """``work(reader)`` on the bag. When ``rosbags`` opened an MCAP bag but fails inside it
+    (a chunk gone bad under an intact summary), ``work`` runs once more on a
+    :class:`ScannedMcap`, which skips what it cannot read.
+
+    Raises:
+        BadInputError: Unreadable bag (``work``'s own BadInputError passes through).
+    """
+    reader = open_reader(source)
+    try:
+        return work(reader)
+    except BadInputError:
+        raise
+    except Exception as exc:  # corrupt storage: rosbags raises many types
+        failure = BadInputError(f'cannot {verb} bag {source.path}: {exc}'.splitlines()[0])
+        if isinstance(reader, ScannedMcap) or source.storage != 'mcap' or not source.files:
+            raise failure from exc
+    finally:
+        reader.close()
+    try:
+        scanned = _scanned(source)
+    except BadInputError as exc:
+        raise failure from exc
+    with scanned:
+        try:
+            return work(scanned)
+        except BadInputError:
+            raise
+        except Exception as exc:  # corrupt storage the scan did not catch
+            raise failure from exc
 
 
 @contextmanager

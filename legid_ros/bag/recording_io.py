@@ -48,7 +48,7 @@ from legid_ros.bag.align import (CAD_TOPIC, GT_TOPIC, META_TOPIC, POSE_TOPIC, ZM
                                    assemble)
 from legid_ros.bag.codec import TYPES, FixedLayout, collect, decode_topic, make
 from legid_ros.bag.discover import locate_bag, output_bag
-from legid_ros.bag.reader import open_bag, open_reader
+from legid_ros.bag.reader import open_bag, read_with
 from legid_ros.bag.summary import BagInfo, TopicInfo, bag_info
 
 __all__ = ['EPOCH_NS', 'BagInfo', 'TopicInfo', 'bag_info', 'foot_topics', 'open_bag',
@@ -191,7 +191,8 @@ def read_bag(path: Union[str, Path], robot: Union[str, Robot] = 'biped') -> Reco
     an MCAP cut short (power loss, full disk) is read up to its last complete record
     (``meta['bag_recovery']``, see :class:`legid_ros.bag.repair.BagRecovery`); a message
     whose bytes do not deserialise is left out (``meta['undecodable_messages']``: count per
-    topic). Neither key exists for a whole bag.
+    topic), and so are a few joint states naming other joints than the rest
+    (``meta['foreign_joint_states']``). None of these keys exists for a whole bag.
 
     Args:
         path: Bag directory, a storage file inside it, a bare ``.mcap`` / ``.db3`` file, a
@@ -203,21 +204,16 @@ def read_bag(path: Union[str, Path], robot: Union[str, Robot] = 'biped') -> Reco
         BadInputError: Missing/unreadable bag, no joint states, joints missing.
     """
     robot = load_robot(robot) if not isinstance(robot, Robot) else robot
-    reader = open_reader(locate_bag(path))
-    try:
+
+    def decode(reader):
         topics = {c.topic: c.msgtype for c in reader.connections}
         if '/joint_states' not in topics:
             raise BadInputError(f'bag {path} has no /joint_states topic')
-        try:
-            data = {name: decode_topic(_TS, name, mtype, logs, raws) for name, (mtype, logs, raws)
-                    in collect(reader, set(TYPES.values())).items()}
-        except BadInputError:
-            raise
-        except Exception as exc:  # corrupt data: rosbags raises many types
-            raise BadInputError(f'cannot decode bag {path}: {exc}'.splitlines()[0]) from exc
-        recovery = getattr(reader, 'recovery', None)
-    finally:
-        reader.close()
+        return ({name: decode_topic(_TS, name, mtype, logs, raws) for name, (mtype, logs, raws)
+                 in collect(reader, set(TYPES.values())).items()},
+                getattr(reader, 'recovery', None))
+
+    data, recovery = read_with(locate_bag(path), decode, 'decode')
     rec = assemble(data, robot, foot_topics(robot), path)
     if recovery is not None:
         rec.meta['bag_recovery'] = asdict(recovery)
@@ -225,6 +221,11 @@ def read_bag(path: Union[str, Path], robot: Union[str, Robot] = 'biped') -> Reco
             if topic.get('undecodable')}
     if lost:
         rec.meta['undecodable_messages'] = lost
-        LOG.warning('%s: %d undecodable messages left out (%s)', path, sum(lost.values()),
-                    ', '.join(f'{name}: {n}' for name, n in sorted(lost.items())))
+    foreign = data['/joint_states'].get('foreign', 0)
+    if foreign:
+        rec.meta['foreign_joint_states'] = foreign
+    if lost or foreign:
+        LOG.warning('%s: left out %d undecodable messages%s%s', path, sum(lost.values()),
+                    ''.join(f', {n} on {name}' for name, n in sorted(lost.items())),
+                    f'; {foreign} joint states naming other joints' if foreign else '')
     return rec

@@ -1,13 +1,14 @@
 """Read what a damaged MCAP bag still holds: a recording cut short by a power loss, a full disk
-or a crashed recorder (the file ends mid-chunk, without summary or footer), or any MCAP that
-``rosbags`` refuses to open.
+or a crashed recorder (the file ends mid-chunk, without summary or footer), a chunk gone bad
+on the disk, or any MCAP that ``rosbags`` refuses to open.
 
 The files are walked record by record with the scanner of :mod:`legid_ros.bag.mcap_scan`;
-the walk keeps every complete record and stops at the first one cut by the end of the file
-(or unreadable). Records of a chunk cut short are kept when the chunk is uncompressed; a
-compressed chunk is kept only whole (its checksum is checked). :class:`ScannedMcap` offers
-the part of ``rosbags``' Reader that :mod:`legid_ros.bag.recording_io` uses, and says what was
-recovered in :class:`BagRecovery`. Record layouts follow the MCAP specification
+the walk keeps every complete record and stops at the first one cut by the end of the file.
+Records of a chunk cut short are kept when the chunk is uncompressed; a compressed chunk is
+kept only whole. A whole chunk that cannot be read (checksum, records) is skipped when a
+record follows it, and the walk stops at anything else unreadable. :class:`ScannedMcap`
+offers the part of ``rosbags``' Reader that :mod:`legid_ros.bag.recording_io` uses, and says
+what was recovered in :class:`BagRecovery`. Record layouts follow the MCAP specification
 (https://mcap.dev/spec).
 """
 
@@ -41,7 +42,8 @@ class BagRecovery:
         start_ns: First log time recovered [ns since the epoch].
         end_ns: Last log time recovered [ns since the epoch].
         bytes_total: Size of the bag's storage files [bytes].
-        bytes_unread: Bytes after the last complete record of each damaged file [bytes].
+        bytes_unread: Bytes that gave no record: after the last complete record of a file
+            cut short, and unreadable chunks skipped [bytes].
     """
 
     damaged_files: List[str]
@@ -136,12 +138,21 @@ def _cut_chunk(scan: RecordScan, buf, pos: int, size: int) -> int:
     return stop if stop > start and _records(scan, buf, start, stop) else pos
 
 
+def _plausible(buf, pos: int, size: int) -> bool:
+    """Whether a record of a known opcode starts at ``pos`` (or the file ends there)."""
+    return pos == size or 0x01 <= buf[pos] <= 0x0F
+
+
 def scan_file(path: Path, scan: RecordScan) -> Tuple[int, int, str]:
-    """Walk one MCAP file into ``scan`` up to its first damaged record.
+    """Walk one MCAP file into ``scan``, keeping every complete record.
+
+    A whole chunk that is unreadable (bad checksum or records) is skipped when a record
+    follows it; the walk stops at a record cut by the end of the file, or at anything else
+    unreadable.
 
     Returns:
-        (file size [bytes], offset after the last record kept [bytes], reason the walk
-        stopped early, '' when the file is complete).
+        (file size [bytes], bytes that gave no record [bytes], first reason the file is
+        damaged, '' when it is whole).
 
     Raises:
         BadInputError: Unreadable file, or not an MCAP file.
@@ -153,33 +164,40 @@ def scan_file(path: Path, scan: RecordScan) -> Tuple[int, int, str]:
     size = len(data)
     if data[:8] != MAGIC:
         if MAGIC.startswith(data):
-            return size, 0, 'empty file' if not size else 'file ends inside the MCAP magic'
+            return size, size, 'empty file' if not size else 'file ends inside the MCAP magic'
         raise BadInputError(f'{Path(path).name} is not an MCAP file (bad magic)')
     buf, pos = memoryview(data), 8
     if size - pos < 9 or pos + 9 + RECORD.unpack_from(buf, pos)[1] > size:
-        return size, pos, 'file ends inside the MCAP header'
+        return size, size, 'file ends inside the MCAP header'
     if buf[pos] != OP_HEADER:
         raise BadInputError(f'{Path(path).name} is not an MCAP file (no header record)')
+    skipped, reasons = 0, []
     while pos < size:
         if size - pos < 9:
-            return size, pos, f'file ends inside a record at byte {pos}'
+            return size, skipped + size - pos, (reasons + [
+                f'file ends inside a record at byte {pos}'])[0]
         op, length = RECORD.unpack_from(buf, pos)
         end = pos + 9 + length
         if op in (OP_DATA_END, OP_FOOTER):
-            return size, size, ''
+            return size, skipped, (reasons + [''])[0]
         if end > size:
             kept = _cut_chunk(scan, buf, pos, size) if op == OP_CHUNK else pos
             what = 'chunk' if op == OP_CHUNK else f'record (opcode 0x{op:02x})'
-            return size, kept, f'file ends inside a {what} at byte {pos}'
+            return size, skipped + size - kept, (reasons + [
+                f'file ends inside a {what} at byte {pos}'])[0]
         try:  # one record outside a chunk: a failure leaves nothing half-added
             ok = _chunk(scan, buf, pos, end) if op == OP_CHUNK else (
                 scan.records(buf, pos, end, False) or True)
         except _MALFORMED:
             ok = False
         if not ok:
-            return size, pos, f'unreadable record (opcode 0x{op:02x}) at byte {pos}'
+            reasons.append(f'unreadable record (opcode 0x{op:02x}) at byte {pos}')
+            if op != OP_CHUNK or not _plausible(buf, end, size):
+                return size, skipped + size - pos, reasons[0]
+            skipped += end - pos
         pos = end
-    return size, size, f'file ends at byte {size} without its summary and footer'
+    return size, skipped, (reasons + [f'file ends at byte {size} without its summary and '
+                                      f'footer'])[0]
 
 
 class ScannedMcap:
@@ -207,13 +225,16 @@ class ScannedMcap:
         total = unread = 0
         damaged, reasons = [], []
         for f in source.files:
-            size, kept, reason = scan_file(f, scan)
-            total, unread = total + size, unread + size - kept
+            size, lost, reason = scan_file(f, scan)
+            total, unread = total + size, unread + lost
             if reason:
                 damaged.append(str(f))
                 bare = list(source.files) == [source.path]  # the file names the bag
                 reasons.append(reason if bare else f'{Path(f).name}: {reason}')
-        self._data: Dict[str, Tuple[List[int], list]] = scan.out
+        # log times are uint64 in MCAP: read as int64 like the indexed scan (a damaged one wraps)
+        self._data: Dict[str, Tuple[np.ndarray, list]] = {
+            topic: (np.array(logs, np.uint64).view(np.int64), payloads)
+            for topic, (logs, payloads) in scan.out.items()}
         types: Dict[str, str] = {}
         for chan, topic in scan.channels.items():
             schema, encoding = scan.kinds.get(chan, (0, ''))
@@ -221,10 +242,10 @@ class ScannedMcap:
             types.setdefault(topic, name if encoding == 'cdr' else f'{encoding}:{name}')
         self.connections = [ScannedConnection(k + 1, topic, types.get(topic, ''), len(logs))
                             for k, (topic, (logs, _)) in enumerate(self._data.items())]
-        seen = [logs for logs, _ in self._data.values() if logs]
+        seen = [logs for logs, _ in self._data.values() if len(logs)]
         count = sum(len(logs) for logs in seen)
-        self.start_time = min(min(logs) for logs in seen) if seen else 0
-        self.end_time = max(max(logs) for logs in seen) + 1 if seen else 0
+        self.start_time = min(int(logs.min()) for logs in seen) if seen else 0
+        self.end_time = max(int(logs.max()) for logs in seen) + 1 if seen else 0
         self.recovery: Optional[BagRecovery] = None
         if damaged:
             if not count:
@@ -236,11 +257,10 @@ class ScannedMcap:
                  stop: Optional[int] = None) -> Iterator[Tuple[ScannedConnection, int, bytes]]:
         """(connection, log time [ns], payload) with ``start <= log time < stop``, in log-time
         order (file order among equal times), as ``rosbags`` yields them."""
-        chosen = [(c, self._data.get(c.topic, ((), ())))
+        chosen = [(c, self._data.get(c.topic, (np.zeros(0, np.int64), [])))
                   for c in (self.connections if connections is None else connections)]
         sizes = [len(logs) for _, (logs, _) in chosen]
-        logs = np.concatenate([np.asarray(logs, np.int64) for _, (logs, _) in chosen]
-                              + [np.zeros(0, np.int64)])
+        logs = np.concatenate([logs for _, (logs, _) in chosen] + [np.zeros(0, np.int64)])
         which = np.repeat(np.arange(len(chosen)), sizes)
         index = np.concatenate([np.arange(n) for n in sizes] + [np.zeros(0, np.int64)])
         keep = np.ones(len(logs), bool)

@@ -7,9 +7,8 @@ from pathlib import Path
 from typing import List, Optional, Union
 
 from legid_ros.bag.discover import locate_bag
-from legid_ros.bag.reader import open_reader
+from legid_ros.bag.reader import read_with
 from legid_ros.bag.repair import BagRecovery
-from legid_ros.core.errors import BadInputError
 
 
 @dataclass
@@ -79,25 +78,23 @@ class BagInfo:
 def bag_info(path: Union[str, Path]) -> BagInfo:
     """Topics with type, count, rate [Hz] and time span of a bag.
 
-    ``path`` as for :func:`read_bag`; a damaged MCAP gives what it still holds
+    ``path`` as for :func:`legid_ros.bag.recording_io.read_bag`; a damaged MCAP gives what
+    it still holds
     (``BagInfo.recovery``).
 
     Raises:
         BadInputError: Missing or unreadable bag.
     """
     source = locate_bag(path)
-    reader = open_reader(source)
-    try:
+
+    def summarise(reader) -> BagInfo:
         first, last, count, types = {}, {}, {}, {}
         by_topic = {}
         for conn in reader.connections:
             types[conn.topic] = conn.msgtype
             count[conn.topic] = count.get(conn.topic, 0) + int(conn.msgcount)
             by_topic.setdefault(conn.topic, []).append(conn)
-        try:
-            _first_last(reader, by_topic, first, last)
-        except Exception as exc:  # corrupt storage: rosbags raises many types
-            raise BadInputError(f'cannot read bag {path}: {exc}'.splitlines()[0]) from exc
+        _first_last(reader, by_topic, first, last)
         topics = []
         for name in sorted(types):
             n = count[name]
@@ -109,8 +106,8 @@ def bag_info(path: Union[str, Path]) -> BagInfo:
         return BagInfo(str(source.path), source.storage, min(starts, default=0),
                        max(ends, default=0), sum(count.values()), topics,
                        getattr(reader, 'recovery', None))
-    finally:
-        reader.close()
+
+    return read_with(source, summarise)
 
 
 def _first_last(reader, by_topic: dict, first: dict, last: dict,

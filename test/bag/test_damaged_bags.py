@@ -208,3 +208,70 @@ def test_open_bag_yields_a_cut_bag_in_time_order(tmp_path, whole):
     stop = got[-1][1]  # messages of the sample being written when the file was cut may miss
     assert sorted(x for x in got if x[1] < stop) == sorted(x for x in ref if x[1] < stop)
     assert set(got) <= set(ref)
+
+
+def _chunk_offsets(data):
+    """Offsets of the chunk records of an MCAP file."""
+    import struct
+    pos, out = 8, []
+    while pos + 9 <= len(data):
+        op, length = struct.unpack_from('<BQ', data, pos)
+        if op == 0x06:
+            out.append(pos)
+        if op in (0x0F, 0x02):
+            break
+        pos += 9 + length
+    return out
+
+
+def test_bad_chunk_under_intact_summary_is_skipped(tmp_path, whole, robot, caplog):
+    """A chunk gone bad in a whole file costs that chunk only: later chunks still read."""
+    import struct
+    data = bytearray(whole[1])
+    chunks = _chunk_offsets(data)
+    assert len(chunks) >= 4
+    at = chunks[1]
+    (klen,) = struct.unpack_from('<I', data, at + 9 + 28)
+    inner = at + 9 + 28 + 4 + klen + 8
+    data[inner + 1:inner + 9] = struct.pack('<Q', 2 ** 40)  # first record now runs past it
+    path = _cut(tmp_path, (whole[0], bytes(data)), len(data))
+    with caplog.at_level(logging.WARNING, logger='legid_ros.bag'):
+        back = read_bag(path, robot)
+    ref = whole[2]
+    lost = ref.n - back.n
+    assert 0 < lost < ref.n // 2
+    rows = {tuple(r) for r in ref.q}
+    assert all(tuple(r) in rows for r in back.q)
+    np.testing.assert_array_equal(back.q[-100:], ref.q[-100:])
+    rep = back.meta['bag_recovery']
+    assert rep['bytes_unread'] == struct.unpack_from('<Q', whole[1], at + 1)[0] + 9
+    assert f'unreadable record (opcode 0x06) at byte {at}' in rep['reason']
+    assert bag_info(path).recovery.messages == rep['messages']
+    assert any('recovered' in r.getMessage() for r in caplog.records)
+
+
+def _joint_state_bag(path, robot, renamed):
+    """50 joint states at 500 Hz; those in ``renamed`` name other joints."""
+    names = robot.actuated_joint_names
+    stamps = EPOCH_NS + np.arange(50) * 2_000_000
+    values = np.arange(50 * 36, dtype=float).reshape(50, 36)
+    rows = [bytes(r) for r in FixedLayout(TS, TYPES['joint_state'], '', names=names).pack(
+        stamps, values)]
+    other = [bytes(r) for r in FixedLayout(TS, TYPES['joint_state'], '',
+                                           names=[n + 'x' for n in names]).pack(stamps, values)]
+    with Writer(path, version=9, storage_plugin=StoragePlugin.MCAP) as writer:
+        js = writer.add_connection('/joint_states', TYPES['joint_state'], typestore=TS)
+        for k in range(50):
+            writer.write(js, int(stamps[k]), other[k] if k in renamed else rows[k])
+    return values
+
+
+def test_a_few_joint_states_with_other_names_are_left_out(tmp_path, robot):
+    """Joint states naming other joints cost themselves when few (even the first), else fail."""
+    values = _joint_state_bag(tmp_path / 'few', robot, {0, 30})
+    back = read_bag(tmp_path / 'few', robot)
+    assert back.n == 48 and back.meta['foreign_joint_states'] == 2
+    np.testing.assert_array_equal(back.q, np.delete(values, [0, 30], axis=0)[:, :12])
+    _joint_state_bag(tmp_path / 'mixed', robot, set(range(0, 50, 2)))
+    with pytest.raises(BadInputError, match='joint names change'):
+        read_bag(tmp_path / 'mixed', robot)
