@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator, TypeVar, Union
+from typing import Any, Callable, Dict, Iterator, TypeVar, Union
 
 from rosbags.rosbag2 import Reader
 
@@ -19,6 +19,8 @@ from legid_ros.core.errors import BadInputError
 
 LOG = logging.getLogger(__name__)
 T = TypeVar('T')
+_WARNED: Dict[tuple, bool] = {}  # damaged bags warned about, oldest first
+_WARNED_MAX = 64
 
 
 def open_reader(source: BagSource):
@@ -46,10 +48,15 @@ def open_reader(source: BagSource):
 
 def _scanned(source: BagSource) -> ScannedMcap:
     """The bag walked by :class:`ScannedMcap`; a one-line warning says what a damaged bag
-    lost."""
+    lost (once per bag and damage, not on every pass of a looping replay)."""
     reader = ScannedMcap(source)
     if reader.recovery is not None:
-        LOG.warning('%s: %s', source.path, reader.recovery.summary())
+        key = (str(source.path), reader.recovery.bytes_total, reader.recovery.messages)
+        if key not in _WARNED:
+            if len(_WARNED) >= _WARNED_MAX:
+                _WARNED.pop(next(iter(_WARNED)))
+            _WARNED[key] = True
+            LOG.warning('%s: %s', source.path, reader.recovery.summary())
     return reader
 
 
