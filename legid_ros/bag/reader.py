@@ -14,7 +14,7 @@ from typing import Any, Callable, Dict, Iterator, TypeVar, Union
 from rosbags.rosbag2 import Reader
 
 from legid_ros.bag.discover import BagSource, locate_bag
-from legid_ros.bag.repair import ScannedMcap
+from legid_ros.bag.repair import NotMcapError, ScannedMcap
 from legid_ros.core.errors import BadInputError
 
 LOG = logging.getLogger(__name__)
@@ -41,6 +41,8 @@ def open_reader(source: BagSource):
     if source.storage == 'mcap' and source.files:
         try:
             return _scanned(source)
+        except NotMcapError as exc:  # rosbags' reason, if it gave one, tells more
+            raise BadInputError(error or f'cannot read bag {source.path}: {exc}') from exc
         except BadInputError as exc:
             raise BadInputError(f'cannot read bag {source.path}: {exc}') from (cause or exc)
     raise BadInputError(error or f'cannot read bag {source.path}') from cause

@@ -31,6 +31,18 @@ from legid_ros.core.errors import BadInputError
 _MALFORMED = (McapScanError, struct.error, UnicodeDecodeError, ValueError, IndexError)
 
 
+class NotMcapError(BadInputError):
+    """A storage file is not MCAP at all (no damage to report).
+
+    Attributes:
+        path: The file.
+    """
+
+    def __init__(self, path: Path, what: str):
+        super().__init__(f'{Path(path).name} is not an MCAP file ({what})')
+        self.path = Path(path)
+
+
 @dataclass
 class BagRecovery:
     """What a read of a damaged MCAP bag kept.
@@ -155,7 +167,8 @@ def scan_file(path: Path, scan: RecordScan) -> Tuple[int, int, str]:
         damaged, '' when it is whole).
 
     Raises:
-        BadInputError: Unreadable file, or not an MCAP file.
+        NotMcapError: Not an MCAP file.
+        BadInputError: Unreadable file.
     """
     try:
         data = Path(path).read_bytes()
@@ -165,12 +178,12 @@ def scan_file(path: Path, scan: RecordScan) -> Tuple[int, int, str]:
     if data[:8] != MAGIC:
         if MAGIC.startswith(data):
             return size, size, 'empty file' if not size else 'file ends inside the MCAP magic'
-        raise BadInputError(f'{Path(path).name} is not an MCAP file (bad magic)')
+        raise NotMcapError(path, 'bad magic')
     buf, pos = memoryview(data), 8
     if size - pos < 9 or pos + 9 + RECORD.unpack_from(buf, pos)[1] > size:
         return size, size, 'file ends inside the MCAP header'
     if buf[pos] != OP_HEADER:
-        raise BadInputError(f'{Path(path).name} is not an MCAP file (no header record)')
+        raise NotMcapError(path, 'no header record')
     skipped, reasons = 0, []
     while pos < size:
         if size - pos < 9:
