@@ -17,12 +17,16 @@ def _legid(*args, cwd=None):
 
 
 def test_simulate_then_info(tmp_path):
-    """simulate writes a readable bag of the asked length, rate and seed; info lists it."""
+    """simulate writes a readable bag of the asked length, rate and seed; info lists it.
+
+    ``--out run.mcap`` writes the bag directory run/ holding run.mcap (as ros2 bag record).
+    """
     out = tmp_path / 'run.mcap'
     res = _legid('simulate', '--robot', 'biped', '--duration', '1', '--rate', '200', '--seed',
                  '3', '--noise', 'none', '--out', str(out))
     assert res.returncode == 0, res.stderr
-    assert 'wrote' in res.stdout and (out / 'metadata.yaml').is_file()
+    assert 'wrote' in res.stdout and (tmp_path / 'run' / 'metadata.yaml').is_file()
+    assert (tmp_path / 'run' / 'run.mcap').is_file() and not out.exists()
     rec = read_bag(out)
     assert rec.n == 200 and rec.meta['seed'] == 3 and rec.meta['noise']['fsr_std'] == 0.0
     assert abs(rec.rate - 200.0) < 1e-6

@@ -69,15 +69,12 @@ def parse_known(items) -> dict:
 
 
 def _load(path: str, robot):
-    from legid_ros.core.errors import BadInputError
     from legid_ros.core.recording import Recording
 
     p = Path(path)
     if p.suffix == '.npz':
         return Recording.load_npz(p)
-    if not p.exists():
-        raise BadInputError(f'bag not found: {path}')
-    from legid_ros.bag.recording_io import read_bag
+    from legid_ros.bag.recording_io import read_bag  # 'bag not found' for a missing bag
     return read_bag(p, robot)
 
 

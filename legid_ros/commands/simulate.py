@@ -8,7 +8,6 @@ from __future__ import annotations
 import argparse
 import importlib
 import time
-from pathlib import Path
 
 from legid_ros.core.errors import BadInputError, LegidError
 
@@ -29,7 +28,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument('--speed', type=float, default=1.0, help='motion speed scale')
     parser.add_argument('--zmp-margin', type=float, default=0.015,
                         help='smallest ZMP distance to the sole edge [m]')
-    parser.add_argument('--out', default='run.mcap', help='bag directory to write')
+    parser.add_argument('--out', default='run.mcap',
+                        help='bag directory to write; NAME.mcap or NAME.db3 writes the directory '
+                        'NAME/ holding NAME.mcap (as ros2 bag record -o NAME)')
     parser.add_argument('--storage', choices=['mcap', 'sqlite3'], default=None,
                         help='bag storage (default: sqlite3 if --out ends in .db3, else mcap)')
     parser.add_argument('--engine', choices=['synthetic', 'mujoco'], default='synthetic',
@@ -51,6 +52,7 @@ def _mujoco():
 
 def run(args: argparse.Namespace) -> int:
     """Simulate, write the bag, print a summary."""
+    from legid_ros.bag.discover import output_bag
     from legid_ros.bag.recording_io import write_bag
     from legid_ros.core.robot import load_robot
     from legid_ros.core.synthetic import (FrictionModel, NoiseModel, SyntheticConfig,
@@ -60,10 +62,9 @@ def run(args: argparse.Namespace) -> int:
     if not {'left', 'right'} <= set(robot.feet) or not robot.link_groups:
         raise BadInputError(f'simulate supports bipeds with left/right feet; robot '
                             f'{robot.name!r} has feet {", ".join(robot.feet) or "none"}')
-    out = Path(args.out)
+    out, storage = output_bag(args.out, args.storage)
     if out.exists() and not args.force:
         raise BadInputError(f'{out} exists; use --force to overwrite')
-    storage = args.storage or ('sqlite3' if out.suffix == '.db3' else 'mcap')
     config = SyntheticConfig(duration_s=args.duration, rate_hz=args.rate, seed=args.seed,
                              noise=NoiseModel.none() if args.noise == 'none' else NoiseModel(),
                              friction=FrictionModel.none() if args.no_friction
@@ -78,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         rec = simulate_biped(config, robot)
     sim_s = time.perf_counter() - start
-    write_bag(rec, out, storage=storage, robot=robot, overwrite=args.force)
+    out = write_bag(rec, out, storage=storage, robot=robot, overwrite=args.force)
     total = time.perf_counter() - start
     zmp = rec.zmp_true
     print(f'wrote {out} ({storage}): {rec.n} samples, {rec.t[-1] - rec.t[0]:.3f} s at '

@@ -17,9 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Dict, Optional
 
-from rosbags.rosbag2 import Reader
-
-from legid_ros.core.errors import BadInputError
+from legid_ros.bag.recording_io import open_bag
 from legid_ros.ros.conversions import ros_topic_name, sec_to_stamp
 from legid_ros.ros.node_util import latched_qos, sensor_qos
 
@@ -47,15 +45,6 @@ class ReplayStats:
     max_lag_s: float = 0.0
 
 
-def _bag_dir(path) -> Path:
-    p = Path(path)
-    if p.is_file() and p.suffix in ('.mcap', '.db3'):
-        p = p.parent
-    if not (p / 'metadata.yaml').is_file():
-        raise BadInputError(f'{path} is not a rosbag2 directory (no metadata.yaml)')
-    return p
-
-
 def message_class(msgtype: str):
     """The Python class of a ROS type name such as ``sensor_msgs/msg/JointState``."""
     pkg, kind, name = msgtype.split('/')
@@ -67,7 +56,8 @@ class BagReplay:
 
     Args:
         node: rclpy node that owns the publishers.
-        bag: rosbag2 directory (or its .mcap/.db3 file).
+        bag: rosbag2 directory, its .mcap/.db3 file, a bare .mcap, or an MCAP cut short
+            (see :func:`legid_ros.bag.recording_io.read_bag`).
         rate: Playback speed (1 = original timing; <= 0 = as fast as possible).
         loop: Restart at the end.
         clock: Publish ``/clock`` from the bag's receive times.
@@ -77,13 +67,13 @@ class BagReplay:
     def __init__(self, node, bag, rate: float = 1.0, loop: bool = False, clock: bool = False,
                  clock_period_s: float = 0.01, queue_depth: int = 1000):
         self.node = node
-        self.path = _bag_dir(bag)
+        self.path = Path(bag)
         self.rate = float(rate)
         self.loop = loop
         self.clock_period = clock_period_s
         self.stats = ReplayStats()
         self.pubs = {}
-        with Reader(self.path) as reader:
+        with open_bag(self.path) as reader:
             self.stats.bag_span_s = (reader.end_time - reader.start_time) * 1e-9
             for conn in reader.connections:
                 if conn.topic in self.pubs:
@@ -133,7 +123,7 @@ class BagReplay:
 
     def _one_pass(self, lap_offset: float, stop) -> None:
         next_clock = None
-        with Reader(self.path) as reader:
+        with open_bag(self.path) as reader:
             t0 = reader.start_time
             conns = [c for c in reader.connections if c.topic in self.pubs]
             for i, (conn, stamp_ns, raw) in enumerate(reader.messages(connections=conns)):
