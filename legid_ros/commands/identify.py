@@ -15,7 +15,7 @@ import argparse
 import sys
 from pathlib import Path
 
-METHODS = ('zmp_newton', 'zmp_qp', 'torque_ls', 'floating_qp', 'sdp', 'primitives')
+from legid_ros.core.identification import METHODS
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -203,7 +203,7 @@ def from_identification(robot: Robot, result) -> FeedforwardModel:
         robot: The robot the result was identified on.
         result: Anything with ``pi`` (standard parameters), ``reflected_inertia`` (joint-side
             rotor inertia [kg.m^2]) and ``friction`` (callable on joint velocities), such as
-            :class:`legid_ros.core.identification.fixed_base_result.LegIdentResult`.
+            :class:`legid_ros.core.identification.result.LegIdentResult`.
     """
     return FeedforwardModel(robot, pi=np.asarray(result.pi, float),
                             rotor_inertia=np.asarray(result.reflected_inertia, float),
