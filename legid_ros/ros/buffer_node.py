@@ -9,18 +9,21 @@ wrench in the F/T frame; carried as window channels ``ankle_ft.<foot>.<axis>``).
 ``legid/zmp/measured`` (PointStamped in ``world_frame``) and ``/diagnostics``. Service
 ``~/reset``. All logic lives in :mod:`legid_ros.core.buffer.sensor_buffer`. ``flush_every``,
 ``idle_flush_s`` and ``diagnostics_period_s`` may change at run time; the rest is read only.
+
+A message that cannot be used (undecodable, empty, NaN, mismatched arrays, unknown joints, a
+wrench or IMU sample in a frame other than the description's) costs that message and a count
+per cause in ``/diagnostics`` (published at most once per period); the node never stops on
+input. At start-up the description's F/T and IMU frames must be frames of the robot model.
 """
 
 from __future__ import annotations
 
-import struct
 import time
 from functools import partial
 
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import PointStamped, WrenchStamped
-from rclpy.node import Node
 from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import Trigger
@@ -32,7 +35,8 @@ from legid_ros.core.robot import load_robot
 from legid_ros.ros import conversions as cv
 from legid_ros.ros.executor import run_node
 from legid_ros.ros.node_util import sensor_qos
-from legid_ros.ros.parameters import Param, declare_parameters
+from legid_ros.ros.parameters import Param, ParameterRefusedError, declare_parameters
+from legid_ros.ros.robustness import GuardedNode
 
 PARAMETERS = (
     Param('robot', 'biped', 'built-in robot name or path of a description YAML'),
@@ -72,17 +76,47 @@ PARAMETERS = (
     Param('diagnostics_period_s', 1.0, 'period of the /diagnostics status [s]', low=0.0,
           open_low=True, runtime=True),
     Param('world_frame', 'world', 'frame_id of the measured ZMP'),
+    Param('check_frame_id', True, "refuse wrench and IMU messages whose frame_id is neither "
+          "empty nor the description's frame (ft_frame or link, sensor_frames, imu_frame)"),
 )
+#: Distinct joint-name lists whose index maps the buffer keeps (per-name cache bound) [-].
+MAX_NAME_MAPS = 64
 DIAG_NAME = 'legid buffer'
 
 
-class BufferNode(Node):
+def expected_frames(robot, mode: str, ankle) -> dict:
+    """Accepted ``frame_id`` values per input queue key ('' always: unspecified frame).
+
+    Raises:
+        ParameterRefusedError: A frame of the description is not a frame of the model.
+    """
+    def known(frame: str, what: str) -> str:
+        if not robot.model.existFrame(frame):
+            raise ParameterRefusedError('buffer', 'robot', f'{what} {frame!r} of the '
+                                        f'description is not a frame of {robot.name}')
+        return frame
+
+    frames = {'imu': {'', known(robot.imu_frame, 'imu_frame')}}
+    for name, foot in robot.feet.items():
+        ft = known(foot.ft_frame or foot.link, f'{name} ft_frame')
+        if mode == 'wrench':
+            frames[name] = {'', ft}
+        else:
+            for k in range(len(foot.sensor_frames)):
+                frames[(name, k)] = {'', foot.sensor_frames[k]}
+        if name in ankle:
+            frames[('ankle_ft', name)] = {'', ft}
+    return frames
+
+
+class BufferNode(GuardedNode):
     """ROS adapter around :class:`legid_ros.core.buffer.sensor_buffer.Buffer`."""
 
     def __init__(self, **kwargs):
         super().__init__('buffer', **kwargs)
         p = declare_parameters(self, PARAMETERS, apply=self._apply_parameters)
         self.p = p
+        self.diag_gate.period_s = p['diagnostics_period_s']
         robot = load_robot(p['robot'])
         mode = p['force_sensing'] or robot.description.get('force_sensing', 'wrench')
         fsr_count = {f: len(foot.sensor_frames) for f, foot in robot.feet.items()}
@@ -96,6 +130,7 @@ class BufferNode(Node):
             velocity_cutoff_hz=p['velocity_cutoff_hz'],
             acceleration_cutoff_hz=p['acceleration_cutoff_hz'], zmp_cutoff_hz=p['zmp_cutoff_hz'],
             ankle_ft_feet=ankle)
+        self._frames = expected_frames(robot, mode, ankle) if p['check_frame_id'] else {}
         self.kin = StreamKinematics(robot, mode, contact_force_n=p['contact_force_n'])
         self.buffer = Buffer(self.cfg, self.kin)
         self.schema = self.buffer.schema
@@ -122,7 +157,7 @@ class BufferNode(Node):
                                      partial(self._on_ankle_ft, name), qos, raw=raw)
         self.create_service(Trigger, '~/reset', self._on_reset)
         self.create_timer(0.05, self._on_timer)
-        p.timer('diagnostics_period_s', lambda: self._publish_diagnostics())
+        p.timer('diagnostics_period_s', self._on_diag_timer)
         self.received = {'joint_states': 0, 'imu': 0, 'force': 0, 'ankle_ft': 0}
         self.windows_published = 0
         self._since_flush = 0
@@ -151,24 +186,39 @@ class BufferNode(Node):
     def _apply_parameters(self, changes):
         """Run-time processing pace (the diagnostics timer follows its period parameter)."""
         self._flush_every = changes.get('flush_every', self._flush_every)
+        self.diag_gate.period_s = self.p['diagnostics_period_s']
 
     # -------------------------------------------------------------- callbacks
-    def _guard(self, fn, *args):
+    def _guard(self, fn, *args) -> bool:
+        """Run ``fn(*args)``; a failure costs only this call (counted). Returns success."""
         try:
             fn(*args)
-        except (LegidError, ValueError, TypeError, IndexError, struct.error) as exc:
+            return True
+        except Exception as exc:  # noqa: BLE001  (input must never stop the node)
             self._errors += 1
-            self.buffer.events['callback_error'] = self.buffer.events.get('callback_error', 0) + 1
+            self._count('callback_error')
             if 'callback_error' not in self._reported:
                 self._reported.add('callback_error')
-                self.get_logger().error(f'bad message ignored: {exc}')
+                self.get_logger().error(f'bad message ignored: {exc!r}'[:500])
+            return False
+
+    def _count(self, kind: str, n: int = 1) -> None:
+        self.buffer.events[kind] = self.buffer.events.get(kind, 0) + n
+
+    def _frame_ok(self, key, msg) -> bool:
+        """Whether ``msg`` (deserialized) is in an accepted frame; counts it if not."""
+        frames = self._frames.get(key)
+        if frames is None or msg.header.frame_id in frames:
+            return True
+        self._count('wrong_frame_id')
+        return False
 
     def _on_joint_state(self, msg):
         self.received['joint_states'] += 1
         if self._raw:
             self._queue['js'].append(msg)
         else:
-            self._guard(self.buffer.add_joint_state, *cv.joint_state_fields(msg))
+            self._guard(lambda: self.buffer.add_joint_state(*cv.joint_state_fields(msg)))
         self._last_js_wall = time.monotonic()
         self._since_flush += 1
         buf = self.buffer
@@ -181,58 +231,78 @@ class BufferNode(Node):
         if self._raw:
             self._queue['imu'].append(msg)
         else:
-            self._guard(self.buffer.add_imu, *cv.imu_fields(msg))
+            if self._frame_ok('imu', msg):
+                self._guard(lambda: self.buffer.add_imu(*cv.imu_fields(msg)))
 
     def _on_wrench(self, foot: str, msg):
         self.received['force'] += 1
         if self._raw:
             self._queue[foot].append(msg)
         else:
-            self._guard(self.buffer.add_wrench, foot, *cv.wrench_fields(msg))
+            if self._frame_ok(foot, msg):
+                self._guard(lambda: self.buffer.add_wrench(foot, *cv.wrench_fields(msg)))
 
     def _on_fsr(self, foot: str, k: int, msg):
         self.received['force'] += 1
         if self._raw:
             self._queue[(foot, k)].append(msg)
         else:
-            t, w = cv.wrench_fields(msg)
-            self._guard(self.buffer.add_fsr, foot, k, t, w[2])
+            if self._frame_ok((foot, k), msg):
+                self._guard(lambda: self.buffer.add_fsr(foot, k, *_fz(cv.wrench_fields(msg))))
 
     def _on_ankle_ft(self, foot: str, msg):
         self.received['ankle_ft'] += 1
         if self._raw:
             self._queue[('ankle_ft', foot)].append(msg)
         else:
-            self._guard(self.buffer.add_ankle_ft, foot, *cv.wrench_fields(msg))
+            if self._frame_ok(('ankle_ft', foot), msg):
+                self._guard(lambda: self.buffer.add_ankle_ft(foot, *cv.wrench_fields(msg)))
 
     def _decode_queued(self):
         """Decode every queued serialized message in batches and feed the buffer."""
-        buf = self.buffer
         for key, raws in self._queue.items():
-            if not raws:
-                continue
-            self._queue[key] = []
-            if key == 'js':
-                groups = self._dec_js.decode(raws)
-                for stamps, (names, p, v, e) in groups:
-                    self._guard(buf.add_joint_states, stamps, names, p, v, e)
-                bad = self._dec_js.bad
-            elif key == 'imu':
-                for stamps, (qq, g, a) in self._dec_imu.decode(raws):
-                    self._guard(buf.add_imus, stamps, qq, g, a)
-                bad = self._dec_imu.bad
+            if raws:
+                self._queue[key] = []
+                self._guard(self._decode_key, key, raws)
+        if len(getattr(self.buffer, '_name_maps', ())) > MAX_NAME_MAPS:
+            self.buffer._name_maps.clear()  # a cache: rebuilt for the names in use
+
+    def _decode_key(self, key, raws):
+        """Decode and add the queued messages of one input; a failing batch is retried one
+        message at a time, so only the bad messages are lost."""
+        buf = self.buffer
+        frames = self._frames.get(key)
+        if key == 'js':
+            dec = self._dec_js
+            for stamps, (names, p, v, e) in dec.decode(raws):
+                if not self._guard(buf.add_joint_states, stamps, names, p, v, e):
+                    for k in range(len(stamps)):
+                        self._guard(buf.add_joint_states, stamps[k:k + 1], names, p[k:k + 1],
+                                    v[k:k + 1], e[k:k + 1])
+        elif key == 'imu':
+            dec = self._dec_imu
+            for stamps, (qq, g, a) in dec.decode(raws, frames):
+                if not self._guard(buf.add_imus, stamps, qq, g, a):
+                    for k in range(len(stamps)):
+                        self._guard(buf.add_imus, stamps[k:k + 1], qq[k:k + 1], g[k:k + 1],
+                                    a[k:k + 1])
+        else:
+            dec = self._dec_wrench
+            if key in self._ankle_keys:
+                add = partial(buf.add_ankle_fts, self._ankle_keys[key])
+            elif isinstance(key, tuple):
+                add = (lambda stamps, w, foot=key[0], k=key[1]:
+                       buf.add_fsrs(foot, k, stamps, w[:, 2]))
             else:
-                groups = self._dec_wrench.decode(raws)
-                for stamps, w in groups:
-                    if key in self._ankle_keys:
-                        self._guard(buf.add_ankle_fts, self._ankle_keys[key], stamps, w)
-                    elif isinstance(key, tuple):
-                        self._guard(buf.add_fsrs, key[0], key[1], stamps, w[:, 2])
-                    else:
-                        self._guard(buf.add_wrenches, key, stamps, w)
-                bad = self._dec_wrench.bad
-            if bad:
-                buf.events['undecodable_message'] = buf.events.get('undecodable_message', 0) + bad
+                add = partial(buf.add_wrenches, key)
+            for stamps, w in dec.decode(raws, frames):
+                if not self._guard(add, stamps, w):
+                    for k in range(len(stamps)):
+                        self._guard(add, stamps[k:k + 1], w[k:k + 1])
+        if dec.bad:
+            self._count('undecodable_message', dec.bad)
+        if dec.wrong_frame:
+            self._count('wrong_frame_id', dec.wrong_frame)
 
     def _on_timer(self):
         if time.monotonic() - self._last_js_wall > self.p['idle_flush_s']:
@@ -244,6 +314,7 @@ class BufferNode(Node):
         self._flush(force=True, final=True)
         self.buffer = Buffer(self.cfg, self.kin)
         self._reported.clear()
+        self.problems.clear()
         response.success = True
         response.message = 'buffer reset'
         return response
@@ -254,9 +325,10 @@ class BufferNode(Node):
         self._decode_queued()
         try:
             windows = self.buffer.flush(force=force, final=final)
-        except (LegidError, ValueError) as exc:
+        except (LegidError, ValueError, IndexError, FloatingPointError) as exc:
             self._errors += 1
-            self.get_logger().error(f'processing failed: {exc}')
+            self._count('processing_error')
+            self.get_logger().error(f'processing failed: {exc}', throttle_duration_sec=10.0)
             return
         for win in windows:
             self.pub_window.publish(cv.window_msg(win, self.schema))
@@ -274,15 +346,28 @@ class BufferNode(Node):
             self.pub_zmp.publish(cv.point_msg(row[0], self.p['world_frame'], x, y))
 
     def _report_new_events(self):
+        """Log each new kind of input problem once; publish early at most once per period."""
+        new = False
         for kind in self.buffer.events:
             if kind not in self._reported:
                 self._reported.add(kind)
                 self.get_logger().warning(f'input problem: {kind} (counted in /diagnostics)')
-                self._publish_diagnostics()
+                new = True
+        if (self.problems.take_new() or new) and self.diag_gate.allow():
+            self._publish_diagnostics()
+            timer = self.p.timer_of('diagnostics_period_s')
+            if timer is not None:
+                timer.reset()
+
+    def _on_diag_timer(self):
+        self.diag_gate.mark()
+        self._publish_diagnostics()
 
     def status(self):
         """(level, message, values) of the current diagnostic."""
         ev = dict(self.buffer.events)
+        for kind, n in self.problems.counts.items():
+            ev[kind] = ev.get(kind, 0) + n
         stale = self.buffer.stale_streams()
         level = 'ok'
         parts = []
@@ -305,6 +390,12 @@ class BufferNode(Node):
         now = self.get_clock().now().nanoseconds * 1e-9
         self.pub_diag.publish(cv.diagnostic_msg(now, DIAG_NAME, 'legid_ros', level, message,
                                                 values))
+
+
+def _fz(fields):
+    """(stamp, normal force) of ``wrench_fields`` output."""
+    t, w = fields
+    return t, w[2]
 
 
 def main(args=None) -> int:

@@ -10,9 +10,12 @@ and velocity, total effort), and ``/diagnostics``. A thin adapter: messages -> a
 :class:`legid_ros.core.feedforward.PdFeedforwardController` -> messages.
 
 Bad input (unknown joints, NaN, wrong sizes, parameter names that do not match the model) is
-reported on ``/diagnostics`` and logged once; the node then sends no command until valid input
-arrives, and never crashes. ``kp``, ``kd``, ``state_timeout_s`` and ``diagnostics_period_s`` may
-change at run time (``ros2 param set``); the other parameters are read only.
+counted per cause on ``/diagnostics`` (at most one publication per period) and logged once;
+the node then sends no command until valid input arrives, and never crashes; a non-finite
+command is never published. At start-up it refuses, in one line, ``joint_names`` that are not a
+permutation of the model's joints and an ``ident_file`` it cannot use. ``kp``, ``kd``,
+``state_timeout_s`` and ``diagnostics_period_s`` may change at run time (``ros2 param set``);
+the other parameters are read only.
 """
 
 from __future__ import annotations
@@ -26,7 +29,6 @@ from typing import Dict, List, Optional, Tuple
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray
 from rclpy.clock import Clock, ClockType
-from rclpy.node import Node
 from rclpy.qos import QoSProfile, qos_profile_sensor_data
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
@@ -39,9 +41,12 @@ from legid_ros.core.feedforward import (FeedforwardModel, PdFeedforwardControlle
 from legid_ros.core.robot import Robot, load_robot
 from legid_ros.ros.conversions import diagnostic_msg, parameters_from_msg, stamp_to_sec
 from legid_ros.ros.executor import run_node
-from legid_ros.ros.parameters import Param, declare_parameters
+from legid_ros.ros.parameters import Param, ParameterRefusedError, declare_parameters
+from legid_ros.ros.robustness import BoundedCache, GuardedNode
 
 DIAG_NAME = 'legid controller'
+#: Distinct joint-name lists of joint_states whose index maps are kept [-].
+NAME_CACHE_SIZE = 16
 ROBOT_PARAMETERS = (
     Param('robot', 'leg3', 'built-in robot name or description YAML path'),
     Param('floating_base', False, 'model the root as a free flyer (evaluated with the base at '
@@ -81,7 +86,7 @@ def _doubles(values) -> array.array:
     return array.array('d', np.ascontiguousarray(values, dtype=np.float64).tobytes())
 
 
-class ControllerNode(Node):
+class ControllerNode(GuardedNode):
     """PD + feedforward joint controller node (see the module docstring)."""
 
     def __init__(self, **kwargs):
@@ -91,26 +96,20 @@ class ControllerNode(Node):
         model_joints = self.robot.actuated_joint_names
         p = self.p = declare_parameters(self, parameters(self.robot), check=self._check_gains,
                                         apply=self._apply_parameters)
+        self.diag_gate.period_s = p.diagnostics_period_s
         self.out_names: List[str] = list(p.joint_names)
         self.ff_includes_pd = p.feedforward_includes_pd
         self.state_timeout = p.state_timeout_s
-        ident_file = p.ident_file
         self.last_error = ''
         if sorted(self.out_names) != sorted(model_joints):
-            self.last_error = (f'joint_names {self.out_names} is not a permutation of the '
-                               f'model joints {model_joints}; using the model order')
-            self.get_logger().error(self.last_error)
-            self.out_names = list(model_joints)
+            raise ParameterRefusedError(
+                'controller', 'joint_names', f'{self.out_names} is not a permutation of the '
+                f'model joints {model_joints}: the commands would go to the wrong joints')
         self.out_index = np.array([model_joints.index(n) for n in self.out_names])
         self.model_joints = model_joints
         self.ff = FeedforwardModel(self.robot, rotor_inertia=reflected_rotor_inertia(self.robot))
-        if ident_file:
-            try:
-                from legid_ros.core.identification.result import LegIdentResult
-                self.ff = from_identification(self.robot, LegIdentResult.load(ident_file))
-            except (LegidError, ValueError, OSError, KeyError) as exc:
-                self.last_error = f'cannot use ident_file {ident_file!r}: {exc}; using the URDF'
-                self.get_logger().error(self.last_error)
+        if p.ident_file:
+            self.ff = load_ident_file(self.robot, p.ident_file)
         self.controller = PdFeedforwardController.for_robot(
             self.robot, self.ff if p.use_feedforward else None, gains=PdGains(p.kp, p.kd))
         self.rotor_names = [f'{j}.rotor_J' for j in model_joints]
@@ -119,9 +118,11 @@ class ControllerNode(Node):
         self.qd: Optional[np.ndarray] = None
         self.state_time = -np.inf
         self.reference: Optional[ReferenceTrajectory] = None
-        self._state_map: Dict[tuple, np.ndarray] = {}
+        self._state_map = BoundedCache(NAME_CACHE_SIZE)  # names tuple -> model-order index
         self.counts = {'published': 0, 'skipped': 0, 'bad_states': 0, 'bad_references': 0,
-                       'bad_parameters': 0, 'parameter_updates': 0, 'references': 0}
+                       'bad_parameters': 0, 'parameter_updates': 0, 'references': 0,
+                       'nonfinite_commands': 0}
+        self._rejected_since_publication: Dict[str, int] = {}
         self._logged = set()
         self.period = 1.0 / p.rate_hz
         self.tick_times = np.zeros(max(p.jitter_window, 2))
@@ -163,20 +164,28 @@ class ControllerNode(Node):
         if 'kp' in changes or 'kd' in changes:
             self.controller.gains = PdGains(self.p.kp, self.p.kd)
         self.state_timeout = self.p.state_timeout_s
+        self.diag_gate.period_s = self.p.diagnostics_period_s
 
     # ------------------------------------------------------------------ inputs
     def _now(self) -> float:
         return self.get_clock().now().nanoseconds * 1e-9
 
     def _report(self, kind: str, exc: Exception) -> None:
-        """Count a rejected input, log its first occurrence, publish a diagnostic now."""
+        """Count a rejected input, log its first occurrence per cause; /diagnostics carries
+        the counts (published at once only if the last publication is a period old)."""
         self.counts[kind] += 1
-        self.last_error = f'{kind}: {exc}'
+        self.last_error = f'{kind}: {exc}'[:500]
+        since = self._rejected_since_publication
+        since[kind] = since.get(kind, 0) + 1
         key = (kind, type(exc).__name__)
         if key not in self._logged:
             self._logged.add(key)
-            self.get_logger().error(f'rejected input ({kind}): {exc}')
-        self._publish_diagnostics(level='error', message=self.last_error)
+            self.get_logger().error(f'rejected input ({kind}): {exc}'[:500])
+        if self.diag_gate.allow():
+            self._publish_diagnostics()
+            timer = self.p.timer_of('diagnostics_period_s')
+            if timer is not None:
+                timer.reset()
 
     def _on_state(self, msg: JointState) -> None:
         try:
@@ -187,7 +196,7 @@ class ControllerNode(Node):
                 if missing:
                     raise BadInputError(f'joint_states lacks joints {missing}')
                 idx = np.array([names.index(j) for j in self.model_joints])
-                self._state_map[names] = idx
+                self._state_map.put(names, idx)
             q = np.asarray(msg.position, float)
             qd = np.asarray(msg.velocity, float)
             if q.size != len(names) or qd.size != len(names):
@@ -196,7 +205,7 @@ class ControllerNode(Node):
             if not (np.all(np.isfinite(q)) and np.all(np.isfinite(qd))):
                 raise BadInputError('joint_states holds NaN or inf')
             self.q, self.qd, self.state_time = q, qd, time.monotonic()
-        except (LegidError, ValueError, IndexError) as exc:
+        except (LegidError, ValueError, IndexError, TypeError) as exc:
             self._report('bad_states', exc)
 
     def _on_reference(self, msg: JointTrajectory) -> None:
@@ -214,13 +223,15 @@ class ControllerNode(Node):
                                                   q, qd, qdd, stamp if stamp > 0 else self._now())
             self.reference = ref
             self.counts['references'] += 1
-        except (LegidError, ValueError) as exc:
+        except (LegidError, ValueError, IndexError, TypeError) as exc:
             self.reference = None  # a bad reference stops the commands
             self._report('bad_references', exc)
 
     def _on_parameters(self, msg: Float64MultiArray) -> None:
         try:
             values, names = parameters_from_msg(msg)
+            if not np.all(np.isfinite(values)):
+                raise BadInputError('parameters hold NaN or inf')
             n_pi = len(self.ff.parameter_names)
             if names == self.ff.parameter_names:
                 self.ff.set_parameters(values)
@@ -233,7 +244,7 @@ class ControllerNode(Node):
                 raise BadInputError(f'parameter names do not match the model '
                                     f'({len(names)} names, model has {n_pi})')
             self.counts['parameter_updates'] += 1
-        except (LegidError, ValueError) as exc:
+        except (LegidError, ValueError, IndexError, TypeError) as exc:
             self._report('bad_parameters', exc)
 
     # ------------------------------------------------------------------ cycle
@@ -252,10 +263,16 @@ class ControllerNode(Node):
         except (LegidError, ValueError) as exc:
             self._report('bad_references', exc)
             return
+        tau_out = out.tau if self.ff_includes_pd else out.tau_ff
+        if not (np.all(np.isfinite(tau_out)) and np.all(np.isfinite(out.tau))
+                and np.all(np.isfinite(q_d)) and np.all(np.isfinite(qd_d))):
+            self.counts['nonfinite_commands'] += 1
+            self._report('bad_references', BadInputError('command not finite: not published'))
+            return
         self.ff_us_sum += self.controller.last_ff_s * 1e6
         o = self.out_index
         ff_msg = Float64MultiArray()
-        ff_msg.data = _doubles((out.tau if self.ff_includes_pd else out.tau_ff)[o])
+        ff_msg.data = _doubles(tau_out[o])
         cmd = JointState()
         cmd.header.stamp = self.get_clock().now().to_msg()
         cmd.name = self.out_names
@@ -277,11 +294,16 @@ class ControllerNode(Node):
         return np.abs(np.diff(t) - self.period) * 1e3
 
     def _on_diag_timer(self) -> None:
+        self.diag_gate.mark()
         self._publish_diagnostics()
 
     def _publish_diagnostics(self, level: Optional[str] = None,
                              message: Optional[str] = None) -> None:
         d = self.controller.diagnostics
+        since, self._rejected_since_publication = self._rejected_since_publication, {}
+        if level is None and since:
+            level, message = 'error', 'rejected input: ' + ', '.join(
+                f'{k} x{v}' for k, v in sorted(since.items())) + f' (last: {self.last_error})'
         if level is None:
             stale = self.q is None or time.monotonic() - self.state_time > self.state_timeout
             if self.reference is None or stale:
@@ -294,6 +316,7 @@ class ControllerNode(Node):
                 level, message = 'ok', 'commanding'
         jit = self.jitter_ms()
         values = dict(self.counts)
+        values.update({f'event.{k}': v for k, v in sorted(self.problems.counts.items())})
         values.update({'cycles': d.cycles, 'saturated_cycles': d.saturated_cycles,
                        'saturated_per_joint': d.saturated_per_joint.tolist(),
                        'tau_ff_us_mean': self.ff_us_sum / max(d.cycles, 1),
@@ -301,6 +324,20 @@ class ControllerNode(Node):
                        'last_error': self.last_error})
         self.pub_diag.publish(diagnostic_msg(self._now(), DIAG_NAME, self.robot.name, level,
                                              message, values))
+
+
+def load_ident_file(robot: Robot, path: str) -> FeedforwardModel:
+    """The feedforward model of an identification result YAML.
+
+    Raises:
+        ParameterRefusedError: Missing, unreadable or not matching the robot.
+    """
+    from legid_ros.core.identification.result import LegIdentResult
+    try:
+        return from_identification(robot, LegIdentResult.load(path))
+    except (LegidError, ValueError, OSError, KeyError, TypeError, AttributeError) as exc:
+        raise ParameterRefusedError('controller', 'ident_file', f'cannot use {path!r}: '
+                                    f'{type(exc).__name__}: {exc}'.replace('\n', ' ')) from None
 
 
 def main(args=None) -> int:

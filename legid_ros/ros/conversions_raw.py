@@ -8,7 +8,7 @@ the end of that header.
 from __future__ import annotations
 
 import struct
-from typing import Dict, List, Tuple
+from typing import Collection, Dict, List, Optional, Tuple
 
 import numpy as np
 
@@ -28,6 +28,14 @@ def _header(raw: bytes) -> Tuple[float, int]:
     sec, nsec = _STAMP.unpack_from(raw, 4)
     (n,) = _U32.unpack_from(raw, 12)
     return sec + nsec * 1e-9, 16 + n
+
+
+def header_frame(raw: bytes) -> str:
+    """``header.frame_id`` of a CDR message starting with a std_msgs/Header."""
+    _, end = _header(raw)
+    if end > len(raw):
+        raise BadInputError('truncated CDR message')
+    return bytes(raw[16:max(end - 1, 16)]).decode()
 
 
 def _align(off: int, k: int) -> int:
@@ -114,6 +122,9 @@ class RawBatch:
         if kind not in ('joint_state', 'imu', 'wrench'):
             raise BadInputError(f'no raw decoder for {kind!r}')
         self.kind = kind
+        self.bad = 0
+        self.wrong_frame = 0
+        self.last_wrong_frame = ''
         self._layouts: Dict[Tuple[int, bytes], tuple] = {}
         self._by_len: Dict[int, List[Tuple[bytes, tuple]]] = {}
 
@@ -135,8 +146,8 @@ class RawBatch:
         else:
             t, names, pos, vel, eff = decode_joint_state(raw)
             n = len(names)
-            if len(pos) != n or len(vel) not in (0, n) or len(eff) not in (0, n):
-                return None
+            if n == 0 or len(pos) != n or len(vel) not in (0, n) or len(eff) not in (0, n):
+                return None  # empty or inconsistent: decoded one by one (then refused)
             key_end = _align(off, 4)
             (count,) = _U32.unpack_from(raw, key_end)
             o = key_end + 4
@@ -159,8 +170,14 @@ class RawBatch:
                           'offsets': [4, 8] + offsets, 'itemsize': len(raw)})
         return dtype, extra, key_end
 
-    def decode(self, raws: List[bytes]):
+    def decode(self, raws: List[bytes], frames: Optional[Collection[str]] = None):
         """Decode a list of serialized messages.
+
+        Args:
+            raws: Serialized messages of this kind.
+            frames: Accepted header ``frame_id`` values; None: any. A message in another
+                frame is skipped and counted in :attr:`wrong_frame` (its frame in
+                :attr:`last_wrong_frame`).
 
         Returns:
             A list of groups ``(stamps [s] (n,), values)``: for 'wrench' values (n, 6); for
@@ -169,6 +186,7 @@ class RawBatch:
             Malformed messages are skipped and counted in :attr:`bad`.
         """
         self.bad = 0
+        self.wrong_frame = 0
         groups: Dict[Tuple[int, bytes], List[bytes]] = {}
         for raw in raws:
             key = None
@@ -182,25 +200,51 @@ class RawBatch:
         out = []
         for key, members in groups.items():
             layout = self._layouts.get(key)
+            if frames is not None and layout is not None:  # one layout: one frame
+                if not self._in_frames(members[:1], frames):
+                    self.wrong_frame += len(members) - 1
+                    continue
+            elif frames is not None:
+                members = self._in_frames(members, frames)
             if layout is None:
                 out += self._one_by_one(members)
                 continue
-            dtype, extra, _ = layout
-            arr = np.frombuffer(b''.join(members), dtype=dtype)
-            stamps = arr['sec'] + arr['nsec'] * 1e-9
-            if self.kind == 'wrench':
-                out.append((stamps, np.array(arr['v'])))
-            elif self.kind == 'imu':
-                v = arr['v']
-                out.append((stamps, (np.array(v[:, 0:4]), np.array(v[:, 13:16]),
-                                     np.array(v[:, 25:28]))))
-            else:
-                names, has_v, has_e = extra
-                empty = np.empty((len(members), 0))
-                out.append((stamps, (names, np.array(arr['p']),
-                                     np.array(arr['v']) if has_v else empty,
-                                     np.array(arr['e']) if has_e else empty)))
+            try:
+                out.append(self._group(layout, members))
+            except (ValueError, IndexError, KeyError, TypeError):
+                out += self._one_by_one(members)
         return out
+
+    def _in_frames(self, members: List[bytes], frames: Collection[str]) -> List[bytes]:
+        """The members whose header frame is accepted; the others counted as wrong_frame."""
+        kept = []
+        for raw in members:
+            try:
+                frame = header_frame(raw)
+            except (BadInputError, struct.error, UnicodeDecodeError):
+                self.bad += 1
+                continue
+            if frame in frames:
+                kept.append(raw)
+            else:
+                self.wrong_frame += 1
+                self.last_wrong_frame = frame[:200]
+        return kept
+
+    def _group(self, layout, members: List[bytes]):
+        """(stamps, values) of messages sharing one layout, read as one structured array."""
+        dtype, extra, _ = layout
+        arr = np.frombuffer(b''.join(members), dtype=dtype)
+        stamps = arr['sec'] + arr['nsec'] * 1e-9
+        if self.kind == 'wrench':
+            return stamps, np.array(arr['v'])
+        if self.kind == 'imu':
+            v = arr['v']
+            return stamps, (np.array(v[:, 0:4]), np.array(v[:, 13:16]), np.array(v[:, 25:28]))
+        names, has_v, has_e = extra
+        empty = np.empty((len(members), 0))
+        return stamps, (names, np.array(arr['p']), np.array(arr['v']) if has_v else empty,
+                        np.array(arr['e']) if has_e else empty)
 
     def _learn(self, raw: bytes):
         """Find the layout of ``raw``; returns its group key ((len, prefix) or an odd one)."""

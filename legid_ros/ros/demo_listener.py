@@ -8,7 +8,6 @@ from typing import Dict, List
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import PointStamped
-from rclpy.node import Node
 from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import Trigger
 from sensor_msgs.msg import JointState
@@ -16,9 +15,10 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from legid_ros.ros import conversions as cv
 from legid_ros.ros.node_util import latched_qos
+from legid_ros.ros.robustness import GuardedNode
 
 
-class DemoListener(Node):
+class DemoListener(GuardedNode):
     """Subscribes to the pipeline's outputs and keeps time series of them.
 
     Attributes:

@@ -1,7 +1,9 @@
 """Files of the estimator node: its state (``.npz``, no pickle) and the identified URDF + YAML.
 
 The state is :meth:`OnlineEstimator.state_dict` plus the node's own entries: samples folded,
-robot name and the last published (consistent) parameter set with its names.
+robot name and the last published (consistent) parameter set with its names. Every file is
+written atomically with fsync (:mod:`legid_ros.core.atomic_files`): a power loss leaves the old
+file or the new one. A state file that cannot be restored is moved aside by the node.
 """
 
 from __future__ import annotations
@@ -11,7 +13,8 @@ from typing import Dict, List, Optional, Tuple
 
 import numpy as np
 
-from legid_ros.core.errors import LegidError
+from legid_ros.core.atomic_files import atomic_path, inside, safe_stem
+from legid_ros.core.errors import BadInputError, LegidError
 from legid_ros.core.identification.online import OnlineEstimator
 from legid_ros.core.robot import Robot
 from legid_ros.core.urdf_io import write_parameter_yaml, write_urdf
@@ -22,17 +25,15 @@ Published = Tuple[np.ndarray, List[str]]
 
 def save_state(path: Path, est: OnlineEstimator, robot: str, folded: int,
                published: Optional[Published]) -> Path:
-    """Write the state to ``path`` atomically (a temporary file, then a rename)."""
+    """Write the state to ``path`` atomically (temporary file, fsync, rename, directory fsync)."""
     state = est.state_dict()
     state['node_folded'] = np.array(folded)
     state['node_robot'] = np.array(robot)
     if published is not None:
         state['node_pi'] = published[0]
         state['node_names'] = np.array(published[1])
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.stem + '.tmp.npz')
-    np.savez(tmp, **state)
-    tmp.replace(path)
+    with atomic_path(path) as tmp:
+        np.savez(tmp, **state)
     return path
 
 
@@ -41,8 +42,10 @@ def load_state(path: Path, est: OnlineEstimator, robot: str
     """Restore ``est`` from ``path``; returns (samples folded, last published set or None).
 
     Raises:
-        LegidError: The file is for another robot or method (from ``load_state_dict``).
-        ValueError, KeyError, OSError: Unreadable or incomplete file.
+        LegidError: The file is for another robot or method (from ``load_state_dict``), or
+            its published set is not finite or does not match its names.
+        ValueError, KeyError, OSError, EOFError: Unreadable or incomplete file (a truncated
+            zip raises ``zipfile.BadZipFile``, a ValueError... or EOFError).
     """
     with np.load(path, allow_pickle=False) as z:
         state = {k: z[k] for k in z.files}
@@ -51,12 +54,30 @@ def load_state(path: Path, est: OnlineEstimator, robot: str
     est.load_state_dict(state)
     published = None
     if 'node_pi' in state:
-        published = (np.array(state['node_pi'], float), [str(x) for x in state['node_names']])
+        pi = np.array(state['node_pi'], float).reshape(-1)
+        names = [str(x) for x in np.atleast_1d(state['node_names'])]
+        if len(names) != pi.size or not np.isfinite(pi).all():
+            raise BadInputError(f'saved parameters: {pi.size} values (finite: '
+                                f'{bool(np.isfinite(pi).all())}) for {len(names)} names')
+        published = (pi, names)
     return int(state.get('node_folded', 0)), published
 
 
+def identified_paths(out: Path, robot_name: str) -> Tuple[Path, Path]:
+    """(URDF, YAML) paths of ``robot_name``'s identified model in ``out``: the name is reduced
+    to a safe stem, so nothing is written outside ``out`` (``../../x`` gives ``x``)."""
+    stem = safe_stem(robot_name)
+    return (inside(out, f'{stem}_identified.urdf'), inside(out, f'{stem}_identified.yaml'))
+
+
 def write_identified(out: Path, robot: Robot, pi: np.ndarray, extra: Dict) -> List[Path]:
-    """``<robot>_identified.urdf`` and ``.yaml`` in ``out`` (created); returns their paths."""
-    out.mkdir(parents=True, exist_ok=True)
-    return [write_urdf(robot.urdf_path, robot.model, pi, out / f'{robot.name}_identified.urdf'),
-            write_parameter_yaml(robot.model, pi, out / f'{robot.name}_identified.yaml', extra)]
+    """``<robot>_identified.urdf`` and ``.yaml`` in ``out`` (created), each written atomically;
+    returns their paths."""
+    if not np.isfinite(pi).all():
+        raise BadInputError('identified parameters are not finite: nothing written')
+    urdf, yaml_path = identified_paths(out, robot.name)
+    with atomic_path(urdf) as tmp:
+        write_urdf(robot.urdf_path, robot.model, pi, tmp)
+    with atomic_path(yaml_path) as tmp:
+        write_parameter_yaml(robot.model, pi, tmp, extra)
+    return [urdf, yaml_path]

@@ -10,6 +10,12 @@ consistent is never published. Services ``~/save`` (identified URDF + YAML + sta
 feet's F/T rows (the ZMP alone cannot tell the foot mass from the shank's). The state
 (:mod:`legid_ros.ros.estimator_files`) is saved on ``~/save`` and shutdown, restored at start.
 The weights, periods and outputs marked ``runtime`` in ``PARAMETERS`` may change while it runs.
+
+A window that cannot be used costs that window and a count per cause in ``/diagnostics``
+(published at most once per period); nothing non-finite is ever published. A state file that
+cannot be restored (truncated, empty, NaN, another robot or method) is moved aside as
+``<name>.corrupt-<time>``, reported once, and the estimator starts fresh. At start-up a method
+the sensing cannot feed (``floating_qp`` without 6-axis foot wrenches) is refused in one line.
 """
 
 from __future__ import annotations
@@ -19,12 +25,12 @@ from pathlib import Path
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import PointStamped
-from rclpy.node import Node
 from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import Trigger
 from visualization_msgs.msg import MarkerArray
 
 from legid_ros.core import signals
+from legid_ros.core.atomic_files import quarantine, remove_stale_temps
 from legid_ros.core.buffer.window import unpack_window
 from legid_ros.core.errors import LegidError, NotIdentifiableError
 from legid_ros.core.identification.online import OnlineEstimator
@@ -39,7 +45,8 @@ from legid_ros.ros import conversions as cv
 from legid_ros.ros.estimator_files import load_state, save_state, write_identified
 from legid_ros.ros.executor import run_node
 from legid_ros.ros.node_util import latched_qos
-from legid_ros.ros.parameters import Param, declare_parameters
+from legid_ros.ros.parameters import Param, ParameterRefusedError, declare_parameters
+from legid_ros.ros.robustness import GuardedNode
 
 METHODS = {'zmp_qp': 'zmp', 'zmp': 'zmp', 'torque_ls': 'torque', 'torque': 'torque',
            'floating_qp': 'floating', 'floating': 'floating'}
@@ -47,6 +54,9 @@ PARAMETERS = (
     Param('robot', 'biped', 'built-in robot name or path of a description YAML'),
     Param('method', 'zmp_qp', 'online method: zmp_qp (ZMP rows, Wu & Gao 2021), torque_ls, '
           'floating_qp', choices=tuple(METHODS)),
+    Param('force_sensing', '', "the buffer's force sensing: 'wrench' (6-axis per foot), 'fsr' "
+          "(sole sensors) or '' (the description's force_sensing); floating_qp needs 'wrench'",
+          choices=('', 'wrench', 'fsr')),
     Param('forgetting', 1.0, 'forgetting factor per sample, (0, 1] (1 = remember everything) '
           '[-]', low=0.0, high=1.0, open_low=True, runtime=True),
     Param('regularization', DEFAULT_REG, 'weight of the prior toward CAD [-]', low=0.0,
@@ -105,18 +115,30 @@ def near_uniform(t: np.ndarray, window_s: float) -> np.ndarray:
     return ok
 
 
-class EstimatorNode(Node):
+def refuse_method(method: str, sensing: str) -> None:
+    """Refuse at start-up a method the force sensing cannot feed.
+
+    Raises:
+        ParameterRefusedError: ``floating_qp`` needs 6-axis foot wrenches, not sole sensors.
+    """
+    if METHODS[method] == 'floating' and sensing != 'wrench':
+        raise ParameterRefusedError(
+            'estimator', 'method', f"{method} needs 6-axis foot wrenches but the force sensing "
+            f"is {sensing!r} (sole sensors): use zmp_qp, or force_sensing:=wrench on the buffer "
+            'and the estimator')
+
+
+class EstimatorNode(GuardedNode):
     """ROS adapter around :class:`OnlineEstimator`."""
 
     def __init__(self, **kwargs):
         super().__init__('estimator', **kwargs)
         p = self.p = declare_parameters(self, PARAMETERS, apply=self._apply_parameters)
+        self.diag_gate.period_s = p.diagnostics_period_s
         self.robot = load_robot(p.robot)
-        self.est = OnlineEstimator(
-            self.robot, method=METHODS[p.method], forgetting=p.forgetting,
-            reg=p.regularization, total_mass=p.total_mass_kg if p.total_mass_kg > 0 else None,
-            min_samples=p.min_samples,
-            ft_sigma=(p.ankle_ft_force_sigma_n, p.ankle_ft_moment_sigma_nm))
+        refuse_method(p.method, p.force_sensing
+                      or self.robot.description.get('force_sensing', 'wrench'))
+        self.est = self._new_estimator()
         self.scene = SceneBuilder(self.robot)
         self.pub_params = self.create_publisher(Float64MultiArray, 'legid/parameters',
                                                 latched_qos())
@@ -135,7 +157,7 @@ class EstimatorNode(Node):
         self.create_service(Trigger, '~/save', self._on_save)
         self.create_service(Trigger, '~/reset', self._on_reset)
         p.timer('update_period_s', self._update)
-        p.timer('diagnostics_period_s', lambda: self._publish_diagnostics())
+        p.timer('diagnostics_period_s', self._on_diag_timer)
         self.last_t = -np.inf
         self.longest = 0
         self.windows = 0
@@ -157,8 +179,17 @@ class EstimatorNode(Node):
             + (f', state restored from {p["state_file"]} ({self.est.normal.n:.0f} samples)'
                if self.restored else ''))
 
+    def _new_estimator(self) -> OnlineEstimator:
+        p = self.p
+        return OnlineEstimator(
+            self.robot, method=METHODS[p.method], forgetting=p.forgetting,
+            reg=p.regularization, total_mass=p.total_mass_kg if p.total_mass_kg > 0 else None,
+            min_samples=p.min_samples,
+            ft_sigma=(p.ankle_ft_force_sigma_n, p.ankle_ft_moment_sigma_nm))
+
     def _apply_parameters(self, changes):
         """Run-time estimator settings (timers follow their periods; the rest is read on use)."""
+        self.diag_gate.period_s = self.p.diagnostics_period_s
         est = self.est
         est.forgetting = changes.get('forgetting', est.forgetting)
         est.min_samples = changes.get('min_samples', est.min_samples)
@@ -169,17 +200,28 @@ class EstimatorNode(Node):
 
     # ------------------------------------------------------------------ input
     def _event(self, kind: str, message: str, level: str = 'warn'):
+        """Count ``kind``; its first occurrence is logged and published early (at most one
+        /diagnostics publication per period)."""
         first = kind not in self.events
         self.events[kind] = self.events.get(kind, 0) + 1
-        self.last_error = message
+        self.last_error = message[:500]
         if first:
-            self.get_logger().warning(f'{kind}: {message}')
-            self._publish_diagnostics(level=level, message=message)
+            self.get_logger().warning(f'{kind}: {message}'[:500])
+            if self.diag_gate.allow():
+                self._publish_diagnostics(level=level, message=message[:500])
+                timer = self.p.timer_of('diagnostics_period_s')
+                if timer is not None:
+                    timer.reset()
+
+    def _on_diag_timer(self):
+        self.diag_gate.mark()
+        self._publish_diagnostics()
 
     def _on_window(self, msg: Float64MultiArray):
         try:
             self._fold(msg)
-        except (LegidError, ValueError, IndexError) as exc:
+        except (LegidError, ValueError, IndexError, TypeError, KeyError,
+                FloatingPointError, np.linalg.LinAlgError) as exc:
             self._event('bad_window', str(exc), 'error')
 
     def _fold(self, msg):
@@ -245,6 +287,10 @@ class EstimatorNode(Node):
         self.solve_times.append(res.solve_time_s)
         del self.solve_times[:-1000]
         pi = res.pi.copy()
+        if not np.isfinite(pi).all():
+            self.rejected += 1
+            self._event('nonfinite_solution', 'solution not finite; not published', 'error')
+            return
         if self.p['inertia_about_com'] == 'cad':
             try:
                 pi = with_cad_inertia(pi, self.est.param.pi_cad)
@@ -286,8 +332,11 @@ class EstimatorNode(Node):
         if self.published is not None:
             pred = model_zmp_from_state(self.robot, st['q'][0], st['v'][0], st['a'][0],
                                         self.published[0])
-            self.pub_zmp.publish(cv.point_msg(data.t[k], frame, pred[0] + offset[0],
-                                              pred[1] + offset[1]))
+            if np.isfinite(pred[:2]).all() and np.isfinite(data.t[k]):
+                self.pub_zmp.publish(cv.point_msg(data.t[k], frame, pred[0] + offset[0],
+                                                  pred[1] + offset[1]))
+            else:
+                pred = None
         if self.pub_tf is not None and np.isfinite(data.base[k]).all():
             self.pub_tf.publish(self._tf_cls(transforms=[cv.transform_msg(
                 data.t[k], frame, self.robot.base_link, data.base[k])]))
@@ -309,14 +358,25 @@ class EstimatorNode(Node):
         return save_state(path, self.est, self.robot.name, self.folded, self.published)
 
     def _restore(self) -> bool:
+        """Restore the state file; one that cannot be used is moved aside (fresh start)."""
         path = self._state_path()
-        if path is None or not path.is_file():
+        if path is None:
+            return False
+        remove_stale_temps(path)  # left by a save killed mid-write
+        if not path.is_file():
             return False
         try:
             self.folded, self.published = load_state(path, self.est, self.robot.name)
             return True
-        except (LegidError, ValueError, KeyError, OSError) as exc:
-            self.get_logger().error(f'cannot restore {path}: {exc}; starting fresh')
+        except (LegidError, ValueError, KeyError, OSError, EOFError) as exc:
+            self.est = self._new_estimator()
+            self.folded, self.published = 0, None
+            try:
+                aside = f'moved aside as {quarantine(path)}'
+            except OSError as err:
+                aside = f'cannot move it aside ({err})'
+            self._event('state_file_unusable', f'cannot restore {path}: '
+                        f'{type(exc).__name__}: {exc}; {aside}; starting fresh', 'error')
             return False
 
     def _on_save(self, request, response):
@@ -363,6 +423,7 @@ class EstimatorNode(Node):
                   'ankle_ft_rows': f'{self.est.ft_rows:.0f}',
                   'ankle_ft_dropped': self.est.ft_dropped}
         values.update({f'event.{k}': v for k, v in sorted(self.events.items())})
+        values.update({f'event.{k}': v for k, v in sorted(self.problems.counts.items())})
         level, message = 'ok', 'ok'
         if r is None:
             level, message = 'warn', self.last_error or 'waiting for data'
@@ -376,9 +437,10 @@ class EstimatorNode(Node):
                            'qp_status': r.info.get('status', '')})
             if not self.consistent:
                 level, message = 'error', 'last solution inconsistent (not published)'
-        if self.events and level == 'ok':
+        if (self.events or self.problems.counts) and level == 'ok':
             level = 'warn'
-            message = 'input problems: ' + ', '.join(sorted(self.events))
+            message = 'input problems: ' + ', '.join(sorted(self.events)
+                                                     + sorted(self.problems.counts))
         return level, message, values
 
     def _publish_diagnostics(self, level=None, message=None):

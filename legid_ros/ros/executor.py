@@ -3,16 +3,20 @@
 At 1 kHz per topic, rclpy's default ``SingleThreadedExecutor`` costs about 200 us of CPU per
 message on this machine and drops messages; ``rclpy.experimental.EventsExecutor`` (rclpy >=
 Jazzy) about 40 us. Humble has no EventsExecutor: the fallback is the SingleThreadedExecutor.
+:func:`run_node` handles SIGINT and SIGTERM itself: every node stops with exit 0, no traceback.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import sys
 from typing import Callable, Optional
 
 import rclpy
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+from rclpy.signals import SignalHandlerOptions
 
 
 def make_executor(kind: str = 'auto', context=None):
@@ -33,8 +37,11 @@ def make_executor(kind: str = 'auto', context=None):
 
 
 def spin(node, executor=None, until: Optional[Callable[[], bool]] = None,
-         timeout_s: Optional[float] = None) -> None:
-    """Spin ``node`` until shutdown, ``until()`` is true, or ``timeout_s`` [s] passes."""
+         timeout_s: Optional[float] = None, poll_s: float = 0.1) -> None:
+    """Spin ``node`` until shutdown, ``until()`` is true, or ``timeout_s`` [s] passes.
+
+    ``until`` is checked at least every ``poll_s`` [s] (the longest wait of one spin step).
+    """
     import time
 
     own = executor is None
@@ -43,38 +50,84 @@ def spin(node, executor=None, until: Optional[Callable[[], bool]] = None,
     end = None if timeout_s is None else time.monotonic() + timeout_s
     try:
         while rclpy.ok(context=node.context):
-            executor.spin_once(timeout_sec=0.5)
             if until is not None and until():
                 break
+            executor.spin_once(timeout_sec=poll_s)
             if end is not None and time.monotonic() > end:
                 break
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     finally:
-        executor.remove_node(node)
+        with contextlib.suppress(Exception):  # the executor may be gone with the context
+            executor.remove_node(node)
         if own and hasattr(executor, 'shutdown'):
-            try:
+            with contextlib.suppress(Exception):
                 executor.shutdown(timeout_sec=0.5)
-            except Exception:  # noqa: BLE001  (the executor may be gone with the context)
+
+
+class StopSignals:
+    """SIGINT and SIGTERM handlers that only record the request (no exception, no context
+    shutdown mid-callback): the spin loop ends at its next step and the node then saves its
+    state and shuts down in order. Restores the previous handlers on :meth:`restore`."""
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+    def __init__(self):
+        self.received: Optional[int] = None
+        self._previous = {}
+        for sig in self.SIGNALS:
+            try:
+                self._previous[sig] = signal.signal(sig, self._on_signal)
+            except ValueError:  # not the main thread: keep rclpy's default handling
                 pass
+
+    def _on_signal(self, signum, frame) -> None:
+        self.received = signum
+
+    def __call__(self) -> bool:
+        return self.received is not None
+
+    def restore(self) -> None:
+        """Put the previous handlers back."""
+        for sig, handler in self._previous.items():
+            with contextlib.suppress(ValueError, TypeError):
+                signal.signal(sig, handler)
 
 
 def run_node(factory: Callable, args=None) -> int:
     """Entry point body of a node console script.
 
-    Initialises rclpy, builds the node with ``factory()``, spins it with the fast executor,
-    calls ``node.on_shutdown()`` if it exists (e.g. to save state) on Ctrl-C or SIGTERM,
-    and tears everything down. Returns the process exit code.
+    Initialises rclpy (without its signal handlers), builds the node with ``factory()``,
+    spins it with the fast executor until SIGINT or SIGTERM, then calls ``node.on_shutdown()``
+    if it exists (e.g. to save state), destroys the node and shuts rclpy down: exit 0 and no
+    traceback on Ctrl-C or SIGTERM, since no callback runs on a context being shut down.
+
+    Returns:
+        The process exit code: 0 after a signal, 2 when the node refuses to start (one line on
+        stderr: which parameter and why), 1 on any other failure.
     """
+    from legid_ros.core.errors import LegidError
+
     args = sys.argv if args is None else args
-    rclpy.init(args=args)
+    try:
+        rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
+    except Exception as exc:  # noqa: BLE001  (malformed --ros-args: one line, no traceback)
+        print(f'cannot start: {" ".join(str(exc).split())}', file=sys.stderr, flush=True)
+        return 2
+    stop = StopSignals()
     node = None
     code = 0
     try:
         node = factory()
-        spin(node)
-    except (KeyboardInterrupt, ExternalShutdownException):
+        if not stop():
+            spin(node, until=stop)
+    except KeyboardInterrupt:
         pass
+    except LegidError as exc:  # a start-up refusal: one line, no traceback
+        text = ' '.join(str(exc).split())
+        name = getattr(node, 'get_name', None)
+        print(f'{name()}: {text}' if name else text, file=sys.stderr, flush=True)
+        code = 2
     except Exception as exc:  # noqa: BLE001  (report, still shut down cleanly)
         print(f'{getattr(node, "get_name", lambda: "node")()}: fatal: {exc!r}', file=sys.stderr)
         code = 1
@@ -86,7 +139,10 @@ def run_node(factory: Callable, args=None) -> int:
                     hook()
                 except Exception as exc:  # noqa: BLE001
                     print(f'shutdown hook failed: {exc!r}', file=sys.stderr)
-            node.destroy_node()
-        if rclpy.ok():
-            rclpy.shutdown()
+            with contextlib.suppress(Exception):
+                node.destroy_node()
+        with contextlib.suppress(Exception):
+            if rclpy.ok():
+                rclpy.shutdown()
+        stop.restore()
     return code

@@ -22,7 +22,6 @@ from dataclasses import replace
 from typing import Optional
 
 from diagnostic_msgs.msg import DiagnosticArray
-from rclpy.node import Node
 from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory, MultiDOFJointTrajectory
 
@@ -34,6 +33,7 @@ from legid_ros.ros.conversions import diagnostic_msg
 from legid_ros.ros.conversions_ik import foot_targets_from_msg, joint_trajectory_msg
 from legid_ros.ros.executor import run_node
 from legid_ros.ros.parameters import Param, declare_parameters
+from legid_ros.ros.robustness import GuardedNode
 
 DIAG_NAME = 'legid ik'
 
@@ -74,7 +74,7 @@ PARAMETERS = tuple(replace(spec, runtime=True) for spec in (
     Param('frame_id', 'trunk', 'frame_id of the published trajectories'),
 ))
 
-class IkNode(Node):
+class IkNode(GuardedNode):
     """Redundant-leg IK node (see the module docstring)."""
 
     def __init__(self, **kwargs):
@@ -92,6 +92,8 @@ class IkNode(Node):
         self._logged = set()
         self.requests = 0
         self.errors = 0
+        self._pending_diag = None
+        self.create_timer(1.0, self._flush_pending_diag)
 
     # ---------------------------------------------------------------- helpers
     def _check_gait(self, changes) -> Optional[str]:
@@ -140,7 +142,18 @@ class IkNode(Node):
         values = {'errors': self.errors, 'requests': self.requests}
         if isinstance(exc, UnreachableTargetError):
             values.update(leg=exc.leg, time_s=exc.time, distance_m=exc.distance)
-        self._diag('error', text, values)
+        if self.diag_gate.allow():  # at most one /diagnostics per period; the rest later
+            self._diag('error', text, values)
+            self._pending_diag = None
+        else:
+            self._pending_diag = (text, values)
+
+    def _flush_pending_diag(self) -> None:
+        """Publish the last held-back error once its period has passed."""
+        if self._pending_diag is not None and self.diag_gate.allow():
+            text, values = self._pending_diag
+            self._pending_diag = None
+            self._diag('error', text, values)
 
     # -------------------------------------------------------------- callbacks
     def _on_targets(self, msg: MultiDOFJointTrajectory) -> None:

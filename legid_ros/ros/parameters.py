@@ -153,6 +153,11 @@ class ParameterValues(Mapping):
         self._timers[name] = [timer, callback, clock]
         return timer
 
+    def timer_of(self, name: str):
+        """The timer in force made by :meth:`timer` for parameter ``name`` (None if none)."""
+        entry = self._timers.get(name)
+        return entry[0] if entry else None
+
     def _replace_timer(self, name: str) -> None:
         old, callback, clock = self._timers[name]
         old.cancel()

@@ -8,7 +8,9 @@ and/or ``<fsr_topic_prefix>/sensor_<k>`` (WrenchStamped, force.z), and
 ``legid/sim/ground_truth`` (Float64MultiArray, transient local, names in the layout). Stamps
 are the start wall time plus the run time; with ``loop`` the run repeats with stamps that keep
 increasing. The achieved real-time factor is in /diagnostics. Every parameter is read at
-start-up only (the run is precomputed).
+start-up only (the run is precomputed). With ``publish_clock`` it also publishes ``/clock``
+(the stamp of the last published sample) so nodes with ``use_sim_time`` run on the simulated
+time; its own timers run on the steady clock, so it never waits for a clock it publishes.
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ from typing import List
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import WrenchStamped
-from rclpy.node import Node
+from rclpy.clock import Clock, ClockType
+from rosgraph_msgs.msg import Clock as ClockMsg
 from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import Float64MultiArray
 
@@ -30,6 +33,7 @@ from legid_ros.ros import conversions as cv
 from legid_ros.ros.executor import run_node
 from legid_ros.ros.node_util import latched_qos, sensor_qos
 from legid_ros.ros.parameters import Param, declare_parameters
+from legid_ros.ros.robustness import GuardedNode
 
 PARAMETERS = (
     Param('robot', 'biped', 'built-in robot name (only biped is simulated)'),
@@ -53,6 +57,8 @@ PARAMETERS = (
           low=0.0),
     Param('recording', '', 'optional .npz Recording to stream instead of simulating'),
     Param('queue_depth', 500, 'publisher queue depth [messages]', low=1),
+    Param('publish_clock', False, 'publish /clock (rosgraph_msgs/Clock): the stamp of the last '
+          'published sample, for nodes with use_sim_time'),
 )
 DIAG_NAME = 'legid sim'
 
@@ -74,7 +80,7 @@ def make_recording(engine: str, duration_s: float, seed: int, noise: str) -> Rec
     raise BadInputError(f"engine must be 'synthetic' or 'mujoco', not {engine!r}")
 
 
-class SimNode(Node):
+class SimNode(GuardedNode):
     """Streams a precomputed :class:`Recording` as robot topics."""
 
     def __init__(self, recording: Recording = None, **kwargs):
@@ -129,11 +135,15 @@ class SimNode(Node):
         self.lap = 0
         self.published = 0
         self.finished = False
+        self.last_stamp = None  # stamp of the last published sample [s]
         self._max_batch = max(10, int(20 * p['publish_period_s'] * recording.rate * self.rtf))
         self._packers = self._make_packers()
         self._lap_rows = None
-        self.create_timer(float(p['publish_period_s']), self._on_timer)
-        self.create_timer(1.0, lambda: self._publish_diagnostics())
+        self.pub_clock = (self.create_publisher(ClockMsg, '/clock', 10)
+                          if p['publish_clock'] else None)
+        steady = Clock(clock_type=ClockType.STEADY_TIME)
+        self.create_timer(float(p['publish_period_s']), self._on_timer, clock=steady)
+        self.create_timer(1.0, self._publish_diagnostics, clock=steady)
         self.get_logger().info(
             f'streaming {recording.n} samples ({self.span:.1f} s) at {self.rtf:g}x real time, '
             f'forces: {mode}')
@@ -153,9 +163,12 @@ class SimNode(Node):
                 self.lap += 1
             run_t = self.lap * self.span + t_rel[self.index]
             if run_t > elapsed:
-                return
+                break
             self._publish_sample(self.index, self.t0_wall + run_t)
+            self.last_stamp = self.t0_wall + run_t
             self.index += 1
+        if self.pub_clock is not None and self.last_stamp is not None:
+            self.pub_clock.publish(ClockMsg(clock=cv.sec_to_stamp(self.last_stamp)))
 
     def _make_packers(self):
         """Serialized-message packers (one template per topic, see :class:`cv.RawPacker`)."""

@@ -22,6 +22,7 @@ from pipeline_helpers import params, ros_context, spin_until
 
 pytestmark = pytest.mark.timeout(120)
 N = 1200  # samples per case (1.2 s at 1 kHz)
+FT_FRAME = {'left': 'l_ankle_ft', 'right': 'r_ankle_ft'}  # the biped description's F/T frames
 
 
 @pytest.fixture(scope='module')
@@ -69,7 +70,7 @@ def _stream(rec, case):
                 w = rec.foot_wrench[foot][k].copy()
                 if case == 'nonfinite' and k == 700 and foot == 'left':
                     w[2] = np.inf
-                out.append((foot, cv.wrench_msg(t, 'ft', w)))
+                out.append((foot, cv.wrench_msg(t, FT_FRAME[foot], w)))
             out.append(('js', js))
             if ok:
                 valid.append(t)

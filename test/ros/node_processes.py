@@ -1,0 +1,87 @@
+"""Helpers of the process-level node tests: start console-script nodes on a private ROS domain,
+wait until each one answers a service (so it is spinning), stop them with a signal."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Dict, List, Sequence
+
+import rclpy
+from rcl_interfaces.srv import GetParameters
+
+BIN = Path(sys.executable).parent
+NODE_NAMES = {'sim_node': 'sim', 'buffer_node': 'buffer', 'estimator_node': 'estimator',
+              'controller_node': 'controller', 'ik_node': 'ik'}
+
+
+def node_env(domain: int) -> Dict[str, str]:
+    """Environment of a private, localhost-only ROS domain."""
+    return dict(os.environ, ROS_DOMAIN_ID=str(domain), ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST',
+                ROS_LOCALHOST_ONLY='1', OPENBLAS_NUM_THREADS='1', PYTHONUNBUFFERED='1')
+
+
+def start(exe: str, params: Dict[str, object], env: Dict[str, str], log_dir: Path
+          ) -> subprocess.Popen:
+    """Start console script ``exe`` with ``-p name:=value`` overrides; stderr to a log file."""
+    args = [str(BIN / exe), '--ros-args']
+    for k, v in params.items():
+        value = str(v).lower() if isinstance(v, bool) else str(v)
+        args += ['-p', f'{k}:={value}']
+    err = open(log_dir / f'{exe}.err', 'w')
+    return subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=err, env=env)
+
+
+def wait_spinning(names: Sequence[str], domain: int, procs: Dict[str, subprocess.Popen],
+                  timeout_s: float = 120.0) -> List[str]:
+    """Wait until every node in ``names`` answers its get_parameters service (it is then
+    past start-up and spinning); returns the names that never answered."""
+    ctx = rclpy.Context()
+    old = os.environ.get('ROS_DOMAIN_ID')
+    rclpy.init(context=ctx, domain_id=domain)
+    node = rclpy.create_node('legid_test_prober', context=ctx)
+    from rclpy.executors import SingleThreadedExecutor
+    ex = SingleThreadedExecutor(context=ctx)
+    ex.add_node(node)
+    waiting = list(names)
+    try:
+        end = time.monotonic() + timeout_s
+        clients = {n: node.create_client(GetParameters, f'/{n}/get_parameters') for n in names}
+        futures = {}
+        while waiting and time.monotonic() < end:
+            if any(p.poll() is not None for p in procs.values()):
+                break
+            for n in list(waiting):
+                fut = futures.get(n)
+                if fut is None and clients[n].service_is_ready():
+                    futures[n] = clients[n].call_async(GetParameters.Request(names=['robot']))
+                elif fut is not None and fut.done():
+                    waiting.remove(n)
+            ex.spin_once(timeout_sec=0.05)
+        return waiting
+    finally:
+        ex.shutdown(timeout_sec=1.0)
+        node.destroy_node()
+        rclpy.shutdown(context=ctx)
+        if old is not None:
+            os.environ['ROS_DOMAIN_ID'] = old
+
+
+def stop(procs: Dict[str, subprocess.Popen], sig: int = signal.SIGINT,
+         timeout_s: float = 60.0) -> Dict[str, int]:
+    """Send ``sig`` to every process, wait for them; returns the exit codes (killed: -9)."""
+    for p in procs.values():
+        if p.poll() is None:
+            p.send_signal(sig)
+    codes = {}
+    for name, p in procs.items():
+        try:
+            codes[name] = p.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            codes[name] = p.wait()
+    return codes

@@ -1,0 +1,72 @@
+"""Clean shutdown of the node processes: SIGINT and SIGTERM give exit 0, no traceback, the
+estimator's state saved; start-up refusals are one line and a non-zero exit."""
+
+import os
+import signal
+import subprocess
+
+import pytest
+
+from node_processes import NODE_NAMES, node_env, start, stop, wait_spinning
+
+pytestmark = pytest.mark.timeout(600)
+NODES = ('sim_node', 'buffer_node', 'estimator_node', 'controller_node', 'ik_node')
+
+
+def _domain(offset: int) -> int:
+    return 100 + (os.getpid() + offset) % 100
+
+
+@pytest.mark.parametrize('sig', [signal.SIGINT, signal.SIGTERM], ids=['SIGINT', 'SIGTERM'])
+def test_signal_stops_every_node_cleanly(sig, tmp_path):
+    """Every node started as its own process exits 0 without a traceback; state saved."""
+    domain = _domain(sig)
+    env = node_env(domain)
+    state = tmp_path / 'state.npz'
+    params = {'sim_node': {'duration_s': 3.0, 'start_delay_s': 0.0},
+              'buffer_node': {'force_sensing': 'fsr'},
+              'estimator_node': {'state_file': str(state), 'min_samples': 100,
+                                 'update_period_s': 0.2},
+              'controller_node': {'robot': 'leg3'}, 'ik_node': {}}
+    for cycle in range(2):
+        procs = {exe: start(exe, params[exe], env, tmp_path) for exe in NODES}
+        try:
+            silent = wait_spinning([NODE_NAMES[e] for e in NODES], domain, procs)
+        finally:
+            codes = stop(procs, sig)
+        logs = {exe: (tmp_path / f'{exe}.err').read_text() for exe in NODES}
+        assert silent == [], (silent, codes, logs)
+        assert codes == {exe: 0 for exe in NODES}, (codes, logs)
+        for exe, text in logs.items():
+            assert 'Traceback' not in text and '[FATAL]' not in text, (exe, text[-2000:])
+            assert 'context is invalid' not in text, (exe, text[-2000:])
+        assert state.is_file(), f'cycle {cycle}: estimator state not saved'
+
+
+@pytest.mark.parametrize('exe, params, name', [
+    ('controller_node', {'robot': 'leg3', 'joint_names': '[knee,hip_flex,ankle]'},
+     'joint_names'),
+    ('controller_node', {'robot': 'leg3', 'ident_file': '/nonexistent/ident.yaml'},
+     'ident_file'),
+    ('estimator_node', {'method': 'floating_qp', 'state_file': "''"}, 'method'),
+])
+def test_start_up_refusal_is_one_line_and_non_zero(exe, params, name, tmp_path):
+    """A node refusing its configuration exits non-zero with one stderr line naming why."""
+    env = node_env(_domain(7))
+    proc = start(exe, params, env, tmp_path)
+    code = proc.wait(timeout=120)
+    err = (tmp_path / f'{exe}.err').read_text()
+    lines = [ln for ln in err.splitlines() if ln.strip() and not ln.startswith('[INFO]')]
+    assert code != 0
+    assert len(lines) == 1 and name in lines[0] and 'Traceback' not in err, err
+
+
+def test_run_node_exits_2_on_refusal_without_rclpy_traceback():
+    """The refusal exit code is 2 (not a crash) for a module run with python -m."""
+    out = subprocess.run(
+        [os.sys.executable, '-c', 'from legid_ros.ros.controller_node import main; '
+         'raise SystemExit(main(["x", "--ros-args", "-p", "robot:=leg3", "-p", '
+         '"joint_names:=[knee]"]))'], env=node_env(_domain(9)), capture_output=True,
+        text=True, timeout=120)
+    assert out.returncode == 2, out.stderr
+    assert out.stderr.strip().startswith('controller: parameter joint_names refused'), out.stderr
