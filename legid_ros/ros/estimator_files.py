@@ -51,6 +51,9 @@ def load_state(path: Path, est: OnlineEstimator, robot: str
         state = {k: z[k] for k in z.files}
     if str(state.get('node_robot', robot)) != robot:
         raise LegidError(f'state file is for robot {state["node_robot"]}')
+    bad = sorted(k for k, v in state.items() if v.dtype.kind in 'fc' and not np.isfinite(v).all())
+    if bad:
+        raise BadInputError(f'state file holds NaN or inf in {", ".join(bad)}')
     est.load_state_dict(state)
     published = None
     if 'node_pi' in state:

@@ -171,6 +171,7 @@ class EstimatorNode(GuardedNode):
         self.last_error = ''
         self.solve_times = []
         self.consistent = None
+        self.restored = False
         self.restored = self._restore()
         if self.published is not None:
             self._publish_parameters()
@@ -368,7 +369,7 @@ class EstimatorNode(GuardedNode):
         try:
             self.folded, self.published = load_state(path, self.est, self.robot.name)
             return True
-        except (LegidError, ValueError, KeyError, OSError, EOFError) as exc:
+        except Exception as exc:  # noqa: BLE001  (BadZipFile, EOFError, ...: never fatal)
             self.est = self._new_estimator()
             self.folded, self.published = 0, None
             try:
