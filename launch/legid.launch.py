@@ -1,22 +1,62 @@
 """Launch the legid pipeline on a robot: buffer, estimator, controller and ik nodes.
 
 Arguments:
-  robot         built-in robot name or description YAML (default: biped)
-  config        node parameter file (default: <share>/config/legid.yaml)
-  method        identification method of the estimator (default: zmp_qp)
-  use_sim_time  use /clock (bag replay with --clock, simulators) (default: false)
-  rviz          also start robot_state_publisher and rviz2 with config/legid.rviz
-                (default: false)
+  robot          built-in robot name or description YAML (default: biped)
+  config         node parameter file (default: <share>/config/legid.yaml)
+  method         identification method of the estimator (default: zmp_qp)
+  force_sensing  'wrench', 'fsr' or '' (the description's), for the buffer and the estimator
+                 (floating_qp needs 'wrench') (default: '')
+  use_sim_time   use /clock (bag replay with --clock, simulators) (default: false)
+  rviz           also start robot_state_publisher and rviz2 with config/legid.rviz; when either
+                 is not installed the pipeline starts without them and says so (default: false)
 Every topic is relative, so ``PushRosNamespace`` or remappings apply to all of them.
 """
 
 from launch import LaunchDescription
-from launch.actions import DeclareLaunchArgument
-from launch.conditions import IfCondition
+from launch.actions import DeclareLaunchArgument, LogInfo, OpaqueFunction
 from launch.substitutions import Command, LaunchConfiguration, PathJoinSubstitution
 from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 from launch_ros.substitutions import FindPackageShare
+
+VIEWER_PACKAGES = ('robot_state_publisher', 'rviz2')
+
+
+def is_true(text: str) -> bool:
+    """A launch argument's boolean value ('true', '1', 'yes', 'on')."""
+    return str(text).strip().lower() in ('true', '1', 'yes', 'on')
+
+
+def _installed(package: str) -> bool:
+    from ament_index_python.packages import PackageNotFoundError, get_package_prefix
+    try:
+        get_package_prefix(package)
+        return True
+    except PackageNotFoundError:
+        return False
+
+
+def _viewers(context, *args, **kwargs):
+    """robot_state_publisher + rviz2 when rviz:=true and both are installed (else a note)."""
+    if not is_true(LaunchConfiguration('rviz').perform(context)):
+        return []
+    missing = [p for p in VIEWER_PACKAGES if not _installed(p)]
+    if missing:
+        return [LogInfo(msg=f'rviz:=true but {", ".join(missing)} not installed: the pipeline '
+                            'runs without rviz')]
+    share = FindPackageShare('legid_ros')
+    use_sim_time = LaunchConfiguration('use_sim_time')
+    urdf = PathJoinSubstitution([share, 'urdf', 'biped.urdf'])
+    return [
+        Node(package='robot_state_publisher', executable='robot_state_publisher',
+             name='robot_state_publisher',
+             parameters=[{'robot_description': ParameterValue(Command(['cat ', urdf]),
+                                                              value_type=str),
+                          'use_sim_time': use_sim_time}]),
+        Node(package='rviz2', executable='rviz2', name='rviz2',
+             arguments=['-d', PathJoinSubstitution([share, 'config', 'legid.rviz'])],
+             parameters=[{'use_sim_time': use_sim_time}]),
+    ]
 
 
 def generate_launch_description():
@@ -25,10 +65,9 @@ def generate_launch_description():
     robot = LaunchConfiguration('robot')
     config = LaunchConfiguration('config')
     method = LaunchConfiguration('method')
+    sensing = LaunchConfiguration('force_sensing')
     use_sim_time = LaunchConfiguration('use_sim_time')
-    rviz = LaunchConfiguration('rviz')
     common = {'robot': robot, 'use_sim_time': use_sim_time}
-    urdf = PathJoinSubstitution([share, 'urdf', 'biped.urdf'])
     return LaunchDescription([
         DeclareLaunchArgument('robot', default_value='biped',
                               description='built-in robot name or description YAML path'),
@@ -37,24 +76,22 @@ def generate_launch_description():
                               description='parameter file (<node>: ros__parameters:)'),
         DeclareLaunchArgument('method', default_value='zmp_qp',
                               description='online identification method of the estimator'),
+        DeclareLaunchArgument('force_sensing', default_value='',
+                              description="'wrench', 'fsr' or '' (the description's)"),
         DeclareLaunchArgument('use_sim_time', default_value='false',
                               description='use the /clock topic (bag replay, simulators)'),
         DeclareLaunchArgument('rviz', default_value='false',
                               description='start robot_state_publisher and rviz2'),
         Node(package='legid_ros', executable='buffer_node', name='buffer', output='screen',
-             parameters=[config, common]),
+             parameters=[config, common, {'force_sensing': ParameterValue(sensing,
+                                                                          value_type=str)}]),
         Node(package='legid_ros', executable='estimator_node', name='estimator',
-             output='screen', parameters=[config, common, {'method': method}]),
+             output='screen', parameters=[config, common, {
+                 'method': method,
+                 'force_sensing': ParameterValue(sensing, value_type=str)}]),
         Node(package='legid_ros', executable='controller_node', name='controller',
              output='screen', parameters=[config, common]),
         Node(package='legid_ros', executable='ik_node', name='ik', output='screen',
              parameters=[config, {'use_sim_time': use_sim_time}]),
-        Node(package='robot_state_publisher', executable='robot_state_publisher',
-             name='robot_state_publisher', condition=IfCondition(rviz),
-             parameters=[{'robot_description': ParameterValue(Command(['cat ', urdf]),
-                                                              value_type=str),
-                          'use_sim_time': use_sim_time}]),
-        Node(package='rviz2', executable='rviz2', name='rviz2', condition=IfCondition(rviz),
-             arguments=['-d', PathJoinSubstitution([share, 'config', 'legid.rviz'])],
-             parameters=[{'use_sim_time': use_sim_time}]),
+        OpaqueFunction(function=_viewers),
     ])

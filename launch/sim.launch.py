@@ -1,8 +1,11 @@
 """Launch the simulated biped and the whole pipeline: sim, buffer, estimator, controller, ik.
 
-Arguments: those of legid.launch.py (robot, config, method, use_sim_time, rviz) plus
+Arguments: those of legid.launch.py (robot, config, method, force_sensing, use_sim_time, rviz)
+plus
   engine            'synthetic' (exact rigid-body data) or 'mujoco' (physics) (default: synthetic)
   real_time_factor  playback speed of the simulated run (default: 1.0)
+With ``use_sim_time:=true`` the sim node publishes ``/clock`` (the stamps of its samples) and
+every node runs on it. ``force_sensing`` also chooses the sim's published force topics.
 """
 
 from launch import LaunchDescription
@@ -18,6 +21,8 @@ def generate_launch_description():
     """The sim node plus legid.launch.py."""
     share = FindPackageShare('legid_ros')
     config = LaunchConfiguration('config')
+    use_sim_time = LaunchConfiguration('use_sim_time')
+    sensing = LaunchConfiguration('force_sensing')
     return LaunchDescription([
         DeclareLaunchArgument('robot', default_value='biped',
                               description='built-in robot name (the sim runs the biped)'),
@@ -26,8 +31,10 @@ def generate_launch_description():
                               description='parameter file (<node>: ros__parameters:)'),
         DeclareLaunchArgument('method', default_value='zmp_qp',
                               description='online identification method of the estimator'),
+        DeclareLaunchArgument('force_sensing', default_value='',
+                              description="'wrench', 'fsr' or '' (the description's)"),
         DeclareLaunchArgument('use_sim_time', default_value='false',
-                              description='use the /clock topic'),
+                              description='the sim publishes /clock and every node uses it'),
         DeclareLaunchArgument('rviz', default_value='false',
                               description='start robot_state_publisher and rviz2'),
         DeclareLaunchArgument('engine', default_value='synthetic',
@@ -40,12 +47,15 @@ def generate_launch_description():
                  'engine': LaunchConfiguration('engine'),
                  'real_time_factor': ParameterValue(LaunchConfiguration('real_time_factor'),
                                                     value_type=float),
-                 'use_sim_time': LaunchConfiguration('use_sim_time')}]),
+                 'publish_forces': ParameterValue(sensing, value_type=str),
+                 'publish_clock': ParameterValue(use_sim_time, value_type=bool),
+                 'use_sim_time': use_sim_time}]),
         IncludeLaunchDescription(
             PythonLaunchDescriptionSource(PathJoinSubstitution([share, 'launch',
                                                                 'legid.launch.py'])),
             launch_arguments={'robot': LaunchConfiguration('robot'), 'config': config,
                               'method': LaunchConfiguration('method'),
-                              'use_sim_time': LaunchConfiguration('use_sim_time'),
+                              'force_sensing': sensing,
+                              'use_sim_time': use_sim_time,
                               'rviz': LaunchConfiguration('rviz')}.items()),
     ])

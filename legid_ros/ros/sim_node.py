@@ -32,7 +32,7 @@ from legid_ros.core.robot import load_robot
 from legid_ros.ros import conversions as cv
 from legid_ros.ros.executor import run_node
 from legid_ros.ros.node_util import latched_qos, sensor_qos
-from legid_ros.ros.parameters import Param, declare_parameters
+from legid_ros.ros.parameters import Param, ParameterRefusedError, declare_parameters
 from legid_ros.ros.robustness import GuardedNode
 
 PARAMETERS = (
@@ -88,6 +88,9 @@ class SimNode(GuardedNode):
         p = declare_parameters(self, PARAMETERS)
         self.p = p
         robot = load_robot(p['robot'])
+        if recording is None and not p['recording'] and robot.name != 'biped':
+            raise ParameterRefusedError('sim', 'robot', f'only the biped is simulated, not '
+                                        f'{robot.name!r} (give a recording to stream instead)')
         if recording is None:
             if p['recording']:
                 recording = Recording.load_npz(p['recording'])
