@@ -71,3 +71,24 @@ def test_bad_inputs_raise():
         JointFriction(['a'], [CoulombViscous()])(np.zeros((4, 2)))
     with pytest.raises(BadInputError):
         model_from_dict({'kind': 'Magic'})
+
+
+def test_loaded_piecewise_model_must_be_continuous():
+    """A piecewise model loaded from a dict (YAML) is checked at its threshold: a fitted one
+    loads, one whose branches jump raises an error naming the joint, both branch values and
+    the f_sh that closes the gap (which then loads)."""
+    from legid_ros.core.friction.fitting import fit_piecewise
+    v = np.r_[np.geomspace(0.005, 0.3, 12), np.linspace(0.35, 4.0, 14)]
+    fitted = fit_piecewise(v, 0.5 * np.tanh(200 * v) + 0.1 * v, mirror=True, v_th=0.3,
+                           n_particles=10, iters=20).model
+    back = JointFriction.from_dict({'knee': fitted.as_dict()})
+    assert np.allclose(back(np.column_stack([V])), fitted(V)[:, None])
+    bad = dict(fitted.as_dict(), f_sh=fitted.f_sh + 0.2)
+    with pytest.raises(BadInputError) as err:
+        JointFriction.from_dict({'hip': CoulombViscous(0.1, 0.0).as_dict(), 'knee': bad})
+    msg = str(err.value)
+    lo = fitted.low(np.array([0.3]))[0]
+    assert "joint 'knee'" in msg and f'{lo:.6g} N.m' in msg
+    assert f'{lo + 0.2:.6g} N.m' in msg and f'f_sh = {fitted.f_sh:.6g}' in msg
+    # a jump within the tolerance (1e-3 N.m or 1 %) loads: rounding in a hand-edited YAML
+    model_from_dict(dict(fitted.as_dict(), f_sh=fitted.f_sh + 5e-4), joint='knee')

@@ -27,6 +27,10 @@ DEFAULT_K_V = 200.0
 #: Velocity scale of the Coulomb columns ``tanh(qd / V_COULOMB)`` of the floating-base
 #: joint-torque rows (:mod:`legid_ros.core.identification.rows.regressors`) [rad/s].
 V_COULOMB = 0.01
+#: Largest jump of a :class:`Piecewise` model at its threshold accepted on load [N.m], ...
+CONTINUITY_TOL_NM = 1e-3
+#: ... or this fraction of the friction torque there, whichever is larger [-].
+CONTINUITY_TOL_REL = 1e-2
 
 
 def smooth_sign(v: np.ndarray, k_v: float = DEFAULT_K_V,
@@ -238,18 +242,53 @@ class Piecewise(FrictionModel):
         v = np.asarray(qd, float)
         return np.where(np.abs(v) < self.v_th, self.low(v), self.high(v))
 
+    def check_continuity(self, joint: str = '?') -> None:
+        """Raise :class:`BadInputError` if the branches do not meet at ``|v| = v_th``.
+
+        A fit makes them meet (the high-speed LS is constrained to the low branch's value at
+        ``v_th``); a model written by hand or edited in a YAML file may not. Tolerance:
+        :data:`CONTINUITY_TOL_NM` or :data:`CONTINUITY_TOL_REL` of the torque, the larger.
+
+        Args:
+            joint: Joint name, for the message.
+        """
+        for v in (self.v_th, -self.v_th):
+            at = np.array([v])
+            lo, hi = float(self.low(at)[0]), float(self.high(at)[0])
+            tol = max(CONTINUITY_TOL_NM, CONTINUITY_TOL_REL * max(abs(lo), abs(hi)))
+            if not abs(hi - lo) <= tol:
+                sgn = float(smooth_sign(at, self.k_v)[0])
+                fix = self.f_sh + (lo - hi) / sgn if sgn else float('nan')
+                raise BadInputError(
+                    f'piecewise friction model of joint {joint!r} is discontinuous at '
+                    f'v = {v:+.4g} rad/s (v_th): low-speed branch {lo:.6g} N.m, high-speed '
+                    f'branch {hi:.6g} N.m (jump {hi - lo:+.3g} N.m, tolerance {tol:.3g} '
+                    f'N.m); refit the friction, or set f_sh = {fix:.6g} so the branches meet')
+
 
 MODEL_KINDS = {cls.__name__: cls for cls in (CoulombViscous, AsymmetricCoulombViscous, Stribeck,
                                              ExponentialViscous, Piecewise)}
 
 
-def model_from_dict(d: Dict[str, float]) -> FrictionModel:
-    """Rebuild a model from :meth:`FrictionModel.as_dict` output."""
+def model_from_dict(d: Dict[str, float], joint: str = '?') -> FrictionModel:
+    """Rebuild a model from :meth:`FrictionModel.as_dict` output (e.g. loaded from YAML).
+
+    Args:
+        d: Parameters by name, with ``kind``.
+        joint: Joint name, for the error messages.
+
+    Raises:
+        BadInputError: Unknown kind, or a :class:`Piecewise` model whose branches do not
+            meet at the threshold (:meth:`Piecewise.check_continuity`).
+    """
     d = dict(d)
     kind = d.pop('kind', None)
     if kind not in MODEL_KINDS:
         raise BadInputError(f'unknown friction model kind {kind!r}; known: {list(MODEL_KINDS)}')
-    return MODEL_KINDS[kind](**{k: float(v) for k, v in d.items()})
+    model = MODEL_KINDS[kind](**{k: float(v) for k, v in d.items()})
+    if isinstance(model, Piecewise):
+        model.check_continuity(joint)
+    return model
 
 
 @dataclass
@@ -284,5 +323,5 @@ class JointFriction:
 
     @classmethod
     def from_dict(cls, d: Dict[str, Dict[str, float]]) -> 'JointFriction':
-        """Rebuild from :attr:`params`."""
-        return cls(list(d), [model_from_dict(v) for v in d.values()])
+        """Rebuild from :attr:`params` (piecewise models checked for continuity)."""
+        return cls(list(d), [model_from_dict(v, joint=str(n)) for n, v in d.items()])
