@@ -1,25 +1,46 @@
-"""The solver of Wu & Gao 2021: projected Newton with steepest-descent fallback.
+"""The solver of Wu & Gao 2021: bound-constrained Newton with steepest-descent fallback.
 
-Each iteration (eq. 11): the Newton step ``dx = -H^-1 G`` restricted to the mass plane
-``c . x = M`` (null-space form ``-Z (Z^T H Z)^-1 Z^T G``, the exact projected Newton step);
-when the projected Hessian is singular or not positive definite, the steepest-descent step
-``dx = -alpha (E - c c^T / c^T c) G``. The new point is projected on the mass plane and the box
-bounds (Euclidean projection; the paper does not say how the bounds were kept). A backtracking
-line search (not in the paper) halves the step until the cost decreases, which keeps the
-iteration stable for any ``alpha``. Stop when ``||dx|| <= eps`` (eps = 1e-4 in SI, as in the
-paper).
+Minimise ``f(x)`` subject to the total-mass equality ``c . x = M`` and the box
+``lb <= x <= ub`` (pinned variables ``lb == ub`` included: parameters measured otherwise).
+All steps are taken in scaled coordinates ``y = x / s`` (``s`` the typical magnitudes), which
+leaves the Newton step unchanged and keeps the model's condition number free of unit mixes.
+
+Each iteration builds a quadratic model of ``f`` at the (feasible) iterate and takes:
+
+- the **Newton step** (Wu & Gao's eq. 11) when the Hessian is positive definite on the mass
+  plane: the exact minimiser of the model on the plane *and the box* (primal active set,
+  :func:`legid_ros.core.identification.solvers.box_qp.box_qp_step`), so bounds that are
+  active, and pinned variables, are respected by the step itself rather than clipped after;
+- otherwise the paper's **steepest-descent step** ``-alpha G`` projected on the plane and the
+  box (or, with ``fallback='gauss_newton'``, the model with the positive semi-definite
+  Gauss-Newton part of the Hessian).
+
+The feasible set is convex, so every point of the step is feasible; a backtracking line search
+(Armijo, not in the paper) halves the step until the cost decreases enough.
+
+**Stopping (KKT test).** The iterate is a minimiser when the quadratic model, with a
+curvature made positive definite on the plane if needed, cannot be decreased on the feasible
+set by more than ``ftol |f|``: this predicted decrease is zero exactly when the projected
+gradient is zero, i.e. the KKT conditions (stationarity on the free variables, multipliers of
+the right sign on the active bounds) hold. ``converged`` is set only by this test; a line
+search that finds no decrease ends with status ``'stalled'``, the iteration limit with
+``'max_iterations'``, both with the last iterate. (The paper's stop on ``||dx|| <= eps``
+is no proof of a minimum: a short step also comes from a stalled line search.)
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, List
+from typing import Callable, List, Optional, Tuple
 
 import numpy as np
 import scipy.linalg as sla
 
 from legid_ros.core.errors import SolverError
+from legid_ros.core.identification.solvers.box_qp import augment_equality, box_qp_step
 from legid_ros.core.identification.solvers.qp import project_mass_box
+
+CONVERGED, STALLED, MAX_ITERATIONS = 'converged', 'stalled', 'max_iterations'
 
 
 @dataclass
@@ -27,13 +48,17 @@ class NewtonResult:
     """Outcome of :func:`newton_solve`.
 
     Attributes:
-        x: Final iterate.
+        x: Final iterate (the last one, also when not converged).
         iterations: Iterations done.
-        converged: Whether ``||dx|| <= eps`` was reached.
+        converged: Whether the KKT test held at ``x``.
         newton_steps: Iterations that used the Newton step.
         descent_steps: Iterations that fell back to steepest descent.
         gauss_newton_steps: Iterations that fell back to the Gauss-Newton step.
         cost_history: Cost after each iteration.
+        status: 'converged', 'stalled' (no decrease along the step) or 'max_iterations'.
+        predicted_decrease: Decrease of the local model still available at ``x`` (cost units).
+        kkt_residual: Infinity norm of the projected gradient at ``x`` (scaled coordinates,
+            cost units).
     """
 
     x: np.ndarray
@@ -43,94 +68,141 @@ class NewtonResult:
     descent_steps: int = 0
     gauss_newton_steps: int = 0
     cost_history: List[float] = field(default_factory=list)
+    status: str = CONVERGED
+    predicted_decrease: float = 0.0
+    kkt_residual: float = 0.0
 
 
-def _null_space(c: np.ndarray) -> np.ndarray:
-    return sla.null_space(c[None, :])
+def _reduced_pd(b: np.ndarray, zsc: np.ndarray, min_eig_ratio: float) -> bool:
+    zs = zsc.T @ b @ zsc
+    eig = np.linalg.eigvalsh(0.5 * (zs + zs.T))
+    return bool(eig.size == 0 or eig[0] > min_eig_ratio * max(abs(eig[-1]), 1e-300))
+
+
+def _shifted(b: np.ndarray, cy: np.ndarray, min_eig_ratio: float) -> np.ndarray:
+    """``b + tau I`` with ``tau`` making it positive definite (for the KKT test only)."""
+    eig = np.linalg.eigvalsh(b)
+    top = max(abs(eig[-1]), 1e-300)
+    tau = max(0.0, -eig[0]) + 1e3 * min_eig_ratio * top
+    out = augment_equality(b + tau * np.eye(b.shape[0]), cy)
+    return out if out is not None else b + (tau + top) * np.eye(b.shape[0])
+
+
+def _model(b: np.ndarray, gy: np.ndarray, cy: np.ndarray, lo: np.ndarray,
+           hi: np.ndarray) -> Optional[Tuple[np.ndarray, float]]:
+    aug = augment_equality(b, cy)
+    if aug is None:
+        return None
+    step = box_qp_step(gy, aug, cy, lo, hi)
+    return None if step is None else (step.d, step.decrease)
 
 
 def newton_solve(fun: Callable, x0: np.ndarray, c: np.ndarray, total: float,
                  lb: np.ndarray, ub: np.ndarray, eps: float = 1e-4, alpha: float = 1.0,
                  max_iter: int = 300, min_eig_ratio: float = 1e-10,
                  raise_on_failure: bool = False, scales=None,
-                 fallback: str = 'descent') -> NewtonResult:
+                 fallback: str = 'descent', ftol: float = 1e-12) -> NewtonResult:
     """Minimise ``fun`` subject to ``c . x = total`` and ``lb <= x <= ub``.
 
     Args:
-        fun: ``fun(x, derivatives=True)`` returning an object with ``e``, ``grad``, ``hess``.
+        fun: ``fun(x, derivatives=True)`` returning an object with ``e``, ``grad``, ``hess``
+            (and optionally ``gauss_newton``).
         x0: Start point (projected first, as the paper requires).
         c: Mass row (non-negative entries).
         total: Mass the row must sum to [kg].
-        lb, ub: Box bounds.
-        eps: Stop when the step norm is at most eps.
-        alpha: Steepest-descent step length.
+        lb, ub: Box bounds (``lb == ub`` pins a variable).
+        eps: The paper's step tolerance [SI]: the iteration also ends after a step shorter
+            than ``eps`` once the KKT test holds with ``1e3 ftol`` (a short step alone
+            proves nothing).
+        alpha: Steepest-descent step length (scaled coordinates).
         max_iter: Iteration limit.
-        min_eig_ratio: Projected Hessian counts as singular below this eigenvalue ratio.
-        fallback: 'descent' (the paper: steepest descent when the projected Hessian is not
-            positive definite) or 'gauss_newton' (the Gauss-Newton step with the positive
-            semi-definite part of the Hessian, when ``fun`` provides ``gauss_newton``; converges
-            far faster on ill-conditioned problems; steepest descent if that is singular too).
-        scales: Typical magnitudes of ``x``; the steepest-descent step is taken in
-            ``x / scales`` (the Newton step does not depend on scaling). Default: ones, the
-            paper's plain gradient step in SI units.
-        raise_on_failure: Raise :class:`SolverError` if not converged.
+        min_eig_ratio: The model Hessian counts as singular below this eigenvalue ratio.
+        fallback: 'descent' (the paper: steepest descent when the Hessian is not positive
+            definite on the mass plane) or 'gauss_newton' (the model with the Gauss-Newton
+            part of the Hessian, when ``fun`` provides ``gauss_newton``; far faster on
+            ill-conditioned problems; steepest descent if that is singular too).
+        scales: Typical magnitudes of ``x`` (default ones, the paper's plain SI units).
+        raise_on_failure: Raise :class:`SolverError` (carrying the last iterate) if the KKT
+            test does not hold at the end.
+        ftol: KKT tolerance: the local model's available decrease relative to ``|f|``.
 
     Returns:
-        :class:`NewtonResult`.
+        :class:`NewtonResult` (``converged`` only when the KKT test holds).
     """
+    s = np.ones(len(x0)) if scales is None else np.asarray(scales, float)
+    lb, ub = np.asarray(lb, float), np.asarray(ub, float)
     x = project_mass_box(np.asarray(x0, float), c, total, lb, ub)
-    s = np.ones(x.size) if scales is None else np.asarray(scales, float)
-    cs = c * s
-    zsc = _null_space(cs)
-    proj = s[:, None] * (np.eye(x.size) - np.outer(cs, cs) / (cs @ cs)) * s[None, :]
+    cy = np.asarray(c, float) * s
+    zsc = sla.null_space(cy[None, :])
     val = fun(x)
     hist = [val.e]
-    n_newton = n_desc = n_gn = 0
-    converged = False
+    counts = {'newton': 0, 'descent': 0, 'gauss_newton': 0}
+    status, pred, kkt, moved = MAX_ITERATIONS, np.inf, np.inf, np.inf
     it = 0
-    for it in range(1, max_iter + 1):
-        zs = zsc.T @ (s[:, None] * val.hess * s[None, :]) @ zsc  # definiteness test, scaled
-        eig = np.linalg.eigvalsh(0.5 * (zs + zs.T))
-        gn = getattr(val, 'gauss_newton', None)
-        # steps solved in scaled coordinates x / s: the same step as in SI units, but the
-        # reduced Hessian's condition number no longer mixes metres and kilograms
-        if eig[0] > min_eig_ratio * max(abs(eig[-1]), 1e-300):
-            dx = -s * (zsc @ np.linalg.solve(zs, zsc.T @ (s * val.grad)))
-            n_newton += 1
-        elif fallback == 'gauss_newton' and gn is not None:
-            # Gauss-Newton step on the determined subspace: directions the data does not see
-            # at all (e.g. the reduced set's exact ZMP invariance) are left where they are
-            gs = zsc.T @ (s[:, None] * gn * s[None, :]) @ zsc
-            lam, vec = np.linalg.eigh(0.5 * (gs + gs.T))
-            keep = lam > 1e-13 * max(lam[-1], 1e-300)
-            dz = vec[:, keep] @ ((vec[:, keep].T @ (zsc.T @ (s * val.grad))) / lam[keep])
-            dx = -s * (zsc @ dz)
-            n_gn += 1
+    for it in range(max_iter + 1):
+        y = x / s
+        gy = s * val.grad
+        hy = s[:, None] * val.hess * s[None, :]
+        hy = 0.5 * (hy + hy.T)
+        lo, hi = lb / s - y, ub / s - y
+        lo, hi = np.minimum(lo, 0.0), np.maximum(hi, 0.0)
+        kkt = float(np.max(np.abs(project_mass_box(y - gy, cy, float(cy @ y), lb / s, ub / s)
+                                  - y), initial=0.0))
+        newton_ok = _reduced_pd(hy, zsc, min_eig_ratio)
+        model = _model(hy, gy, cy, lo, hi) if newton_ok else None
+        test = model if model is not None else _model(_shifted(hy, cy, min_eig_ratio), gy, cy,
+                                                      lo, hi)
+        pred = test[1] if test is not None else np.inf
+        tol = ftol * max(abs(val.e), 1e-300)
+        if pred <= tol or (moved <= eps and pred <= 1e3 * tol):
+            status = CONVERGED
+            break
+        if it == max_iter:
+            break
+        if model is not None:
+            dy, kind = model[0], 'newton'
         else:
-            dx = -alpha * proj @ val.grad
-            n_desc += 1
-        step = 1.0
-        accepted = False
+            dy, kind = None, 'descent'
+            gn = getattr(val, 'gauss_newton', None)
+            if fallback == 'gauss_newton' and gn is not None:
+                gny = s[:, None] * gn * s[None, :]
+                top = max(float(np.max(np.abs(np.diag(gny)))), 1e-300)
+                gmod = _model(0.5 * (gny + gny.T) + 1e-13 * top * np.eye(s.size), gy, cy,
+                              lo, hi)
+                if gmod is not None:
+                    dy, kind = gmod[0], 'gauss_newton'
+            if dy is None:
+                dy = project_mass_box(y - alpha * gy, cy, float(cy @ y), lb / s, ub / s) - y
+        counts[kind] += 1
+        slope = float(gy @ dy)
+        step, accepted = 1.0, False
         for _ in range(40):
-            x_new = project_mass_box(x + step * dx, c, total, lb, ub)
+            x_new = _feasible(s * (y + step * dy), c, total, lb, ub)
             new = fun(x_new, derivatives=False)
-            if new.e <= val.e:
+            if new.e <= val.e + 1e-4 * step * min(slope, 0.0) and new.e <= val.e:
                 accepted = True
                 break
             step *= 0.5
         if not accepted:
-            # no decrease along the step even after 40 halvings: a numerical minimum
-            converged = True
+            status = STALLED
             break
         moved = float(np.linalg.norm(x_new - x))
         x = x_new
         val = fun(x)
         hist.append(val.e)
-        if moved <= eps:
-            converged = True
-            break
+    converged = status == CONVERGED
     if raise_on_failure and not converged:
-        raise SolverError('Newton iteration did not converge', 'max_iter', it, x)
-    return NewtonResult(x=x, iterations=it, converged=converged, newton_steps=n_newton,
-                        descent_steps=n_desc, gauss_newton_steps=n_gn, cost_history=hist)
+        raise SolverError('Newton iteration did not converge', status, it, x)
+    return NewtonResult(x=x, iterations=it, converged=converged,
+                        newton_steps=counts['newton'], descent_steps=counts['descent'],
+                        gauss_newton_steps=counts['gauss_newton'], cost_history=hist,
+                        status=status, predicted_decrease=float(pred), kkt_residual=kkt)
 
+
+def _feasible(x: np.ndarray, c: np.ndarray, total: float, lb: np.ndarray,
+              ub: np.ndarray) -> np.ndarray:
+    """Remove the round-off of a step: clip to the box, re-project if the mass drifted."""
+    x = np.clip(x, lb, ub)
+    if abs(float(c @ x) - total) > 1e-12 * max(abs(total), 1.0):
+        x = project_mass_box(x, c, total, lb, ub)
+    return x

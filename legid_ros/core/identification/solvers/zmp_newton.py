@@ -32,6 +32,16 @@ from legid_ros.core.identification.rows.zmp import ZmpObjective, ZmpObjectiveVal
 DEFAULT_REG_M2 = 1e-7
 
 
+def solver_info(res) -> dict:
+    """The Newton outcome for ``IdentResult.info``: ``status`` ('converged', 'stalled',
+    'max_iterations'), ``converged``, ``kkt_residual`` and ``predicted_decrease``."""
+    def num(v):
+        return float(v) if np.isfinite(v) else None
+    return {'status': res.status, 'converged': res.converged,
+            'kkt_residual': num(res.kkt_residual),
+            'predicted_decrease': num(res.predicted_decrease)}
+
+
 def make_param(robot: Robot, param_set: str, pi_cad=None, form: str = 'rigid',
                lc_scale: float = 0.02):
     """Parameterisation by name: 'reduced' or 'standard'."""
@@ -135,7 +145,7 @@ def identify_zmp_newton(wrench: np.ndarray, zmp: np.ndarray, fz: np.ndarray, rob
         solve_time_s=time.perf_counter() - t0, iterations=res.iterations,
         consistency=check_consistency(pi, robot.body_names), identifiable=rep.lines,
         n_samples=len(zmp),
-        info={'param_set': param_set, 'form': form, 'reg_m2': reg, 'converged': res.converged,
+        info={'param_set': param_set, 'form': form, 'reg_m2': reg, **solver_info(res),
               'known': dict(known or {}),
               'newton_steps': res.newton_steps, 'descent_steps': res.descent_steps,
               'gauss_newton_steps': res.gauss_newton_steps, 'fallback': fallback})
@@ -194,5 +204,5 @@ def identify_normal_newton(H, h, bb, n, robot: Robot, total_mass: float, method:
         condition_number=rep.condition_number, residual_rms=val.rms,
         solve_time_s=time.perf_counter() - t0, iterations=res.iterations,
         consistency=check_consistency(pi, robot.body_names), identifiable=rep.lines,
-        n_samples=int(n), info={'param_set': param_set, 'converged': res.converged,
+        n_samples=int(n), info={'param_set': param_set, **solver_info(res),
                                  'known': dict(known or {})})

@@ -19,10 +19,13 @@ def _errors(x, truth):
 
 
 def test_weighed_foot_is_held_and_frees_the_other_masses(biped, run_a, samples_a):
-    """With the foot mass known (weighed), every other mass lands within 2 % of the truth.
+    """With the foot mass known (weighed), every other mass lands within 2 % of the truth
+    and every axial COM within 3.5 mm.
 
     Without it the foot lies along directions the ZMP barely sees and ends about 26 % off
-    (the prior decides it); the known value is held exactly.
+    (the prior decides it); the known value is held exactly. (At the cost's true optimum the
+    shank COM is 3.3 mm off; the Newton that stopped 3 % above the optimum, flagged converged,
+    happened to land within 3 mm.)
     """
     red = ReducedSet(biped)
     truth = red.from_standard(run_a.pi_true)
@@ -33,7 +36,8 @@ def test_weighed_foot_is_held_and_frees_the_other_masses(biped, run_a, samples_a
     m_free, _ = _errors(red.from_standard(free.pi), truth)
     m_held, c_held = _errors(red.from_standard(held.pi), truth)
     assert m_free.max() > 10.0
-    assert m_held.max() < 2.0 and c_held.max() < 3.0
+    assert m_held.max() < 2.0 and c_held.max() < 3.5
+    assert held.info['status'] == 'converged'
     assert 'held fixed (measured otherwise): m_foot = 1.26' in held.summary()
 
 
