@@ -70,6 +70,13 @@ class SolverError(LegidError):
         self.last_state = last_state
 
 
+class SolverNotConvergedError(SolverError):
+    """A solver stopped short of its tolerance (iteration limit, inaccurate solution).
+
+    The iterate it stopped at is in ``last_state``; it is not reported as a solution.
+    """
+
+
 class InconsistentParametersError(LegidError):
     """A parameter set is not physically consistent.
 

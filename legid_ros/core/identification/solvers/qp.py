@@ -20,9 +20,11 @@ import numpy as np
 import osqp
 import scipy.sparse as sp
 
-from legid_ros.core.errors import InfeasibleProblemError, SolverError
+from legid_ros.core.errors import InfeasibleProblemError, SolverError, SolverNotConvergedError
 
 INF = 1e20
+# OSQP statuses short of the tolerance: never a solution by themselves
+NOT_CONVERGED = ('solved inaccurate', 'solved_inaccurate', 'maximum iterations reached')
 
 
 def check_bounds(lb: np.ndarray, ub: np.ndarray, c: Optional[np.ndarray], total: Optional[float],
@@ -215,8 +217,14 @@ class ParameterQP:
                 warm-started from the last active set; status 'solved (active set)'); OSQP,
                 warm-started, only if that does not settle.
 
+        Status ``'solved'`` only: when OSQP stops short of its tolerance (iteration limit,
+        'solved inaccurate') the QP is solved by the exact active-set method instead (status
+        ``'solved (active set after OSQP ...)'``).
+
         Raises:
             InfeasibleProblemError: OSQP proves the constraints infeasible.
+            SolverNotConvergedError: OSQP stopped short of its tolerance and the active-set
+                solve did not settle (``last_state``: OSQP's last iterate ``x``).
             SolverError: Other failures.
         """
         import time
@@ -243,12 +251,30 @@ class ParameterQP:
             self._prob.warm_start(x=self._z)
         res = self._prob.solve(raise_error=False)
         status = str(res.info.status)
-        dt = time.perf_counter() - t0
         if 'infeasible' in status.lower():
             raise InfeasibleProblemError('parameter QP is infeasible', status)
-        if res.x is None or not np.all(np.isfinite(res.x)) or \
-                status.lower() not in ('solved', 'solved inaccurate', 'solved_inaccurate',
-                                       'maximum iterations reached'):
+        finite = res.x is not None and np.all(np.isfinite(res.x))
+        if finite and status.lower() == 'solved':
+            self._z = np.array(res.x)
+            return QPSolution(self.x_cad + self.s * self._z, status, int(res.info.iter),
+                              time.perf_counter() - t0)
+        if status.lower() not in NOT_CONVERGED or not finite:
             raise SolverError('OSQP failed on the parameter QP', status, res.info.iter)
-        self._z = np.array(res.x)
-        return QPSolution(self.x_cad + self.s * self._z, status, int(res.info.iter), dt)
+        # stopped short of the tolerance: the exact active-set solve, else a typed error
+        self._active = None
+        z = self._kkt(p, q)
+        if z is None or not self._feasible(z):
+            raise SolverNotConvergedError('OSQP stopped short of its tolerance on the '
+                                          'parameter QP', status, int(res.info.iter),
+                                          self.x_cad + self.s * np.asarray(res.x))
+        self._z = z
+        return QPSolution(self.x_cad + self.s * z, f'solved (active set after OSQP {status})',
+                          int(res.info.iter), time.perf_counter() - t0)
+
+    def _feasible(self, z: np.ndarray, tol: float = 1e-9) -> bool:
+        """Whether scaled ``z`` satisfies the mass equality and the box (to ``tol``)."""
+        n = self.n
+        ok = bool(np.all(z >= self.l[-n:] - tol) and np.all(z <= self.u[-n:] + tol))
+        if self._cz is not None:
+            ok = ok and abs(float(self._cz @ z) - self.l[0]) <= tol * max(1.0, abs(self.l[0]))
+        return ok

@@ -32,7 +32,8 @@ import cvxpy as cp
 import numpy as np
 import scipy.linalg
 
-from legid_ros.core.errors import BadInputError, InfeasibleProblemError, SolverError
+from legid_ros.core.errors import (BadInputError, InfeasibleProblemError, SolverError,
+                                   SolverNotConvergedError)
 from legid_ros.core.identification.identifiability import DEFAULT_MAX_COND, excitation
 from legid_ros.core.identification.parameters.base import BaseParameters
 from legid_ros.core.identification.parameters.sets import StandardSet
@@ -43,7 +44,8 @@ from legid_ros.core.inertial import PARAMS_PER_LINK, check_consistency, pseudo_i
 from legid_ros.core.robot import Robot
 
 EPS_LMI = 1e-7  # [kg.m^2] margin of the pseudo-inertia LMIs
-OPTIMAL = ('optimal', 'optimal_inaccurate')
+OPTIMAL = ('optimal',)
+INACCURATE = ('optimal_inaccurate',)  # short of the tolerance: never a solution by itself
 INFEASIBLE = ('infeasible', 'infeasible_inaccurate')
 
 
@@ -54,7 +56,11 @@ def pseudo_inertia_lmi(p, eps: float = EPS_LMI) -> cp.Constraint:
 
 def solve_with_fallback(problem: cp.Problem, solvers: Sequence[str], what: str,
                         hint: str = '', last: Optional[cp.Variable] = None) -> Tuple[str, str]:
-    """Solve with each solver in turn until one reaches an optimal status.
+    """Solve with each solver in turn until one reaches the status 'optimal'.
+
+    An 'optimal_inaccurate' solve (short of the solver's tolerance) is no solution: the next
+    solver is tried, and if none is optimal a :class:`SolverNotConvergedError` carries the
+    inaccurate iterate.
 
     Args:
         problem: The cvxpy problem.
@@ -68,9 +74,10 @@ def solve_with_fallback(problem: cp.Problem, solvers: Sequence[str], what: str,
 
     Raises:
         InfeasibleProblemError: A solver found the constraints infeasible.
+        SolverNotConvergedError: Solvers stopped short of their tolerance (inaccurate).
         SolverError: No solver reached an optimal status.
     """
-    tried = []
+    tried, inaccurate = [], None
     for name in solvers:
         try:
             problem.solve(solver=name)
@@ -80,12 +87,20 @@ def solve_with_fallback(problem: cp.Problem, solvers: Sequence[str], what: str,
         status = f'{name}: {problem.status}'
         if problem.status in INFEASIBLE:
             raise InfeasibleProblemError(f'{what} is infeasible', hint or status)
-        if problem.status in OPTIMAL and all(v.value is not None for v in problem.variables()):
-            return name, status
+        if all(v.value is not None for v in problem.variables()):
+            if problem.status in OPTIMAL:
+                return name, status
+            if problem.status in INACCURATE and last is not None and inaccurate is None:
+                inaccurate = np.asarray(last.value)
         tried.append(status)
     stats = problem.solver_stats
+    iterations = int(getattr(stats, 'num_iters', 0) or 0) if stats else 0
+    if inaccurate is not None:
+        raise SolverNotConvergedError(f'{what}: solvers stopped short of their tolerance',
+                                      status='; '.join(tried), iterations=iterations,
+                                      last_state=inaccurate)
     raise SolverError(f'{what} did not converge', status='; '.join(tried),
-                      iterations=int(getattr(stats, 'num_iters', 0) or 0) if stats else 0,
+                      iterations=iterations,
                       last_state=None if last is None or last.value is None
                       else np.asarray(last.value))
 
@@ -175,6 +190,7 @@ def identify_sdp(rows: Rows, robot: Robot, total_mass: float,
         iterations=2, consistency=check_consistency(pi, param.link_names, tol=1e-9),
         identifiable=rep.lines, friction=x[npi:] if rows.nf else None,
         n_samples=rows.n_samples, info={'rows': rows.kind, 'reg': reg, 'solver': used,
+                                        'status': 'optimal', 'converged': True,
                                         'eps_lmi': EPS_LMI})
 
 

@@ -99,7 +99,7 @@ def solve_standard(rows: Rows, robot: Robot, method: str, total_mass: float,
         solve_time_s=time.perf_counter() - t0, iterations=iters,
         consistency=check_consistency(pi, param.link_names), identifiable=rep.lines,
         friction=x[npi:] if rows.nf else None, n_samples=rows.n_samples,
-        info={'rows': rows.kind, 'reg': reg, 'status': sol.status,
+        info={'rows': rows.kind, 'reg': reg, 'status': sol.status, 'converged': True,
               'group_rms': group_rms(rows, x).tolist()})
 
 
