@@ -37,7 +37,7 @@ from legid_ros.core.robot import Robot, load_robot
 from legid_ros.core.sim import readout
 from legid_ros.core.sim.mjcf import SimOptions, build_spec
 from legid_ros.core.synthetic.config import NoiseModel, SyntheticConfig
-from legid_ros.core.synthetic.truth import perturbed_truth
+from legid_ros.core.synthetic.truth import perturbed_truth, truth_as_dict
 
 
 @dataclass
@@ -297,8 +297,7 @@ def _assemble(robot, config, physics, opt, info, lay, rec, wr_world, wr_ft, sole
             'settle_s': float(physics.settle_s), 'support_foot': 'right',
             'zmp_margin_m': float(max(config.zmp_margin, physics.plan_margin_m)),
             'swing_tilt_rad': float(physics.swing_tilt_rad),
-            'noise': noise.as_dict(), 'truth': {k: [float(v[0]), np.asarray(v[1]).tolist()]
-                                                for k, v in config.truth.items()},
+            'noise': noise.as_dict(), 'truth': truth_as_dict(config.truth),
             'servo_kp': opt.kp if isinstance(opt.kp, float) else str(opt.kp),
             'servo_kv': opt.kv if isinstance(opt.kv, float) else str(opt.kv),
             'joint_friction': config.friction.as_dict(),

@@ -19,7 +19,7 @@ from legid_ros.core.robot import Robot, load_robot
 from legid_ros.core.synthetic.config import NoiseModel, SyntheticConfig
 from legid_ros.core.synthetic.dynamics import contact_dynamics, corner_forces
 from legid_ros.core.synthetic.motion import guard_zmp, plan_knots
-from legid_ros.core.synthetic.truth import perturbed_truth
+from legid_ros.core.synthetic.truth import perturbed_truth, truth_as_dict
 
 
 def _check_config(cfg: SyntheticConfig) -> None:
@@ -160,8 +160,7 @@ def _assemble(robot, cfg, t, qj, qdj, qddj, dyn, pi_true, pi_cad) -> Recording:
             'duration_s': float(cfg.duration_s), 'noise': cfg.noise.as_dict(),
             'friction': friction.as_dict(), 'zmp_margin_m': float(cfg.zmp_margin),
             'speed_scale': float(cfg.speed_scale), 'support_foot': 'right',
-            'truth_table': {k: [float(v[0]), np.asarray(v[1], float).tolist()]
-                            for k, v in cfg.truth.items()},
+            'truth_table': truth_as_dict(cfg.truth),
             'total_mass_true_kg': float(sum(pi_true[0::10]))}
     return Recording(
         robot=robot.name, t=t, joint_names=robot.actuated_joint_names, q=qj.copy(),
