@@ -84,6 +84,7 @@ def identify(recording: Recording, robot: Robot, method: str = 'zmp_qp',
     weighed = None
     if opts.pop('foot_from_ft', False):
         weighed = _weigh_feet(samples, robot, opts, pi_cad)
+    rows = regs = None
     if method == 'zmp_newton':
         from legid_ros.core.identification.solvers.zmp_newton import identify_zmp_newton
         regs = regressors_for(samples, robot, [])
@@ -120,7 +121,49 @@ def identify(recording: Recording, robot: Robot, method: str = 'zmp_qp',
                      'com_m': f.com_m.tolist(), 'n_samples': f.n_samples}
             for f in weighed.feet.values()}
         res.identifiable = weighed.lines() + list(res.identifiable)
+    res.uncertainty = _uncertainty(res, robot, samples, regs, rows)
     return res
+
+
+def _uncertainty(res: IdentResult, robot: Robot, samples: Samples, regs, rows):
+    """Core standard deviations of ``res`` (:mod:`legid_ros.core.identification.uncertainty`).
+
+    ZMP Newton: from the ZMP residual and its Jacobian at the estimate. Linear rows: from the
+    rows whitened by their group RMS at the estimate (the WLS weights), friction columns
+    projected out. None (with the reason in ``res.info``) when it cannot be computed.
+    """
+    from legid_ros.core.identification.rows.zmp import zmp_derivatives
+    from legid_ros.core.identification.uncertainty import core_uncertainty
+
+    held = {k: 0.0 for k in (res.info.get('known') or {})}
+    feet = res.info.get('foot_from_ft') or {}
+    for name, group in robot.link_groups.items():  # weighed feet: the weighing's std
+        weighed = [f for k, f in feet.items() if robot.feet[k].link in group.links]
+        if weighed and f'm_{name}' in held:  # the sample-weighted mean of the feet weighed
+            n = np.array([f['n_samples'] for f in weighed], float)
+            held[f'm_{name}'] = float(np.linalg.norm(n * [f['mass_std_kg'] for f in weighed])
+                                      / n.sum())
+    try:
+        if regs is not None:
+            zmp, grad = zmp_derivatives(regs.wrench, res.pi, hessian=False)
+            # eq. (9) as a sum with the prior N reg |(x - x_cad) / s|^2 (ZmpObjective)
+            prior = samples.n * float(res.info.get('reg_m2', 0.0)) \
+                if res.info.get('param_set', 'reduced') == 'reduced' else 0.0
+            return core_uncertainty(robot, res.pi, grad.reshape(-1, grad.shape[2]),
+                                    (zmp - samples.zmp).ravel(), samples.n, held, prior=prior)
+        npi = rows.A.shape[1] - rows.nf
+        a, f = rows.A[:, :npi], rows.A[:, npi:]
+        r = a @ res.pi - rows.b
+        if rows.nf:  # friction at its best fit for these inertials
+            r = r + f @ np.linalg.lstsq(f, -r, rcond=None)[0]
+        groups, inverse = np.unique(rows.group, return_inverse=True)
+        rms = np.sqrt(np.bincount(inverse, r ** 2) / np.bincount(inverse))
+        w = 1.0 / np.maximum(rms, 1e-9)[inverse]  # the WLS weights at the estimate
+        return core_uncertainty(robot, res.pi, a * w[:, None], r * w, rows.n_samples, held,
+                                nuisance=f * w[:, None] if rows.nf else None)
+    except (np.linalg.LinAlgError, ValueError) as exc:
+        res.info['uncertainty_error'] = str(exc)
+        return None
 
 
 def _check_held(method: str, opts: dict) -> None:

@@ -51,6 +51,9 @@ class IdentResult:
         n_samples: Samples used.
         dropped: Reason -> number of samples dropped (NaN/inf, unloaded, double support).
         info: Extra method facts (solver status, weights, regularisation, ...).
+        uncertainty: Standard deviation per core parameter and per identifiable combination
+            (:class:`legid_ros.core.identification.uncertainty.Uncertainty`), set by
+            :func:`legid_ros.core.identification.api.identify`; None when not computed.
     """
 
     method: str
@@ -69,6 +72,7 @@ class IdentResult:
     n_samples: int = 0
     dropped: Dict[str, int] = field(default_factory=dict)
     info: dict = field(default_factory=dict)
+    uncertainty: Optional[object] = None
 
     def summary(self) -> str:
         """A few readable lines."""
@@ -83,6 +87,8 @@ class IdentResult:
             lines.append('held fixed (measured otherwise): ' + ', '.join(
                 f'{k} = {v:g}' for k, v in self.info['known'].items()))
         lines += self.identifiable
+        if self.uncertainty is not None:
+            lines += self.uncertainty.lines()
         return '\n'.join(lines)
 
 

@@ -1,0 +1,226 @@
+"""Standard deviations of an identified set: per core parameter and per identifiable combination.
+
+The relative standard deviations of Zhu & Zhang (``s^2 (A^T A)^-1``, see
+:mod:`legid_ros.core.identification.identifiability`) assume white, equal-variance residuals.
+The rows of a floating-base run are neither: the ZMP and efforts are filtered (neighbouring
+samples share their noise) and part of the residual is model error that follows the motion.
+So the covariance here is the sandwich form ``B^-1 M B^-1`` with ``B = G^T G`` (the information
+of the rows about the core, linearised at the estimate) and ``M = sum_b (G_b^T r_b)(G_b^T r_b)^T``
+over contiguous blocks ``b`` of samples (a batch-means estimate of the score's covariance: it
+holds for correlated and unequal residuals as long as a block is longer than their correlation).
+
+It is computed on the *core* of :mod:`legid_ros.core.identification.identifiability` (the ZMP
+reduced set of Wu & Gao 2021 for a robot with link groups: axial COM and mass per group; else
+every link's mass and first moment), in the plane the data must decide (total-mass equality
+and held parameters removed), from the data alone (no prior). Combinations are the
+eigen-directions of ``B``; one is *identifiable* when its standard deviation is at most
+``poor_spread`` core-scale units (the excitation report's 'ok'), and a parameter's std is
+``inf`` when it moves along a direction the data has no information about at all.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Dict, List, Sequence, Union
+
+import numpy as np
+import scipy.linalg as sla
+
+from legid_ros.core.identification.identifiability import describe
+from legid_ros.core.identification.parameters.sets import ReducedSet, StandardSet
+from legid_ros.core.inertial import PARAMS_PER_LINK
+from legid_ros.core.robot import Robot
+
+DEFAULT_BLOCKS = 30
+POOR_SPREAD = 0.05  # [core-scale units], as the excitation report
+
+
+@dataclass
+class Uncertainty:
+    """Standard deviations of the core of an identified set.
+
+    Attributes:
+        names: Core parameter names (e.g. ``lc_thigh``, ``m_thigh``).
+        value: Core values of the estimate [m, kg, kg.m].
+        std: Standard deviation per core parameter (same units; 0 for held parameters): the
+            spread of the estimate over noise and motion, with the estimator's prior (if any)
+            holding the directions the data barely sees; where ``std_data`` is large the error
+            there is the prior's bias, not this spread.
+        scales: Core scale per parameter (units of the combinations).
+        covariance: Core covariance of the estimate (SI units; of ``std``).
+        combinations: Readable combination per eigen-direction, weakest first.
+        vectors: (k, q) unit vectors of the combinations, in core-scale units.
+        combination_std: Standard deviation of each combination [core-scale units].
+        identifiable: Whether each combination's std is at most ``poor_spread``.
+        n_blocks: Blocks of samples behind the score covariance.
+        std_data: Standard deviation per core parameter from the data alone (``inf`` where the
+            data has no information at all).
+        prior: Prior weight used for ``std`` (0: none, ``std == std_data``).
+    """
+
+    names: List[str]
+    value: np.ndarray
+    std: np.ndarray
+    scales: np.ndarray
+    covariance: np.ndarray
+    combinations: List[str] = field(default_factory=list)
+    vectors: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
+    combination_std: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    identifiable: np.ndarray = field(default_factory=lambda: np.zeros(0, bool))
+    n_blocks: int = 0
+    std_data: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    prior: float = 0.0
+
+    def std_along(self, vector: np.ndarray) -> float:
+        """Standard deviation of ``vector . x_scaled`` (``vector`` in core-scale units)."""
+        v = np.asarray(vector, float) / self.scales
+        return float(np.sqrt(max(v @ self.covariance @ v, 0.0)))
+
+    def identifiable_part(self, error: np.ndarray) -> np.ndarray:
+        """``error`` (core units) without its components along non-identifiable combinations.
+
+        What is left is the error in the combinations the data determines (plus the directions
+        fixed otherwise: total mass, held parameters).
+        """
+        e = np.asarray(error, float) / self.scales
+        bad = self.vectors[~self.identifiable]
+        if bad.size:
+            q, _ = np.linalg.qr(bad.T)
+            e = e - q @ (q.T @ e)
+        return e * self.scales
+
+    def as_dict(self) -> dict:
+        """Plain form (for ``parameters.yaml``)."""
+        return {'parameters': {n: {'value': float(v), 'std': float(s), 'std_data': float(d)}
+                               for n, v, s, d in zip(self.names, self.value, self.std,
+                                                     self.std_data)},
+                'combinations': [{'combination': c, 'std_scale_units': float(s),
+                                  'identifiable': bool(ok)}
+                                 for c, s, ok in zip(self.combinations, self.combination_std,
+                                                     self.identifiable)],
+                'scales': {n: float(s) for n, s in zip(self.names, self.scales)},
+                'n_blocks': int(self.n_blocks), 'prior': float(self.prior)}
+
+    def lines(self) -> List[str]:
+        """Readable lines: per parameter value +- std, then the combinations."""
+        out = ['standard deviations (sandwich covariance over blocks of samples; estimate, '
+               'then from the data alone):']
+        for n, v, s, d in zip(self.names, self.value, self.std, self.std_data):
+            unit, k = ('mm', 1e3) if n.startswith(('lc_', 'mx_', 'my_', 'mz_')) else ('kg', 1.0)
+            out.append(f'  {n} = {k * v:.4g} +- {k * s:.2g} {unit} (data alone: '
+                       f'{k * d:.2g})')
+        for c, s, ok in zip(self.combinations, self.combination_std, self.identifiable):
+            out.append(f'  {"ok  " if ok else "POOR"} std {s:9.3g} x scale: {c}')
+        return out
+
+
+def _core_basis(robot: Robot, pi: np.ndarray):
+    """(values, scales, d pi / d x_scaled, mass row, names) of the core at ``pi``."""
+    if robot.link_groups:
+        core = ReducedSet(robot, pi_cad=pi)
+        x0 = core.from_standard(pi)
+        s = core.scales()
+        return x0, s, core.jacobian(x0) * s[None, :], core.mass_row(), list(core.names)
+    std = StandardSet(robot, pi)
+    cols = [i for i in range(std.size) if i % PARAMS_PER_LINK < 4]
+    sc = std.scales()[cols]
+    jac = np.zeros((std.size, len(cols)))
+    jac[cols, np.arange(len(cols))] = sc
+    return (np.asarray(pi, float)[cols], sc, jac, std.mass_row()[cols],
+            [std.names[i] for i in cols])
+
+
+def _held_sensitivity(i: int, c: np.ndarray, g: np.ndarray, z: np.ndarray, vec: np.ndarray,
+                      lam: np.ndarray, use: np.ndarray) -> np.ndarray:
+    """Change of the estimate (core-scale units) per unit change of held parameter ``i``.
+
+    The held value moves along ``e`` (unit in ``i``, the total mass kept by the other masses),
+    the free directions answer by the fit: ``- (G_z^T G_z + prior)^-1 G_z^T G e``.
+    """
+    e = np.zeros(c.size)
+    e[i] = 1.0
+    rest = c.copy()
+    rest[i] = 0.0
+    e -= c[i] * rest / max(rest @ rest, 1e-300)
+    ge = g @ e
+    gz = g @ z
+    inv = vec[:, use] / lam[use]
+    return e - z @ (inv @ (vec[:, use].T @ (gz.T @ ge)))
+
+
+def core_uncertainty(robot: Robot, pi: np.ndarray, jac_pi: np.ndarray, resid: np.ndarray,
+                     n_samples: int, held: Union[Sequence[str], Dict[str, float]] = (),
+                     nuisance: np.ndarray = None,
+                     n_blocks: int = DEFAULT_BLOCKS, poor_spread: float = POOR_SPREAD,
+                     prior: float = 0.0) -> Uncertainty:
+    """Sandwich covariance of the core from the rows' residual and Jacobian.
+
+    Args:
+        robot: Robot (defines the core).
+        pi: Identified standard parameters.
+        jac_pi: (m, P) derivative of the (whitened) row residuals with respect to ``pi``; rows
+            ordered by sample, ``m / n_samples`` per sample.
+        resid: (m,) (whitened) row residuals at the estimate.
+        n_samples: Samples behind the rows.
+        held: Core parameter names held fixed (std 0), or name -> standard deviation of the
+            value they are held at (measured otherwise, e.g. a foot weighed by its ankle F/T):
+            that measurement's information joins the data's.
+        nuisance: (m, k) columns fitted alongside (e.g. friction), projected out.
+        n_blocks: Number of contiguous sample blocks of the score covariance.
+        poor_spread: Largest std of an identifiable combination [core-scale units].
+        prior: The estimator's prior weight on the core, in the rows' units per squared
+            core-scale unit (ZMP Newton: ``N reg``); 0: none.
+    """
+    value, scales, jac, c, names = _core_basis(robot, np.asarray(pi, float))
+    g = np.asarray(jac_pi, float) @ jac
+    r = np.asarray(resid, float).copy()
+    if nuisance is not None and nuisance.size:
+        q, _ = np.linalg.qr(nuisance)
+        g -= q @ (q.T @ g)
+        r -= q @ (q.T @ r)
+    held_std = dict(held) if isinstance(held, dict) else {h: 0.0 for h in held}
+    fixed = [names.index(h) for h in held_std if h in names]
+    rows = np.vstack([c / np.linalg.norm(c)] + ([np.eye(len(names))[fixed]] if fixed else []))
+    z = sla.null_space(rows)
+    gz = g @ z
+    # the residual of the data-only fit: a prior or bounds hold some directions away from the
+    # data's optimum, and that offset is no noise (it would leak into the block scores)
+    r = r - gz @ np.linalg.lstsq(gz, r, rcond=1e-10)[0]
+    bread = gz.T @ gz
+    lam, vec = np.linalg.eigh(0.5 * (bread + bread.T))
+    det = lam > 1e-10 * max(lam[-1], 1e-300)
+    per = max(1, len(r) // max(n_samples, 1))
+    nb = int(max(2, min(n_blocks, n_samples // 2)))
+    edges = np.linspace(0, n_samples, nb + 1).astype(int) * per
+    score = np.array([gz[a:b].T @ r[a:b] for a, b in zip(edges[:-1], edges[1:])])
+    meat = score.T @ score * (nb / (nb - 1.0))  # the cluster-robust small-sample factor
+    # data alone: per eigen-direction of the information (identifiability)
+    inv = vec[:, det] / lam[det]
+    cov_data = inv @ (vec[:, det].T @ meat @ vec[:, det]) @ inv.T
+    comb_std = np.array([np.sqrt(max(vec[:, i] @ cov_data @ vec[:, i], 0.0)) if det[i]
+                         else np.inf for i in range(lam.size)])
+    std_data = np.sqrt(np.maximum(np.diag(z @ cov_data @ z.T), 0.0)) * scales
+    unseen = z @ vec[:, ~det]
+    if unseen.size:
+        std_data[np.abs(unseen).max(axis=1) > 1e-6] = np.inf
+    # the estimator's own spread: its prior (if any) in the information
+    if prior > 0:
+        inv_p = vec / (lam + prior)
+        cov_z = inv_p @ (vec.T @ meat @ vec) @ inv_p.T
+    else:
+        cov_z = cov_data
+    cov_scaled = z @ cov_z @ z.T
+    for h, sd in held_std.items():  # a held value's own error moves the rest of the estimate
+        if h in names and sd > 0:
+            sens = _held_sensitivity(names.index(h), c, g, z, vec, lam + prior, det | (prior > 0))
+            cov_scaled = cov_scaled + np.outer(sens, sens) * (sd / scales[names.index(h)]) ** 2
+    std = np.sqrt(np.maximum(np.diag(cov_scaled), 0.0)) * scales
+    if prior <= 0:
+        std = np.where(np.isinf(std_data), np.inf, std)
+    for h, sd in held_std.items():
+        if h in names:
+            std_data[names.index(h)] = sd
+    vectors = (z @ vec).T
+    return Uncertainty(names, value, std, scales, cov_scaled * np.outer(scales, scales),
+                       [describe(v, names) for v in vectors], vectors, comb_std,
+                       comb_std <= poor_spread, nb, std_data, float(prior))
