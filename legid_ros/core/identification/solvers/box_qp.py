@@ -101,13 +101,18 @@ def box_qp_step(g: np.ndarray, b: np.ndarray, c: Optional[np.ndarray], lo: np.nd
         elif hi[i] <= 0.0:
             active[i] = 1
     limit = 10 * n + 50 if max_iter is None else max_iter
+    face_solved, nu = False, None
     for it in range(1, limit + 1):
         free = np.array([i for i in range(n) if i not in active], dtype=int)
         r0 = g + b @ d
         p = np.zeros(n)
-        nu = None
         cf = c[free]
-        if free.size:
+        if face_solved:
+            # a full step reached the face's minimiser: re-solving would only return the
+            # round-off of an ill-conditioned B as a new step
+            face_solved = False
+        elif free.size:
+            nu = None
             m = free.size
             if np.any(cf != 0.0):
                 kkt = np.zeros((m + 1, m + 1))
@@ -143,8 +148,10 @@ def box_qp_step(g: np.ndarray, b: np.ndarray, c: Optional[np.ndarray], lo: np.nd
                 i, side = block
                 d[i] = lo[i] if side < 0 else hi[i]
                 active[i] = side
+            else:
+                face_solved = True
             continue
-        if nu is None:
+        if nu is None or not np.any(cf != 0.0):
             nu = _equality_multiplier(r0, c, active, pinned)
         r = r0 + nu * c
         tol = 1e-12 * (float(np.max(np.abs(g))) + float(np.max(np.abs(b @ d)))) + 1e-300

@@ -20,12 +20,14 @@ The feasible set is convex, so every point of the step is feasible; a backtracki
 
 **Stopping (KKT test).** The iterate is a minimiser when the quadratic model, with a
 curvature made positive definite on the plane if needed, cannot be decreased on the feasible
-set by more than ``ftol |f|``: this predicted decrease is zero exactly when the projected
-gradient is zero, i.e. the KKT conditions (stationarity on the free variables, multipliers of
-the right sign on the active bounds) hold. ``converged`` is set only by this test; a line
-search that finds no decrease ends with status ``'stalled'``, the iteration limit with
-``'max_iterations'``, both with the last iterate. (The paper's stop on ``||dx|| <= eps``
-is no proof of a minimum: a short step also comes from a stalled line search.)
+set by more than ``ftol |f|`` (``ftol 1e-10 |f_0|`` once the cost has fallen below ``1e-10``
+of its start value ``f_0``, for data fitted exactly): this predicted decrease is zero
+exactly when the projected gradient is zero, i.e. the KKT conditions (stationarity on the
+free variables, multipliers of the right sign on the active bounds) hold. ``converged`` is
+set only by this test; a line search that finds no decrease ends with status ``'stalled'``,
+the iteration limit with ``'max_iterations'``, both with the last iterate. (The paper's stop
+on ``||dx|| <= eps`` is no proof of a minimum: a short step also comes from a stalled line
+search.)
 """
 
 from __future__ import annotations
@@ -124,7 +126,8 @@ def newton_solve(fun: Callable, x0: np.ndarray, c: np.ndarray, total: float,
         scales: Typical magnitudes of ``x`` (default ones, the paper's plain SI units).
         raise_on_failure: Raise :class:`SolverError` (carrying the last iterate) if the KKT
             test does not hold at the end.
-        ftol: KKT tolerance: the local model's available decrease relative to ``|f|``.
+        ftol: KKT tolerance: the local model's available decrease relative to ``|f|``
+            (or to ``1e-10`` of the start cost, whichever is larger).
 
     Returns:
         :class:`NewtonResult` (``converged`` only when the KKT test holds).
@@ -136,6 +139,7 @@ def newton_solve(fun: Callable, x0: np.ndarray, c: np.ndarray, total: float,
     zsc = sla.null_space(cy[None, :])
     val = fun(x)
     hist = [val.e]
+    f_start = abs(val.e)
     counts = {'newton': 0, 'descent': 0, 'gauss_newton': 0}
     status, pred, kkt, moved = MAX_ITERATIONS, np.inf, np.inf, np.inf
     it = 0
@@ -153,7 +157,7 @@ def newton_solve(fun: Callable, x0: np.ndarray, c: np.ndarray, total: float,
         test = model if model is not None else _model(_shifted(hy, cy, min_eig_ratio), gy, cy,
                                                       lo, hi)
         pred = test[1] if test is not None else np.inf
-        tol = ftol * max(abs(val.e), 1e-300)
+        tol = ftol * max(abs(val.e), 1e-10 * f_start, 1e-300)
         if pred <= tol or (moved <= eps and pred <= 1e3 * tol):
             status = CONVERGED
             break

@@ -174,3 +174,17 @@ def test_osqp_short_of_tolerance_is_never_a_solution():
     with pytest.raises(SolverNotConvergedError, match='short of its tolerance') as err:
         short.solve(hmat, hvec, 40.0, warm=cad)
     assert err.value.status == 'maximum iterations reached' and err.value.last_state.size == 6
+
+
+def test_box_step_settles_on_an_ill_conditioned_model():
+    """A model Hessian of condition 1e13 (a direction the data barely sees, as the exact ZMP
+    invariance with no prior): the active-set step still ends, at the KKT point."""
+    from legid_ros.core.identification.solvers.box_qp import augment_equality, box_qp_step
+    rng = np.random.default_rng(5)
+    q, _ = np.linalg.qr(rng.normal(size=(6, 6)))
+    b = q @ np.diag([1.0, 0.5, 0.3, 0.2, 0.1, 1e-13]) @ q.T
+    c = np.array([1.0, 1.0, 0.0, 1.0, 0.0, 0.0])
+    g = rng.normal(size=6)
+    step = box_qp_step(g, augment_equality(b, c), c, np.full(6, -5.0), np.full(6, 5.0))
+    assert step is not None and abs(c @ step.d) < 1e-9
+    assert np.all(np.abs(step.d) <= 5.0 + 1e-12) and step.decrease > 0
