@@ -26,20 +26,41 @@ def _physics_line(r: dict) -> str:
             f'swing foot touch-down force {max(x["swing_force_max_n"] for x in p):.1f} N.')
 
 
+TRUTH_TEXT = {'out_of_model': 'out-of-model truth (3-D COM shifts of 5-20 mm, left and right '
+                              'legs different with a 0.3 kg sensor box on the left shank, '
+                              'inertia about the COM scaled 0.8-1.2, a 1 kg payload off the '
+                              'trunk axis; no reduced set holds it, its reduced set is the '
+                              'group mean)',
+              'table2': 'Wu & Gao\'s Table 2 truth (same mass factor and axial COM shift on '
+                        'both legs, CAD inertia: the ZMP reduced set holds it exactly)'}
+
+
 def markdown(r: dict) -> str:
-    """The result as a Markdown report."""
+    """The result as a Markdown report (the default truth, then ``table2`` if present)."""
+    text = _one_truth(r, '# End-to-end accuracy on MuJoCo physics (ZMP protocol of Wu & Gao '
+                      '2021)')
+    if 'table2' in r:
+        text += '\n' + _one_truth(r['table2'], '# Second truth: Wu & Gao\'s Table 2 (inside '
+                                   'the model)')
+    return text
+
+
+def _one_truth(r: dict, title: str) -> str:
     names = r['reduced_names']
     half = len(names) // 2
     rtf = r['real_time_factor']
-    lines = ['# End-to-end accuracy on MuJoCo physics (ZMP protocol of Wu & Gao 2021)', '',
-             f'Command: `{r["command"]}`', '',
-             f'{r["runs"]} runs of {r["duration_s"]:g} s at {r["rate_hz"]:g} Hz (physics and '
-             f'servos at 1 kHz), validation run seed {r["validation_seed"]}; '
-             f'robot fell: {"yes" if r["fell"] else "no"}; physics real-time factor '
-             + (f'{rtf:.1f}' if rtf else 'n/a (cached runs)')
-             + f'; identification on every {r["step"]}-th sample; data preparation '
-             f'{r["prepare_s_per_run"]:.1f} s per run (not in the times below); total '
-             f'{r["total_wall_s"]:.0f} s.', '', _physics_line(r), '']
+    lines = [title, '']
+    if r.get('command'):
+        lines += [f'Command: `{r["command"]}`', '']
+    lines += [f'Truth (`truth_class` = `{r.get("truth_class", "table2")}`): '
+              f'{TRUTH_TEXT.get(r.get("truth_class", "table2"), "")}.', '',
+              f'{r["runs"]} runs of {r["duration_s"]:g} s at {r["rate_hz"]:g} Hz (physics and '
+              f'servos at 1 kHz), validation run seed {r["validation_seed"]}; '
+              f'robot fell: {"yes" if r["fell"] else "no"}; physics real-time factor '
+              + (f'{rtf:.1f}' if rtf else 'n/a (cached runs)')
+              + f'; identification on every {r["step"]}-th sample; data preparation '
+              f'{r["prepare_s_per_run"]:.1f} s per run (not in the times below); total '
+              f'{r["total_wall_s"]:.0f} s.', '', _physics_line(r), '']
     cal = r.get('calibration')
     if cal:
         lines += ['"calibration errors": the same runs seen through miscalibrated sensors, '
@@ -53,10 +74,17 @@ def markdown(r: dict) -> str:
             f'{ {"calibration": "miscalibrated"}.get(k, k)} sensors {v["mean"]:.2f} mm '
             f'(p95 {v["p95"]:.2f} mm)'
             for k, v in r['zmp_dev_truth_mm'].items()) + '.', '']
+    rf = r.get('zmp_dev_reduced_class_floor_mm')
+    if rf:
+        lines += [f'Reduced-set floor (the ZMP reduced set fitted to the truth\'s own model ZMP, '
+                  f'CAD elsewhere; no reduced-set method can go below it): {rf["mean"]:.2f} mm '
+                  f'(p95 {rf["p95"]:.2f} mm; it differs from the truth\'s model ZMP by '
+                  f'{rf["model_zmp_rms_mm"]:.2f} mm RMS).', '']
     lines += ['| method | ZMP dev mean [mm] | p95 [mm] | mass err max [%] | '
               + ' | '.join(f'm {n[2:]} [%]' for n in names[half:])
               + ' | shank+foot [%] | mass err max mod inv. [%] | COM err max [mm] | '
-              'time/run [s] |', '|---' * (8 + half) + '|']
+              'identifiable: mass / COM err max [% / mm] | time/run [s] |',
+              '|---' * (9 + half) + '|']
     for m, t in r['methods'].items():
         me = t['mass_err_pct']
         lines.append(f'| {label(m)} | {t["zmp_dev_mm"]:.2f} | {t["zmp_dev_p95_mm"]:.2f} | '
@@ -64,10 +92,15 @@ def markdown(r: dict) -> str:
                      + ' | '.join(f'{me[n[2:]]:+.1f}' for n in names[half:])
                      + f' | {me.get("shank+foot", float("nan")):+.1f} | '
                      f'{t.get("mass_err_pct_max_mod_invariance", float("nan")):.1f} | '
-                     f'{t["com_err_mm_max"]:.1f} | {t["time_s"]:.2f} |')
+                     f'{t["com_err_mm_max"]:.1f} | '
+                     f'{t.get("mass_err_pct_max_identifiable", float("nan")):.1f} / '
+                     f'{t.get("com_err_mm_max_identifiable", float("nan")):.1f} | '
+                     f'{t["time_s"]:.2f} |')
     lines += ['', '"mod inv.": mass error against the point of the truth\'s ZMP invariance curve '
               'with the estimate\'s thigh mass (`core.identification.parameters.equivalence`): '
-              'the error in the directions the ZMP can see.']
+              'the error in the directions the ZMP can see. "identifiable": the reduced-set error '
+              'without its components along the combinations each run\'s own uncertainty calls '
+              'not identifiable (`core.identification.uncertainty`), mean over the runs.']
     if 'zmp_newton_ft' in r['methods']:
         lines += ['', '"+ ankle F/T foot": the swinging foot weighed by MuJoCo\'s ankle '
                   'force/torque sensor (`core/identification/rows/foot_ft.py`), then ZMP Newton '
