@@ -1,0 +1,150 @@
+"""``legid bench soak``: the simulated pipeline at 1 kHz for a long run; memory, CPU, drops.
+
+sim, buffer, estimator, controller and ik run as separate processes (real rclpy, a private
+localhost ROS domain) for ``--minutes`` minutes. Every ``--sample-s`` seconds the resident
+memory (RSS) and CPU time of each node are read from /proc. This process listens to the joint
+states and the buffer's windows. At the end every node gets SIGINT.
+
+Figures: ``rss_growth_mb_max`` (largest RSS growth of any node after the first minute, or after
+half the run when shorter), ``rss_growth_mb`` per node, ``cpu_pct`` per node, ``crashes``
+(nodes that exited during the run, or exited non-zero or with a traceback on SIGINT) and
+``drops`` (joint-state samples seen here that no window carried, up to one second before the
+last window).
+"""
+
+from __future__ import annotations
+
+import shutil
+import signal
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from legid_ros.bench.node_procs import NodeProcess, bench_env, free_domain
+
+
+def add_arguments(parser) -> None:
+    """Arguments of ``legid bench soak``."""
+    parser.add_argument('--minutes', type=float, default=1.0,
+                        help='length of the run [min] (default 1; the README figure: 30)')
+    parser.add_argument('--sample-s', type=float, default=10.0,
+                        help='period of the RSS/CPU samples [s] (default 10)')
+    parser.add_argument('--domain', type=int, default=None,
+                        help='ROS_DOMAIN_ID (default: a free one from the pid)')
+    parser.add_argument('--keep', action='store_true', help='keep the logs')
+
+
+def _nodes(work: Path, env) -> dict:
+    return {
+        'sim': NodeProcess('sim', {'duration_s': 30.0, 'loop': True, 'loop_gap_s': 0.2,
+                                   'publish_forces': 'wrench', 'start_delay_s': 4.0}, env, work),
+        'buffer': NodeProcess('buffer', {'force_sensing': 'wrench'}, env, work),
+        'estimator': NodeProcess('estimator', {'force_sensing': 'wrench',
+                                               'state_file': str(work / 'state.npz'),
+                                               'output_dir': str(work / 'identified')},
+                                 env, work),
+        'controller': NodeProcess('controller', {'robot': 'biped'}, env, work),
+        'ik': NodeProcess('ik', {}, env, work),
+    }
+
+
+def run(args) -> dict:
+    """Run the soak; returns the figures and the samples."""
+    import rclpy
+    from rclpy.node import Node
+    from sensor_msgs.msg import JointState
+    from std_msgs.msg import Float64MultiArray
+
+    from legid_ros.ros import conversions as cv
+    from legid_ros.ros.executor import make_executor
+    from legid_ros.ros.node_util import sensor_qos
+
+    domain = args.domain if args.domain is not None else free_domain(29)
+    env = bench_env(domain)
+    work = Path(tempfile.mkdtemp(prefix='legid_soak_'))
+    nodes = _nodes(work, env)
+    for proc in nodes.values():
+        proc.start()
+    ctx = rclpy.Context()
+    rclpy.init(context=ctx, domain_id=domain)
+    listener = Node('legid_soak_listener', context=ctx)
+    js_chunks, win_chunks, pending = [], [], []
+
+    def on_js(msg):
+        pending.append(cv.stamp_to_sec(msg.header.stamp))
+        if len(pending) >= 10000:
+            js_chunks.append(np.array(pending))
+            pending.clear()
+
+    def on_window(msg):
+        win, _ = cv.window_from_msg(msg)
+        win_chunks.append(win[:, 0].copy())
+    listener.create_subscription(JointState, 'joint_states', on_js, sensor_qos(2000))
+    listener.create_subscription(Float64MultiArray, 'legid/window', on_window, 100)
+    ex = make_executor(context=ctx)
+    ex.add_node(listener)
+    duration = 60.0 * args.minutes
+    samples = {name: [] for name in nodes}
+    exited = {}
+    try:
+        start = time.monotonic()
+        while not pending and time.monotonic() - start < 120.0:
+            ex.spin_once(timeout_sec=0.05)
+        if not pending:
+            raise RuntimeError(f'no joint states from the sim (logs in {work})')
+        cpu0 = {n: p.cpu_s() for n, p in nodes.items()}
+        t0 = time.monotonic()
+        next_sample = t0
+        while time.monotonic() - t0 < duration:
+            ex.spin_once(timeout_sec=0.05)
+            now = time.monotonic()
+            if now >= next_sample:
+                next_sample += args.sample_s
+                for name, proc in nodes.items():
+                    samples[name].append((round(now - t0, 1), proc.rss_mb()))
+                    if not proc.alive() and name not in exited:
+                        exited[name] = proc.proc.returncode
+        wall = time.monotonic() - t0
+        cpu = {n: 100.0 * (p.cpu_s() - cpu0[n]) / wall for n, p in nodes.items()}
+    finally:
+        codes = {n: p.stop(signal.SIGINT) for n, p in nodes.items()}
+        ex.shutdown(timeout_sec=1.0)
+        listener.destroy_node()
+        rclpy.shutdown(context=ctx)
+    growth = {n: _growth(s, duration) for n, s in samples.items()}
+    tracebacks = [n for n, p in nodes.items() if 'Traceback' in p.log_text()]
+    crashes = len(set(exited) | {n for n, c in codes.items() if c != 0} | set(tracebacks))
+    js = np.unique(np.concatenate(js_chunks + [np.array(pending)]))
+    wins = np.concatenate(win_chunks) if win_chunks else np.zeros(0)
+    horizon = wins.max() - 1.0 if wins.size else -np.inf
+    checked = js[js <= horizon]
+    drops = int(np.sum(~np.isin(checked, wins)))
+    result = {
+        'minutes': args.minutes,
+        'rss_growth_mb_max': max(growth.values()),
+        'crashes': crashes,
+        'drops': drops,
+        'rss_growth_mb': growth,
+        'cpu_pct': cpu,
+        'joint_states_checked': int(checked.size),
+        'exit_codes_on_sigint': codes,
+        'exited_during_run': exited,
+        'tracebacks': tracebacks,
+        'rss_samples_mb': samples,
+    }
+    if args.keep:
+        result['work_dir'] = str(work)
+    else:
+        shutil.rmtree(work, ignore_errors=True)
+    return result
+
+
+def _growth(series, duration_s: float) -> float:
+    """RSS growth [MB] after the first minute (or half the run when shorter)."""
+    settle = min(60.0, 0.5 * duration_s)
+    after = [rss for t, rss in series if t >= settle and rss > 0]
+    if len(after) < 2:
+        return 0.0
+    return float(max(after) - after[0])
