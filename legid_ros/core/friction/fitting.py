@@ -4,11 +4,13 @@ Linear models: weighted least squares on their regressor. Stribeck velocity and 
 exponential-viscous exponent: bounded scalar search (scipy) with the linear part solved inside
 (variable projection). The piecewise model of Xiao, Qian & Luo 2025: particle swarm (pyswarms) for
 the nonlinear low-speed branch, equality-constrained weighted LS for the high-speed branch so the
-two meet at ``v_th``; ``v_th`` itself is chosen among the gaps between measured speeds.
+two meet at ``v_th``, then a bounded LS polish of both branches with the meeting held exactly;
+``v_th`` itself is chosen among the gaps between measured speeds.
 """
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
@@ -20,7 +22,7 @@ from scipy.optimize import least_squares, minimize_scalar
 from legid_ros.core.errors import BadInputError, SolverError
 from legid_ros.core.friction.models import (DEFAULT_K_V, AsymmetricCoulombViscous,
                                             CoulombViscous, ExponentialViscous, FrictionModel,
-                                            Piecewise, Stribeck)
+                                            Piecewise, Stribeck, smooth_sign)
 
 MODEL_ORDER = ('coulomb_viscous', 'asym_coulomb_viscous', 'stribeck', 'exp_viscous',
                'piecewise')
@@ -114,10 +116,16 @@ def fit_exponential(v, tau, weights=None, mirror: bool = False, k_v: float = DEF
     return FrictionFit(model, _mse(model, v, tau), int(v.size), info)
 
 
-def _pso_low(model: Piecewise, v, tau, w, n_particles, iters, seed):
+def _low_box(model: Piecewise, tau):
+    """Search box of the low branch's ``(f_sl, f_scl, v_sl, f_vl)``."""
     scale = max(float(np.max(np.abs(tau))), 1e-6)
     lo = np.array([0.0, -2 * scale, 1e-3, -5 * scale / model.v_th])
     hi = np.array([2 * scale, 2 * scale, model.v_th, 5 * scale / model.v_th])
+    return lo, hi
+
+
+def _pso_low(model: Piecewise, v, tau, w, n_particles, iters, seed):
+    lo, hi = _low_box(model, tau)
     probe = Piecewise(v_th=model.v_th, k_v=model.k_v)
 
     def cost(x):
@@ -156,20 +164,58 @@ def _pso_low(model: Piecewise, v, tau, w, n_particles, iters, seed):
 
 
 def _high_constrained(model: Piecewise, v, tau, w):
+    """Weighted LS of the high branch with ``high(v_th) = low(v_th)`` held exactly.
+
+    Null-space form ``theta = c d / |c|^2 + N z``: the equality holds to round-off whatever
+    the conditioning of the columns (``v^3 |v|`` dwarfs ``S`` at a few rad/s, and a KKT
+    system solved by truncated least squares let the branches drift apart by 2 %).
+    """
     phi = model.high_regressor(v)
     c = model.high_regressor(np.array([model.v_th]))[0]
     d = float(model.low(np.array([model.v_th]))[0])
     sw = np.sqrt(w)
     a = phi * sw[:, None]
     b = tau * sw
-    k = phi.shape[1]
-    kkt = np.zeros((k + 1, k + 1))
-    kkt[:k, :k] = a.T @ a + 1e-12 * np.eye(k)
-    kkt[:k, k] = c
-    kkt[k, :k] = c
-    sol = np.linalg.lstsq(kkt, np.r_[a.T @ b, d], rcond=None)[0]
-    for n, x in zip(model.high_names, sol[:k]):
+    theta_p = c * d / float(c @ c)
+    null = scipy.linalg.null_space(c[None, :])
+    z = np.linalg.lstsq(a @ null, b - a @ theta_p, rcond=None)[0]
+    theta = theta_p + null @ z
+    for n, x in zip(model.high_names, theta):
         setattr(model, n, float(x))
+
+
+def _joint_polish(model: Piecewise, v, tau, w, box) -> None:
+    """Both branches at once, continuity held by eliminating ``f_sh`` (bounded LS).
+
+    The high branch alone, forced through the low branch's value at ``v_th``, bends to meet
+    it; refitting the low branch's four parameters with it finds the best continuous pair.
+    Kept only if it lowers the weighted error.
+    """
+    vt = np.array([model.v_th])
+    s_th = float(smooth_sign(vt, model.k_v)[0])
+    rest = ('f_vh', 'f1', 'f2', 'f3')
+    probe = copy.deepcopy(model)
+    sw = np.sqrt(w / np.sum(w))
+
+    def apply(p, m):
+        m.f_sl, m.f_scl, m.v_sl, m.f_vl = p[:4]
+        for n, x in zip(rest, p[4:]):
+            setattr(m, n, float(x))
+        m.f_sh = 0.0
+        m.f_sh = float(m.low(vt)[0] - m.high(vt)[0]) / s_th
+
+    def resid(p):
+        apply(p, probe)
+        return sw * (probe(v) - tau)
+    lo = np.r_[box[0], np.full(4, -np.inf)]
+    hi = np.r_[box[1], np.full(4, np.inf)]
+    x0 = np.r_[[model.f_sl, model.f_scl, model.v_sl, model.f_vl],
+               [getattr(model, n) for n in rest]]
+    x0[:4] = np.clip(x0[:4], box[0] + 1e-12, box[1] - 1e-12)
+    start = float(np.sum(resid(x0) ** 2))
+    res = least_squares(resid, x0, bounds=(lo, hi), xtol=1e-12, ftol=1e-12, max_nfev=2000)
+    if np.all(np.isfinite(res.x)) and float(np.sum(res.fun ** 2)) < start:
+        apply(res.x, model)
 
 
 def fit_piecewise(v, tau, weights=None, mirror: bool = False, v_th: Optional[float] = None,
@@ -212,6 +258,7 @@ def fit_piecewise(v, tau, weights=None, mirror: bool = False, v_th: Optional[flo
         lcost, nit = _pso_low(model, v[lowsel], tau[lowsel], w[lowsel], n_particles, iters,
                               seed)
         _high_constrained(model, v[highsel], tau[highsel], w[highsel])
+        _joint_polish(model, v, tau, w, _low_box(model, tau[lowsel]))
         err = float(np.sum(w * (model(v) - tau) ** 2) / np.sum(w))
         if best is None or err < best[0]:
             best = (err, model, {'v_th': float(cand), 'pso_iterations': nit,
