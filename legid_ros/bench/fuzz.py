@@ -9,12 +9,14 @@ frame ids, garbage windows, parameters and references, storms on ``~/save``/``~/
 SIGKILL of each node and restart, SIGKILL of the estimator during saves, a truncated state file
 and a description whose robot name climbs out of ``output_dir``. After every case the good
 stream must again give windows (buffer), folded windows (estimator) and commands (controller).
+Last, ``--shutdown-cycles`` times, the five nodes are started and stopped with SIGINT.
 
 Figures: ``cases``; ``nodes_lost`` (node processes found dead, or silent after a case, without
 being killed on purpose); ``nonfinite_outputs`` (NaN/inf in any published parameter set,
 command, feedforward or ZMP); ``state_restored_after_kill_pct`` (the estimator, killed with
-SIGKILL during a storm of ``~/save`` calls, restores its state on restart); and
-``files_outside_output_dir``.
+SIGKILL during a storm of ``~/save`` calls, restores its state on restart);
+``files_outside_output_dir``; ``shutdown_unclean`` (cycles with an exit code other than 0, a
+traceback or fatal callback error in a log, or no saved estimator state).
 """
 
 from __future__ import annotations
@@ -38,6 +40,8 @@ def add_arguments(parser) -> None:
                         help='SIGKILLs of the estimator during saves (default 5)')
     parser.add_argument('--domain', type=int, default=None,
                         help='ROS_DOMAIN_ID (default: a free one from the pid)')
+    parser.add_argument('--shutdown-cycles', type=int, default=20,
+                        help='start/SIGINT cycles of the five nodes (default 20; 0: skip)')
     parser.add_argument('--keep', action='store_true', help='keep the work directory (logs)')
 
 
@@ -88,6 +92,7 @@ def run(args) -> dict:
         codes = {n: p.stop(signal.SIGINT) for n, p in nodes.items()}
         for p in client.extra:
             p.stop(signal.SIGINT)
+    cycles = shutdown_cycles(args.shutdown_cycles, free_domain(41), work / 'shutdown')
     kills = [o for o in outcomes if o['case'].startswith('sigkill_estimator_during_save')]
     result = {
         'cases': len(outcomes),
@@ -96,16 +101,86 @@ def run(args) -> dict:
         'state_restored_after_kill_pct': (100.0 * sum(o['restored'] for o in kills) / len(kills)
                                           if kills else None),
         'files_outside_output_dir': client.files_outside,
+        'shutdown_cycles': cycles['cycles'],
+        'shutdown_unclean': cycles['unclean'],
         'cases_failed': [o['case'] for o in outcomes if not o['ok']],
         'exit_codes_on_sigint': codes,
         'outputs_checked': dict(client.outputs),
         'outcomes': outcomes,
+        'shutdown': cycles,
     }
     if args.keep:
         result['work_dir'] = str(work)
     else:
         shutil.rmtree(work, ignore_errors=True)
     return result
+
+
+def shutdown_cycles(n: int, domain: int, work: Path) -> dict:
+    """``n`` cycles: start sim, buffer, estimator, controller and ik, wait until each spins,
+    SIGINT all; a cycle is unclean if any exit code is not 0, a log holds a traceback or a
+    fatal callback error, or the estimator's state was not saved."""
+    import rclpy
+
+    work.mkdir(parents=True, exist_ok=True)
+    env = bench_env(domain)
+    state = work / 'state.npz'
+    params = {'sim': {'duration_s': 3.0, 'start_delay_s': 0.0},
+              'buffer': {'force_sensing': 'fsr'},
+              'estimator': {'state_file': str(state), 'min_samples': 100,
+                            'update_period_s': 0.2},
+              'controller': {'robot': 'leg3'}, 'ik': {}}
+    unclean, details = 0, []
+    for cycle in range(max(n, 0)):
+        cdir = work / f'cycle_{cycle}'
+        cdir.mkdir()
+        if state.exists():
+            state.unlink()
+        procs = {name: NodeProcess(name, p, env, cdir).start() for name, p in params.items()}
+        ctx = rclpy.Context()
+        rclpy.init(context=ctx, domain_id=domain)
+        try:
+            ready = _spinning(ctx, list(procs), 120.0)
+        finally:
+            rclpy.shutdown(context=ctx)
+            codes = {name: p.stop(signal.SIGINT, 60.0) for name, p in procs.items()}
+        bad_logs = [name for name, p in procs.items() if any(
+            k in p.log_text() for k in ('Traceback', '[FATAL]', 'context is invalid'))]
+        ok = ready and all(c == 0 for c in codes.values()) and not bad_logs and state.is_file()
+        unclean += not ok
+        details.append({'cycle': cycle, 'ready': ready, 'exit_codes': codes,
+                        'logs_with_errors': bad_logs, 'state_saved': state.is_file()})
+    return {'cycles': max(n, 0), 'unclean': unclean, 'details': details}
+
+
+def _spinning(ctx, names, timeout_s: float) -> bool:
+    """Whether every node answered get_parameters within ``timeout_s`` [s] (retried every 2 s:
+    a reply can be lost before the server's reply writer matched)."""
+    from rcl_interfaces.srv import GetParameters
+    from rclpy.executors import SingleThreadedExecutor
+    from rclpy.node import Node
+
+    node = Node('legid_fuzz_probe', context=ctx)
+    ex = SingleThreadedExecutor(context=ctx)
+    ex.add_node(node)
+    clients = {n: node.create_client(GetParameters, f'/{n}/get_parameters') for n in names}
+    sent, done = {}, set()
+    end = time.monotonic() + timeout_s
+    try:
+        while len(done) < len(names) and time.monotonic() < end:
+            now = time.monotonic()
+            for n in names:
+                fut, at = sent.get(n, (None, -1e9))
+                if fut is not None and fut.done():
+                    done.add(n)
+                elif n not in done and now - at > 2.0 and clients[n].service_is_ready():
+                    sent[n] = (clients[n].call_async(GetParameters.Request(names=['robot'])),
+                               now)
+            ex.spin_once(timeout_sec=0.05)
+        return len(done) == len(names)
+    finally:
+        ex.shutdown(timeout_sec=1.0)
+        node.destroy_node()
 
 
 def _run_case(client: FuzzClient, name: str, case: Callable) -> dict:

@@ -300,6 +300,12 @@ class RawPacker:
         self.dtype = layout[0]
         self.template = np.frombuffer(raw, np.uint8)
 
+    def restamp(self, rows: np.ndarray, stamps: np.ndarray) -> None:
+        """Write new ``stamps`` [s] into messages made by :meth:`pack`, in place."""
+        arr = rows.view(self.dtype).reshape(len(rows))
+        ns = np.round(np.asarray(stamps, float) * 1e9).astype(np.int64)
+        arr['sec'], arr['nsec'] = np.divmod(ns, 10 ** 9)
+
     def pack(self, stamps: np.ndarray, **fields) -> np.ndarray:
         """(N, bytes) serialized messages; fields: wrench ``v`` (N, 6); imu ``quat``, ``gyro``,
         ``acc``; joint_state ``p``, ``v``, ``e`` (N, nj)."""

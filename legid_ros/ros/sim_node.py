@@ -142,6 +142,7 @@ class SimNode(GuardedNode):
         self._max_batch = max(10, int(20 * p['publish_period_s'] * recording.rate * self.rtf))
         self._packers = self._make_packers()
         self._lap_rows = None
+        self._lap_packers = []  # packer of each entry of the packed lap
         self.pub_clock = (self.create_publisher(ClockMsg, '/clock', 10)
                           if p['publish_clock'] else None)
         steady = Clock(clock_type=ClockType.STEADY_TIME)
@@ -223,11 +224,17 @@ class SimNode(GuardedNode):
                 rows[('f', foot, j)] = (pub, pk[('f', foot, j)].pack(stamps, v=w))
         # joint states last: the buffer then finds the other streams already there
         order = [k for k in rows if k != 'js'] + ['js']
+        self._lap_packers = [pk[k] for k in order]
         return lap, [rows[k] for k in order]
 
     def _publish_sample(self, k: int, stamp: float):
-        if self._lap_rows is None or self._lap_rows[0] != self.lap:
+        if self._lap_rows is None:
             self._lap_rows = self._pack_lap(self.lap)
+        elif self._lap_rows[0] != self.lap:  # same bytes but the stamps: rewrite in place
+            stamps = self.t0_wall + self.lap * self.span + (self.rec.t - self.rec.t[0])
+            for packer, (_, rows) in zip(self._lap_packers, self._lap_rows[1]):
+                packer.restamp(rows, stamps)
+            self._lap_rows = (self.lap, self._lap_rows[1])
         for pub, rows in self._lap_rows[1]:
             pub.publish(rows[k].tobytes())
         self.published += 1
