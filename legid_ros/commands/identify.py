@@ -147,7 +147,8 @@ def run(args: argparse.Namespace) -> int:
         extra['friction'] = {n: {'viscous_Nms_per_rad': float(result.friction[j]),
                                  'coulomb_Nm': float(result.friction[nj + j])}
                              for j, n in enumerate(robot.actuated_joint_names[:nj])}
-    yaml_path = write_parameter_yaml(robot.model, result.pi, out / 'parameters.yaml', extra)
+    yaml_path = write_parameter_yaml(robot.model, result.pi, out / 'parameters.yaml', extra,
+                                     uncertainty=result.uncertainty)
     bar.update(1)
     wval = regressors_for(vsamples, robot, []).wrench
     pred = {'identified': model_zmp(wval, result.pi)[0], 'CAD': model_zmp(wval, pi_cad)[0]}

@@ -80,8 +80,19 @@ def write_urdf(source_urdf: Union[str, Path], model: pin.Model, pi: np.ndarray,
 
 
 def write_parameter_yaml(model: pin.Model, pi: np.ndarray, out_path: Union[str, Path],
-                         extra: Optional[dict] = None) -> Path:
-    """Write the parameter set as YAML: per link mass [kg], com [m], inertia [kg.m^2]."""
+                         extra: Optional[dict] = None, uncertainty=None) -> Path:
+    """Write the parameter set as YAML: per link mass [kg], com [m], inertia [kg.m^2].
+
+    Args:
+        model: pinocchio model (body order of ``pi``).
+        pi: Stacked standard parameters.
+        out_path: Where to write.
+        extra: More top-level entries.
+        uncertainty: :class:`legid_ros.core.identification.uncertainty.Uncertainty` of the
+            set: written under ``uncertainty`` (per core parameter value, ``std`` and
+            ``std_data``; per combination its std in core-scale units and whether it is
+            identifiable).
+    """
     links = {}
     for name, val in link_inertials(model, pi).items():
         i_c = val['inertia']
@@ -92,6 +103,8 @@ def write_parameter_yaml(model: pin.Model, pi: np.ndarray, out_path: Union[str, 
     doc = {'links': links, 'standard_parameters': [float(x) for x in pi]}
     if extra:
         doc.update(extra)
+    if uncertainty is not None:
+        doc['uncertainty'] = uncertainty.as_dict()
     out_path = Path(out_path)
     out_path.parent.mkdir(parents=True, exist_ok=True)
     out_path.write_text(yaml.safe_dump(doc, sort_keys=False))

@@ -235,3 +235,42 @@ def test_torque_constant_error(robot):
     again = simulate_biped(SyntheticConfig(duration_s=1.0, seed=4, noise=noise), robot)
     np.testing.assert_array_equal(again.tau, rec.tau)
     assert 'torque_constant_gains' not in clean.meta
+
+
+def test_out_of_model_truth(robot):
+    """3-D COM shifts of 5-20 mm, left and right different, inertia scaled, payloads added."""
+    from legid_ros.core.synthetic.truth import (OUT_OF_MODEL_TRUTH, LinkChange, truth_table)
+    pi = perturbed_truth(robot, truth_table('out_of_model'))
+    cad = perturbed_truth(robot, {})
+    assert check_consistency(pi, robot.body_names).ok
+    coms = {}
+    for link, entry in OUT_OF_MODEL_TRUTH.items():
+        ch = LinkChange(*entry)
+        shift = np.abs(ch.shift)
+        assert np.all(shift >= 0.005) and np.all(shift <= 0.020)
+        assert 0.8 <= ch.inertia_scale <= 1.2
+        i = link_index(robot.model, link)
+        m, h, _ = unpack(pi[10 * i:10 * i + 10])
+        m0, h0, _ = unpack(cad[10 * i:10 * i + 10])
+        payload = sum(p[0] for p in ch.payloads)
+        assert m == pytest.approx(ch.factor * m0 + payload, rel=1e-12)
+        coms[link] = h / m - h0 / m0
+        if not ch.payloads:
+            np.testing.assert_allclose(coms[link], ch.shift, atol=1e-12)
+    assert not np.allclose(coms['l_shank'], coms['r_shank'])
+    assert any(len(LinkChange(*e).payloads) for k, e in OUT_OF_MODEL_TRUTH.items()
+               if k.startswith('l_'))
+    # the ZMP reduced set does not hold it
+    red = ReducedParameterization(robot)
+    assert np.abs(red.to_standard(red.from_standard(pi)) - pi).max() > 1e-3
+    with pytest.raises(BadInputError):
+        truth_table('nominal')
+
+
+def test_truth_meta_keeps_the_whole_table(robot):
+    """The recording's meta carries inertia scales and payloads of the truth."""
+    from legid_ros.core.synthetic.truth import truth_as_dict, truth_table
+    d = truth_as_dict(truth_table('out_of_model'))
+    assert d['l_shank'][3][0][0] == pytest.approx(0.3)
+    assert d['trunk'][2] == pytest.approx(1.15)
+    assert truth_as_dict(TABLE2_TRUTH)['foot'][2:] == [1.0, []]

@@ -42,3 +42,20 @@ def test_parameter_yaml_lists_every_link(tmp_path):
     assert np.allclose(doc['links']['l_thigh']['com_m'], [0, 0, -0.1919])
     assert np.allclose(doc['standard_parameters'], pi)
     assert doc['method'] == 'cad'
+
+
+def test_parameter_yaml_carries_the_uncertainty(tmp_path):
+    """An uncertainty given to the writer lands under 'uncertainty' (inf as .inf)."""
+    from legid_ros.core.identification.uncertainty import Uncertainty
+    robot = load_robot('biped')
+    pi = get_parameters(robot.model)
+    unc = Uncertainty(['m_trunk', 'lc_trunk'], np.array([13.0, 0.2]),
+                      np.array([0.01, np.inf]), np.array([2.8, 0.02]), np.zeros((2, 2)),
+                      ['+ 1.00 m_trunk'], np.eye(2)[:1], np.array([0.004]),
+                      np.array([True]), 30, np.array([0.02, np.inf]))
+    out = write_parameter_yaml(robot.model, pi, tmp_path / 'p.yaml', uncertainty=unc)
+    doc = yaml.safe_load(out.read_text())
+    assert doc['uncertainty']['parameters']['m_trunk'] == {'value': 13.0, 'std': 0.01,
+                                                           'std_data': 0.02}
+    assert doc['uncertainty']['parameters']['lc_trunk']['std'] == float('inf')
+    assert doc['uncertainty']['combinations'][0]['identifiable'] is True

@@ -72,6 +72,23 @@ def parameter_table(robot: Robot, result: IdentResult, pi_cad: np.ndarray,
     return '\n'.join(lines)
 
 
+def uncertainty_table(unc) -> list:
+    """Markdown lines: per core parameter value +- std, then the combinations."""
+    lines = ['Standard deviations from the residual and the information of the rows (sandwich '
+             'covariance over blocks of samples, `core/identification/uncertainty.py`): '
+             '"std" is the spread of the estimate, with the method\'s prior holding what the '
+             'data barely sees; "data alone" is what the data determines by itself (inf: '
+             'nothing). Where "data alone" is large the error there is the prior\'s bias.', '',
+             '| parameter | value | std | data alone |', '|---|---|---|---|']
+    for n, v, sd, dd in zip(unc.names, unc.value, unc.std, unc.std_data):
+        k, u = (1e3, 'mm') if n.startswith('lc_') else (1.0, 'kg' if n.startswith('m_') else '')
+        lines.append(f'| {n} [{u}] | {k * v:.4g} | {k * sd:.2g} | {k * dd:.2g} |')
+    lines += ['', '| combination (core-scale units) | std | identifiable |', '|---|---|---|']
+    for c, sd, ok in zip(unc.combinations, unc.combination_std, unc.identifiable):
+        lines.append(f'| {c} | {sd:.3g} | {"yes" if ok else "no"} |')
+    return lines
+
+
 def write_report(out_dir: Path, robot: Robot, result: IdentResult, t: np.ndarray,
                  zmp_measured: np.ndarray, zmp_predicted: Dict[str, np.ndarray],
                  pi_cad: np.ndarray, pi_true: Optional[np.ndarray] = None,
@@ -91,6 +108,8 @@ def write_report(out_dir: Path, robot: Robot, result: IdentResult, t: np.ndarray
     lines += ['', '## Parameters against CAD' + (' and truth' if pi_true is not None else ''),
               '', parameter_table(robot, result, pi_cad, pi_true), '',
               '## Physical consistency', '', '```', str(result.consistency), '```']
+    if result.uncertainty is not None:
+        lines += ['', '## Uncertainty', ''] + uncertainty_table(result.uncertainty)
     if result.friction is not None:
         nj = result.friction.size // 2
         lines += ['', '## Friction', '', '| joint | viscous [N.m.s/rad] | Coulomb [N.m] |',

@@ -220,6 +220,8 @@ def core_uncertainty(robot: Robot, pi: np.ndarray, jac_pi: np.ndarray, resid: np
     for h, sd in held_std.items():
         if h in names:
             std_data[names.index(h)] = sd
+            if not sd > 0:
+                std[names.index(h)] = 0.0
     vectors = (z @ vec).T
     return Uncertainty(names, value, std, scales, cov_scaled * np.outer(scales, scales),
                        [describe(v, names) for v in vectors], vectors, comb_std,

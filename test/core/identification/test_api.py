@@ -136,3 +136,20 @@ def test_plain_base_parameter_ls_fits_rows_but_is_not_consistent(biped, run_a, s
     assert not plain.consistency.ok
     assert min(v['mass'] for v in [{'mass': m} for m in plain.pi[::10]]) < 0 or \
         len(plain.consistency.failing) > 3
+
+
+def test_every_method_reports_core_standard_deviations(biped, run_a, samples_a):
+    """IdentResult.uncertainty: finite stds of the identifiable combinations, held std 0."""
+    res = identify(run_a, biped, 'zmp_newton', samples=samples_a, known={'m_foot': 1.26})
+    unc = res.uncertainty
+    assert unc is not None and unc.names == ReducedSet(biped).names
+    assert unc.std[unc.names.index('m_foot')] == 0.0
+    assert np.all(np.isfinite(unc.std)) and unc.identifiable.any()
+    assert np.all(unc.combination_std[unc.identifiable] <= 0.05)
+    assert 'standard deviations' in res.summary()
+    err = unc.identifiable_part(np.ones(len(unc.names)) * unc.scales)
+    assert err.shape == (len(unc.names),)
+    for method in ('zmp_qp', 'torque_ls'):
+        other = identify(run_a, biped, method, samples=samples_a)
+        assert other.uncertainty is not None
+        assert np.all(other.uncertainty.std >= 0)

@@ -26,3 +26,9 @@ def test_identify_command_writes_urdf_yaml_report(tmp_path, run_a, biped):
     report = (out / 'report.md').read_text()
     assert '| identified |' in report and '| truth |' in report and 'zmp.png' in report
     assert (out / 'zmp.png').stat().st_size > 10000
+    # uncertainties in the YAML and the report
+    unc = doc['uncertainty']
+    assert set(unc['parameters']) >= {'m_trunk', 'lc_thigh'}
+    assert all(v['std'] >= 0 for v in unc['parameters'].values())
+    assert any(c['identifiable'] for c in unc['combinations'])
+    assert '## Uncertainty' in report and '| combination' in report

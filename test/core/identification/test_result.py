@@ -13,7 +13,8 @@ def test_result_round_trip_and_model(leg_run, tmp_path):
     res = LegIdentResult('truth', 'leg3', list(ctx.drive.joint_names), ctx.link_names,
                          truth.pi, truth.drive.rotor_inertia, truth.drive.gear_ratio,
                          JointFriction(list(ctx.drive.joint_names),
-                                       [Piecewise(f_sh=0.5, f_vh=0.1) for _ in range(3)]))
+                                       # continuous at v_th (loaded models are checked)
+                                       [Piecewise(f_sh=-0.03, f_vh=0.1) for _ in range(3)]))
     res.save(tmp_path / 'r.yaml')
     back = LegIdentResult.load(tmp_path / 'r.yaml')
     assert np.allclose(back.torque(robot, q[:10], qd[:10], qdd[:10]),
