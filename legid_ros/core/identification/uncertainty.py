@@ -226,3 +226,44 @@ def core_uncertainty(robot: Robot, pi: np.ndarray, jac_pi: np.ndarray, resid: np
     return Uncertainty(names, value, std, scales, cov_scaled * np.outer(scales, scales),
                        [describe(v, names) for v in vectors], vectors, comb_std,
                        comb_std <= poor_spread, nb, std_data, float(prior))
+
+
+def normal_uncertainty(robot: Robot, pi: np.ndarray, info: np.ndarray, rss: float,
+                       n_rows: float, held: Sequence[str] = (),
+                       poor_spread: float = POOR_SPREAD) -> Uncertainty:
+    """Core standard deviations from sufficient statistics only (the online estimator).
+
+    Without the rows there are no blocks: the white-residual form ``s^2 (A^T A)^-1`` of Zhu &
+    Zhang with ``s^2 = rss / (n_rows - d)``, on the core and the plane of
+    :func:`core_uncertainty`. Filtered data makes it optimistic (neighbouring rows share their
+    noise); the batch form is the one checked against a Monte-Carlo.
+
+    Args:
+        robot: Robot (defines the core).
+        pi: Current standard parameters.
+        info: ``sum A^T A`` in standard parameters (P, P), nuisance columns eliminated.
+        rss: Residual sum of squares at ``pi``.
+        n_rows: Rows behind ``info`` (forgetting included).
+        held: Core parameter names held fixed (std 0).
+        poor_spread: Largest std of an identifiable combination [core-scale units].
+    """
+    value, scales, jac, c, names = _core_basis(robot, np.asarray(pi, float))
+    fixed = [names.index(h) for h in held if h in names]
+    rows = np.vstack([c / np.linalg.norm(c)] + ([np.eye(len(names))[fixed]] if fixed else []))
+    z = sla.null_space(rows)
+    bread = z.T @ jac.T @ np.asarray(info, float) @ jac @ z
+    lam, vec = np.linalg.eigh(0.5 * (bread + bread.T))
+    det = lam > 1e-10 * max(lam[-1], 1e-300)
+    s2 = max(float(rss), 0.0) / max(float(n_rows) - int(det.sum()), 1.0)
+    comb_std = np.where(det, np.sqrt(s2 / np.where(det, lam, 1.0)), np.inf)
+    cov_z = (vec[:, det] / lam[det]) @ vec[:, det].T * s2
+    cov_scaled = z @ cov_z @ z.T
+    std = np.sqrt(np.maximum(np.diag(cov_scaled), 0.0)) * scales
+    unseen = z @ vec[:, ~det]
+    if unseen.size:
+        std[np.abs(unseen).max(axis=1) > 1e-6] = np.inf
+    std[fixed] = 0.0
+    vectors = (z @ vec).T
+    return Uncertainty(names, value, std, scales, cov_scaled * np.outer(scales, scales),
+                       [describe(v, names) for v in vectors], vectors, comb_std,
+                       comb_std <= poor_spread, 0, std.copy(), 0.0)

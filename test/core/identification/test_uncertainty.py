@@ -85,3 +85,19 @@ def test_held_parameter_and_unseen_direction(robot):
     d = unc.as_dict()
     assert set(d['parameters']) == set(names)
     assert any(not c['identifiable'] for c in d['combinations'])
+
+
+def test_normal_statistics_form_matches_white_rows(robot):
+    """With white residuals the sufficient-statistics form agrees with the block form."""
+    from legid_ros.core.identification.uncertainty import _core_basis, normal_uncertainty
+    from legid_ros.core.inertial import get_parameters
+    rng = np.random.default_rng(1)
+    pi = get_parameters(robot.model)
+    _, _, jac, _, names = _core_basis(robot, pi)
+    n = 3000
+    jac_pi = rng.normal(size=(n, len(names))) @ np.linalg.pinv(jac)
+    r = rng.normal(0, 1e-3, n)
+    block = core_uncertainty(robot, pi, jac_pi, r, n, n_blocks=60)
+    normal = normal_uncertainty(robot, pi, jac_pi.T @ jac_pi, float(r @ r), n)
+    ratio = normal.std / block.std
+    assert np.all(ratio > 0.75) and np.all(ratio < 1.33), ratio
