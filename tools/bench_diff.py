@@ -27,7 +27,7 @@ from typing import Dict, Iterator, Tuple
 TIMING = re.compile(
     r'(^|_|/)(wall|elapsed|seconds|solve_time|time_s|cpu|latency|jitter|points_per_s|'
     r'speedup|real_time_factor|update_ms|update_wall|update_ratio|tau_ff_us|per_s$|'
-    r'sim_wall|prepare_s|total_wall|hz_achieved|achieved_hz|rate_achieved|command|logs$|_ms$|'
+    r'sim_wall|prepare_s|total_wall|hz_achieved|achieved_hz|rate_achieved|command|logs$|ms$|'
     r'rate_hz$|states_seen$|windows$|ratio$|ticks$|published$)', re.I)
 
 
