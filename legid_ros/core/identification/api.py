@@ -23,6 +23,11 @@ methods (``zmp_newton``; ``torque_ls`` with ``param_set='reduced'``): ``known`` 
 measured otherwise, held fixed) and ``foot_from_ft=True`` (weigh the swinging feet with their
 ankle F/T sensors first, :mod:`legid_ros.core.identification.rows.foot_ft`, and hold the foot
 mass).
+
+Every result carries ``uncertainty``: the standard deviation of each core parameter and of each
+combination, from the residual and the information of the rows the method fitted
+(:mod:`legid_ros.core.identification.uncertainty`; for standard-set methods the core is
+linearised with the other parameters fixed, which makes it optimistic).
 """
 
 from __future__ import annotations
