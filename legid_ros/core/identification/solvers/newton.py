@@ -75,6 +75,19 @@ class NewtonResult:
     kkt_residual: float = 0.0
 
 
+def _unpin(b: np.ndarray, pinned: np.ndarray) -> np.ndarray:
+    """The model Hessian with pinned variables decoupled (unit curvature): they never move,
+    so their curvature must not decide between the Newton step and the fallback."""
+    if not pinned.any():
+        return b
+    b = b.copy()
+    top = max(float(np.max(np.abs(np.diag(b)))), 1e-300)
+    b[pinned, :] = 0.0
+    b[:, pinned] = 0.0
+    b[pinned, pinned] = top
+    return b
+
+
 def _reduced_pd(b: np.ndarray, zsc: np.ndarray, min_eig_ratio: float) -> bool:
     zs = zsc.T @ b @ zsc
     eig = np.linalg.eigvalsh(0.5 * (zs + zs.T))
@@ -137,6 +150,7 @@ def newton_solve(fun: Callable, x0: np.ndarray, c: np.ndarray, total: float,
     x = project_mass_box(np.asarray(x0, float), c, total, lb, ub)
     cy = np.asarray(c, float) * s
     zsc = sla.null_space(cy[None, :])
+    pinned = lb >= ub
     val = fun(x)
     hist = [val.e]
     f_start = abs(val.e)
@@ -147,7 +161,7 @@ def newton_solve(fun: Callable, x0: np.ndarray, c: np.ndarray, total: float,
         y = x / s
         gy = s * val.grad
         hy = s[:, None] * val.hess * s[None, :]
-        hy = 0.5 * (hy + hy.T)
+        hy = _unpin(0.5 * (hy + hy.T), pinned)
         lo, hi = lb / s - y, ub / s - y
         lo, hi = np.minimum(lo, 0.0), np.maximum(hi, 0.0)
         kkt = float(np.max(np.abs(project_mass_box(y - gy, cy, float(cy @ y), lb / s, ub / s)
@@ -169,7 +183,7 @@ def newton_solve(fun: Callable, x0: np.ndarray, c: np.ndarray, total: float,
             dy, kind = None, 'descent'
             gn = getattr(val, 'gauss_newton', None)
             if fallback == 'gauss_newton' and gn is not None:
-                gny = s[:, None] * gn * s[None, :]
+                gny = _unpin(s[:, None] * gn * s[None, :], pinned)
                 top = max(float(np.max(np.abs(np.diag(gny)))), 1e-300)
                 gmod = _model(0.5 * (gny + gny.T) + 1e-13 * top * np.eye(s.size), gy, cy,
                               lo, hi)

@@ -188,3 +188,18 @@ def test_box_step_settles_on_an_ill_conditioned_model():
     step = box_qp_step(g, augment_equality(b, c), c, np.full(6, -5.0), np.full(6, 5.0))
     assert step is not None and abs(c @ step.d) < 1e-9
     assert np.all(np.abs(step.d) <= 5.0 + 1e-12) and step.decrease > 0
+
+
+def test_pinned_variable_curvature_does_not_force_descent():
+    """Negative curvature along a pinned variable only (it cannot move): Newton steps, not
+    the steepest-descent fallback, and the optimum of the remaining convex problem."""
+    h = np.diag([2.0, 1.0, 3.0, -5.0])
+    c = np.array([1.0, 1.0, 0.0, 1.0])
+    t = np.array([0.4, 0.9, 0.2, 0.0])
+    lb, ub = np.array([-2.0, -2.0, -2.0, 0.3]), np.array([2.0, 2.0, 2.0, 0.3])
+    res = newton_solve(_Quad(h, t), np.zeros(4), c, 1.5, lb, ub)
+    assert res.converged and res.descent_steps == 0 and res.x[3] == 0.3
+    # the free part: min (x0 - 0.4)^2 + (x1 - 0.9)^2 / 2 s.t. x0 + x1 = 1.2 (KKT system)
+    kkt = np.array([[2.0, 0.0, 1.0], [0.0, 1.0, 1.0], [1.0, 1.0, 0.0]])
+    expect = np.linalg.solve(kkt, [2.0 * 0.4, 0.9, 1.2])[:2]
+    assert res.x[:2] == pytest.approx(expect, abs=1e-9) and res.x[2] == pytest.approx(0.2)
