@@ -31,6 +31,9 @@ BENCHES = {
     'ik': 'extended-Jacobian IK vs GPM vs pink: speed, drift, foot error',
     'accuracy': 'end-to-end accuracy on MuJoCo physics data',
     'pipeline': 'buffer throughput and latency, estimator update time vs history',
+    'solvers': 'bound-constrained Newton vs an independent solver on random and biped problems',
+    'fuzz': 'bad input, kills and damaged files thrown at the running nodes',
+    'soak': 'the simulated pipeline at 1 kHz for --minutes: memory, CPU, crashes, drops',
 }
 
 
