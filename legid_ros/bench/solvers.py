@@ -9,8 +9,9 @@ reference (the better of scipy SLSQP and polished OSQP,
   whose bounds are active at the optimum, a third with one variable pinned and a third with
   two (``lb == ub``, as ``--known`` pins a weighed link);
 - the real cases: the synthetic biped identified by ``zmp_newton`` (free, with the foot mass
-  known, ``known={'m_foot': 1.26}``) and by the torque baseline on the ZMP reduced set; the
-  reference minimises the very cost the Newton minimised (captured from the call).
+  known, ``known={'m_foot': 1.26}``, with the feet weighed by their ankle F/T) and by the
+  torque baseline on the ZMP reduced set; the reference minimises the very cost the Newton
+  minimised (captured from the call).
 
 A *false converged* is a run that reports ``converged`` with a cost more than 1e-6 (relative)
 above the reference. The same problems are also run through the Newton as it was before the
@@ -139,6 +140,7 @@ def _biped_cases() -> dict:
         for label, method, opts in (
                 ('zmp_newton', 'zmp_newton', {}),
                 ('zmp_newton_known_foot', 'zmp_newton', {'known': {'m_foot': 1.26}}),
+                ('zmp_newton_foot_from_ft', 'zmp_newton', {'foot_from_ft': True}),
                 ('torque_reduced', 'torque_ls', {'param_set': 'reduced'})):
             store = []
             t0 = time.thread_time()
