@@ -46,6 +46,7 @@ from pathlib import Path
 import numpy as np
 
 from legid_ros.bench.identify_report import write_markdown
+from legid_ros.bench.pipeline_estimator import online_update_timing
 
 METHODS = ('zmp_newton', 'torque_ls', 'zmp_qp', 'floating_qp', 'sdp', 'primitives')
 # Wu & Gao compare the reduced set: ZMP Newton and the torque baseline on the reduced set.
@@ -282,61 +283,6 @@ def _exact_check(duration, robot, table):
     return out
 
 
-def _online_timing(duration, robot):
-    from legid_ros.core.identification.online import OnlineEstimator
-    from legid_ros.core.identification.prepare import PrepareOptions, prepare
-    from legid_ros.core.synthetic import SyntheticConfig, simulate_biped
-
-    rate = 100.0
-    rec = simulate_biped(SyntheticConfig(duration_s=duration, rate_hz=rate, seed=77))
-    s = prepare(rec, robot, PrepareOptions())
-    est = OnlineEstimator(robot)
-    win = int(0.5 * rate)
-    times, cpu, hist = [], [], []
-    snapshot = None
-    bar = _progress(s.n // win, 'online')
-    for k in range(0, s.n - win + 1, win):
-        sl = slice(k, k + win)
-        est.add_window(s.t[sl], s.q[sl, 7:], s.v[sl, 6:], s.a[sl, 6:], s.zmp[sl], s.fz[sl],
-                       rec.imu_quat[sl], 'right')
-        bar.update(1)
-        if s.t[k + win - 1] - s.t[0] < 5.0:
-            continue
-        if snapshot is None and s.t[k + win - 1] - s.t[0] >= 10.0:
-            snapshot = {key: np.array(v) for key, v in est.state_dict().items()}
-        t0, c0 = time.perf_counter(), time.thread_time()
-        est.update()
-        times.append(time.perf_counter() - t0)
-        cpu.append(time.thread_time() - c0)
-        hist.append(s.t[k + win - 1] - s.t[0])
-    bar.close()
-    times, cpu, hist = np.array(times), np.array(cpu), np.array(hist)
-    early = (hist >= 10.0) & (hist < 20.0)
-    late = hist >= hist.max() - 10.0
-    # the machine's load drifts over the run: compare the two histories interleaved, on the
-    # estimator restored at 10 s and the one at the end, 60 updates each
-    est_10 = OnlineEstimator(robot)
-    est_10.load_state_dict(snapshot)
-    paired = {'10': [], 'end': []}
-    for _ in range(60):
-        for key, e in (('10', est_10), ('end', est)):
-            c0 = time.thread_time()
-            e.update()
-            paired[key].append(time.thread_time() - c0)
-    at_10, at_end = np.median(paired['10']), np.median(paired['end'])
-    return {'online_update_ms_median': float(1e3 * np.median(cpu)),
-            'online_update_ms_p95': float(1e3 * np.percentile(cpu, 95)),
-            'online_update_ms_at_10s': float(1e3 * at_10),
-            'online_update_ms_at_end': float(1e3 * at_end),
-            'update_ratio_600s_vs_10s': float(at_end / at_10),
-            'update_ratio_in_run': float(np.median(cpu[late]) / np.median(cpu[early])),
-            'online_update_wall_ms_median': float(1e3 * np.median(times)),
-            'online_update_wall_ms_p95': float(1e3 * np.percentile(times, 95)),
-            'update_ratio_600s_vs_10s_wall': float(np.median(times[late])
-                                                   / np.median(times[early])),
-            'online_history_s': float(hist.max()), 'online_updates': int(times.size)}
-
-
 def _truth_figures(args, robot, methods, rates, truth_class) -> dict:
     """Every rate and method on one truth, with the headline figures."""
     from legid_ros.core.synthetic.truth import truth_table
@@ -398,7 +344,7 @@ def run(args) -> dict:
         table2['passed'] = _passed(table2, table2['rates'])
         results['table2'] = table2
     if args.online_duration > 0:
-        results.update(_online_timing(args.online_duration, robot))
+        results.update(online_update_timing(args.online_duration, robot, _progress))
     results['elapsed_s'] = time.perf_counter() - t_start
     results['passed'] = _passed(results, results['rates'])
     write_markdown(results, Path(args.out) / 'identify.md', PUBLISHED_TABLE2)

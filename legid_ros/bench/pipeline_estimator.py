@@ -102,3 +102,63 @@ def update_times(max_history_s: float = 600.0, fill_step: int = 10, repeats: int
             'solve_ratio': long_['solve_ms'] / short['solve_ms'],
             'fold_ratio': long_['fold_ms'] / short['fold_ms'],
             'fill_step': fill_step}
+
+
+def online_update_timing(duration: float, robot, progress) -> Dict[str, float]:
+    """Online estimator update cost [ms] along a synthetic run, and at 10 s vs at the end.
+
+    The run (``duration`` [s] at 100 Hz, windows of 0.5 s) is folded window by window with an
+    update after each; the two histories are then compared interleaved (60 updates each on the
+    estimator restored at 10 s and the one at the end), so the machine's load hits both alike.
+    ``progress(total, desc)`` returns a tqdm-like bar.
+    """
+    from legid_ros.core.identification.prepare import PrepareOptions, prepare
+
+    rate = 100.0
+    rec = simulate_biped(SyntheticConfig(duration_s=duration, rate_hz=rate, seed=77))
+    s = prepare(rec, robot, PrepareOptions())
+    est = OnlineEstimator(robot)
+    win = int(0.5 * rate)
+    times, cpu, hist = [], [], []
+    snapshot = None
+    bar = progress(s.n // win, 'online')
+    for k in range(0, s.n - win + 1, win):
+        sl = slice(k, k + win)
+        est.add_window(s.t[sl], s.q[sl, 7:], s.v[sl, 6:], s.a[sl, 6:], s.zmp[sl], s.fz[sl],
+                       rec.imu_quat[sl], 'right')
+        bar.update(1)
+        if s.t[k + win - 1] - s.t[0] < 5.0:
+            continue
+        if snapshot is None and s.t[k + win - 1] - s.t[0] >= 10.0:
+            snapshot = {key: np.array(v) for key, v in est.state_dict().items()}
+        t0, c0 = time.perf_counter(), time.thread_time()
+        est.update()
+        times.append(time.perf_counter() - t0)
+        cpu.append(time.thread_time() - c0)
+        hist.append(s.t[k + win - 1] - s.t[0])
+    bar.close()
+    times, cpu, hist = np.array(times), np.array(cpu), np.array(hist)
+    early = (hist >= 10.0) & (hist < 20.0)
+    late = hist >= hist.max() - 10.0
+    # the machine's load drifts over the run: compare the two histories interleaved, on the
+    # estimator restored at 10 s and the one at the end, 60 updates each
+    est_10 = OnlineEstimator(robot)
+    est_10.load_state_dict(snapshot)
+    paired = {'10': [], 'end': []}
+    for _ in range(60):
+        for key, e in (('10', est_10), ('end', est)):
+            c0 = time.thread_time()
+            e.update()
+            paired[key].append(time.thread_time() - c0)
+    at_10, at_end = np.median(paired['10']), np.median(paired['end'])
+    return {'online_update_ms_median': float(1e3 * np.median(cpu)),
+            'online_update_ms_p95': float(1e3 * np.percentile(cpu, 95)),
+            'online_update_ms_at_10s': float(1e3 * at_10),
+            'online_update_ms_at_end': float(1e3 * at_end),
+            'update_ratio_600s_vs_10s': float(at_end / at_10),
+            'update_ratio_in_run': float(np.median(cpu[late]) / np.median(cpu[early])),
+            'online_update_wall_ms_median': float(1e3 * np.median(times)),
+            'online_update_wall_ms_p95': float(1e3 * np.percentile(times, 95)),
+            'update_ratio_600s_vs_10s_wall': float(np.median(times[late])
+                                                   / np.median(times[early])),
+            'online_history_s': float(hist.max()), 'online_updates': int(times.size)}
