@@ -26,6 +26,7 @@ from typing import List
 
 import numpy as np
 
+from legid_ros.core.metrics import identifiable_reduced_errors, reduced_group_errors
 from legid_ros.core.recording import Recording
 from legid_ros.core.identification.parameters.reduced import ReducedParameterization
 from legid_ros.bench.accuracy_report import CAL_SUFFIX, markdown
@@ -134,21 +135,6 @@ class Validator:
         return zmp_deviation(model_zmp(self.wrench, pi)[0], self.samples.zmp)
 
 
-def reduced_errors(red: ReducedParameterization, pi: np.ndarray, pi_true: np.ndarray) -> dict:
-    """Per link group: mass error [%] and axial COM error [mm] against the truth."""
-    est, tru = red.from_standard(pi), red.from_standard(pi_true)
-    g = red.n_groups
-    names = [grp.name for grp in red.groups]
-    out = {'mass_err_pct': {n: float(100 * (est[g + i] - tru[g + i]) / tru[g + i])
-                            for i, n in enumerate(names)},
-           'com_err_mm': {n: float(1e3 * (est[i] - tru[i])) for i, n in enumerate(names)}}
-    if 'shank' in names and 'foot' in names:
-        i, j = names.index('shank'), names.index('foot')
-        out['mass_err_pct']['shank+foot'] = float(
-            100 * (est[g + i] + est[g + j] - tru[g + i] - tru[g + j]) / (tru[g + i] + tru[g + j]))
-    return out
-
-
 def identify_runs(robot: Robot, recs: List[Recording], samples: list, method: str) -> tuple:
     """Identify every run with one method.
 
@@ -187,15 +173,14 @@ def identifiable_errors(red: ReducedParameterization, pis: list, uncs: list,
     the mean over the runs. Empty when no run has an uncertainty (CAD).
     """
     tru = red.from_standard(pi_true)
-    g = red.n_groups
-    errs = [u.identifiable_part(red.from_standard(p) - tru)
+    errs = [identifiable_reduced_errors(u, red.from_standard(p), tru, red.n_groups)
             for p, u in zip(pis, uncs) if u is not None]
     if not errs:
         return {}
-    e = np.mean(errs, axis=0)
+    mass_pct, com_mm = np.mean([e[0] for e in errs], axis=0), np.mean([e[1] for e in errs], axis=0)
     names = [grp.name for grp in red.groups]
-    mass = {n: float(100 * e[g + i] / tru[g + i]) for i, n in enumerate(names)}
-    com = {n: float(1e3 * e[i]) for i, n in enumerate(names)}
+    mass = {n: float(mass_pct[i]) for i, n in enumerate(names)}
+    com = {n: float(com_mm[i]) for i, n in enumerate(names)}
     return {'mass_err_pct_identifiable': mass, 'com_err_mm_identifiable': com,
             'mass_err_pct_max_identifiable': float(max(abs(v) for v in mass.values())),
             'com_err_mm_max_identifiable': float(max(abs(v) for v in com.values())),
@@ -273,7 +258,7 @@ def evaluate(robot: Robot, red: ReducedParameterization, train: List[Recording],
         pi_mean = np.mean(pis, axis=0)
         dev = validator.deviation(pi_mean)
         phis = np.array([red.from_standard(p) for p in pis])
-        err = reduced_errors(red, pi_mean, val.pi_true)
+        err = reduced_group_errors(red, pi_mean, val.pi_true)
         inv = invariance_errors(robot, validator, red.from_standard(pi_mean), val)
         table[method + suffix] = {
             'zmp_dev_mm': dev.mean_mm, 'zmp_dev_p95_mm': dev.p95_mm,

@@ -47,6 +47,7 @@ import numpy as np
 
 from legid_ros.bench.identify_report import write_markdown
 from legid_ros.bench.pipeline_estimator import online_update_timing
+from legid_ros.core.metrics import identifiable_reduced_errors
 
 METHODS = ('zmp_newton', 'torque_ls', 'zmp_qp', 'floating_qp', 'sdp', 'primitives')
 # Wu & Gao compare the reduced set: ZMP Newton and the torque baseline on the reduced set.
@@ -211,9 +212,9 @@ def _identifiable_errors(d, unc, x, truth, g) -> None:
         d['id_m'].append(np.full(g, np.nan))
         d['id_c'].append(np.full(g, np.nan))
         return
-    e = unc.identifiable_part(np.asarray(x, float) - truth)
-    d['id_m'].append(100 * e[g:] / truth[g:])
-    d['id_c'].append(1e3 * e[:g])
+    mass, com = identifiable_reduced_errors(unc, x, truth, g)
+    d['id_m'].append(mass)
+    d['id_c'].append(com)
 
 
 def _identifiable_summary(d) -> dict:

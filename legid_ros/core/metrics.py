@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Tuple
 
 import numpy as np
 
@@ -56,6 +56,43 @@ def reduced_errors(x: np.ndarray, x_true: np.ndarray, names: List[str]) -> Dict[
     for v, vt, n in zip(x, x_true, names):
         out[n] = float(1e3 * (v - vt)) if n.startswith('lc_') else float(100 * (v - vt) / vt)
     return out
+
+
+def reduced_group_errors(red, pi: np.ndarray, pi_true: np.ndarray) -> dict:
+    """Per link group of the ZMP reduced set ``red``: mass error [%] and axial COM error [mm].
+
+    ``pi``, ``pi_true``: standard parameters; with a shank and a foot group, also the error of
+    their summed mass (``shank+foot``), which the ZMP sees better than either.
+    """
+    est, tru = red.from_standard(pi), red.from_standard(pi_true)
+    g = red.n_groups
+    names = [grp.name for grp in red.groups]
+    out = {'mass_err_pct': {n: float(100 * (est[g + i] - tru[g + i]) / tru[g + i])
+                            for i, n in enumerate(names)},
+           'com_err_mm': {n: float(1e3 * (est[i] - tru[i])) for i, n in enumerate(names)}}
+    if 'shank' in names and 'foot' in names:
+        i, j = names.index('shank'), names.index('foot')
+        out['mass_err_pct']['shank+foot'] = float(
+            100 * (est[g + i] + est[g + j] - tru[g + i] - tru[g + j]) / (tru[g + i] + tru[g + j]))
+    return out
+
+
+def identifiable_reduced_errors(uncertainty, x: np.ndarray, x_true: np.ndarray, n_groups: int
+                                ) -> Tuple[np.ndarray, np.ndarray]:
+    """Reduced-set errors in the combinations an estimate's own uncertainty calls identifiable.
+
+    The error ``x - x_true`` (ZMP reduced set of Wu & Gao 2021: ``n_groups`` axial COMs [m] then
+    ``n_groups`` masses [kg]) without its components along the combinations
+    ``uncertainty.identifiable_part`` leaves out
+    (:mod:`legid_ros.core.identification.uncertainty`).
+
+    Returns:
+        (mass errors [%], COM errors [mm]), one per group.
+    """
+    x_true = np.asarray(x_true, float)
+    e = uncertainty.identifiable_part(np.asarray(x, float) - x_true)
+    g = n_groups
+    return 100 * e[g:] / x_true[g:], 1e3 * e[:g]
 
 
 def torque_rel_rms(tau_model: np.ndarray, tau_measured: np.ndarray) -> np.ndarray:

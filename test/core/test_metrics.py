@@ -3,9 +3,13 @@
 import numpy as np
 import pytest
 
-from legid_ros.core.inertial import pack
-from legid_ros.core.metrics import (condition_number, mass_com_errors, reduced_errors,
-                                    torque_rel_rms, zmp_deviation)
+from legid_ros.core.identification.parameters.reduced import ReducedParameterization
+from legid_ros.core.inertial import get_parameters, pack
+from legid_ros.core.metrics import (condition_number, identifiable_reduced_errors, mass_com_errors,
+                                    reduced_errors, reduced_group_errors, torque_rel_rms,
+                                    zmp_deviation)
+from legid_ros.core.robot import load_robot
+from legid_ros.core.synthetic import TABLE2_TRUTH, perturbed_truth
 
 
 def test_zmp_deviation_statistics():
@@ -35,3 +39,38 @@ def test_torque_rel_rms_and_condition_number():
     assert torque_rel_rms(tau * 1.1, tau) == pytest.approx([0.1, 0.1])
     assert condition_number(np.diag([1.0, 1e-3])) == pytest.approx(1e3)
     assert condition_number(np.diag([1.0, 1e-3]), np.array([1.0, 1e3])) == pytest.approx(1.0)
+
+
+def test_reduced_group_errors_against_truth():
+    """Truth vs itself is error-free; CAD vs Wu & Gao's Table 2 truth gives its mass ratios."""
+    robot = load_robot('biped')
+    red = ReducedParameterization(robot)
+    pi_true = perturbed_truth(robot, TABLE2_TRUTH)
+    zero = reduced_group_errors(red, pi_true, pi_true)
+    assert all(abs(v) < 1e-9 for v in zero['mass_err_pct'].values())
+    assert all(abs(v) < 1e-9 for v in zero['com_err_mm'].values())
+    cad = reduced_group_errors(red, get_parameters(robot.model), pi_true)
+    assert cad['mass_err_pct']['foot'] == pytest.approx(100 * (2.41 / 1.26 - 1), rel=1e-6)
+    assert cad['mass_err_pct']['shank+foot'] == pytest.approx(
+        100 * ((3.19 + 2.41) / (2.91 + 1.26) - 1), rel=1e-6)
+    assert cad['com_err_mm']['trunk'] == pytest.approx(-1.5, abs=1e-6)
+
+
+class _Projector:
+    """Stands for an uncertainty whose identifiable part is a fixed projection."""
+
+    def __init__(self, p):
+        self.p = p
+
+    def identifiable_part(self, e):
+        return self.p @ e
+
+
+def test_identifiable_reduced_errors_drop_unidentifiable_directions():
+    """An error along a direction called not identifiable vanishes; the rest is in % and mm."""
+    truth = np.array([0.1, 0.2, 2.0, 4.0])  # 2 groups: COMs [m], then masses [kg]
+    keep = np.diag([1.0, 1.0, 1.0, 0.0])  # the second mass is not identifiable
+    err = np.array([0.001, -0.002, 0.02, 0.4])
+    mass, com = identifiable_reduced_errors(_Projector(keep), truth + err, truth, 2)
+    assert mass == pytest.approx([1.0, 0.0])
+    assert com == pytest.approx([1.0, -2.0])

@@ -2,27 +2,7 @@
 
 import pytest
 
-from legid_ros.bench.accuracy import reduced_errors
 from legid_ros.bench.accuracy_report import markdown
-from legid_ros.core.inertial import get_parameters
-from legid_ros.core.identification.parameters.reduced import ReducedParameterization
-from legid_ros.core.robot import load_robot
-from legid_ros.core.synthetic import TABLE2_TRUTH, perturbed_truth
-
-
-def test_reduced_errors_against_truth():
-    """Truth vs itself is error-free; CAD vs Wu & Gao's Table 2 truth gives its mass ratios."""
-    robot = load_robot('biped')
-    red = ReducedParameterization(robot)
-    pi_true = perturbed_truth(robot, TABLE2_TRUTH)
-    zero = reduced_errors(red, pi_true, pi_true)
-    assert all(abs(v) < 1e-9 for v in zero['mass_err_pct'].values())
-    assert all(abs(v) < 1e-9 for v in zero['com_err_mm'].values())
-    cad = reduced_errors(red, get_parameters(robot.model), pi_true)
-    assert cad['mass_err_pct']['foot'] == pytest.approx(100 * (2.41 / 1.26 - 1), rel=1e-6)
-    assert cad['mass_err_pct']['shank+foot'] == pytest.approx(
-        100 * ((3.19 + 2.41) / (2.91 + 1.26) - 1), rel=1e-6)
-    assert cad['com_err_mm']['trunk'] == pytest.approx(-1.5, abs=1e-6)
 
 
 def test_markdown_lists_every_method_and_check():
