@@ -39,36 +39,37 @@ def start(exe: str, params: Dict[str, object], env: Dict[str, str], log_dir: Pat
 def wait_spinning(names: Sequence[str], domain: int, procs: Dict[str, subprocess.Popen],
                   timeout_s: float = 120.0) -> List[str]:
     """Wait until every node in ``names`` answers its get_parameters service (it is then
-    past start-up and spinning); returns the names that never answered."""
+    past start-up and spinning); returns the names that never answered. A request is resent
+    every 2 s: DDS loses a reply sent before the server's reply writer matched this client."""
+    from rclpy.executors import SingleThreadedExecutor
+
     ctx = rclpy.Context()
-    old = os.environ.get('ROS_DOMAIN_ID')
     rclpy.init(context=ctx, domain_id=domain)
     node = rclpy.create_node('legid_test_prober', context=ctx)
-    from rclpy.executors import SingleThreadedExecutor
     ex = SingleThreadedExecutor(context=ctx)
     ex.add_node(node)
     waiting = list(names)
     try:
         end = time.monotonic() + timeout_s
         clients = {n: node.create_client(GetParameters, f'/{n}/get_parameters') for n in names}
-        futures = {}
+        sent = {}
         while waiting and time.monotonic() < end:
             if any(p.poll() is not None for p in procs.values()):
                 break
+            now = time.monotonic()
             for n in list(waiting):
-                fut = futures.get(n)
-                if fut is None and clients[n].service_is_ready():
-                    futures[n] = clients[n].call_async(GetParameters.Request(names=['robot']))
-                elif fut is not None and fut.done():
+                fut, at = sent.get(n, (None, -1e9))
+                if fut is not None and fut.done():
                     waiting.remove(n)
+                elif now - at > 2.0 and clients[n].service_is_ready():
+                    sent[n] = (clients[n].call_async(GetParameters.Request(names=['robot'])),
+                               now)
             ex.spin_once(timeout_sec=0.05)
         return waiting
     finally:
         ex.shutdown(timeout_sec=1.0)
         node.destroy_node()
         rclpy.shutdown(context=ctx)
-        if old is not None:
-            os.environ['ROS_DOMAIN_ID'] = old
 
 
 def stop(procs: Dict[str, subprocess.Popen], sig: int = signal.SIGINT,

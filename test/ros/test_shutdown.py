@@ -4,6 +4,7 @@ estimator's state saved; start-up refusals are one line and a non-zero exit."""
 import os
 import signal
 import subprocess
+import sys
 
 import pytest
 
@@ -62,9 +63,9 @@ def test_start_up_refusal_is_one_line_and_non_zero(exe, params, name, tmp_path):
 
 
 def test_run_node_exits_2_on_refusal_without_rclpy_traceback():
-    """The refusal exit code is 2 (not a crash) for a module run with python -m."""
+    """A refusal exits with code 2 (not 1, a crash) and its line starts with node and name."""
     out = subprocess.run(
-        [os.sys.executable, '-c', 'from legid_ros.ros.controller_node import main; '
+        [sys.executable, '-c', 'from legid_ros.ros.controller_node import main; '
          'raise SystemExit(main(["x", "--ros-args", "-p", "robot:=leg3", "-p", '
          '"joint_names:=[knee]"]))'], env=node_env(_domain(9)), capture_output=True,
         text=True, timeout=120)
