@@ -86,6 +86,10 @@ class IdentResult:
         if self.info.get('known'):
             lines.append('held fixed (measured otherwise): ' + ', '.join(
                 f'{k} = {v:g}' for k, v in self.info['known'].items()))
+        if self.info.get('converged') is False:
+            lines.append(f"solver NOT converged (status {self.info.get('status')!r}, KKT "
+                         f"residual {self.info.get('kkt_residual')}): the parameters are its "
+                         'last iterate')
         lines += self.identifiable
         if self.uncertainty is not None:
             lines += self.uncertainty.lines()
