@@ -78,6 +78,7 @@ def run(args) -> int:
                      'publish_forces': args.forces},
         'buffer_node': {'force_sensing': args.forces},
         'estimator_node': {'method': args.method, 'state_file': str(state),
+                           'force_sensing': args.forces,
                            'output_dir': str(out / 'identified')},
     }
     print(f'legid demo: ROS domain {domain}, localhost only; logs and report in {out}')

@@ -83,6 +83,7 @@ def run(args: argparse.Namespace) -> int:
     import numpy as np
     from tqdm import tqdm
 
+    from legid_ros.core.atomic_files import safe_stem
     from legid_ros.core.identification.api import identify
     from legid_ros.core.identification.rows.linear import regressors_for
     from legid_ros.core.identification.prepare import PrepareOptions, prepare
@@ -131,7 +132,7 @@ def run(args: argparse.Namespace) -> int:
     out.mkdir(parents=True, exist_ok=True)
     pi_cad = rec.pi_cad if rec.pi_cad is not None else get_parameters(robot.model)
     urdf = write_urdf(robot.urdf_path, robot.model, result.pi,
-                      out / f'{robot.name}_identified.urdf',
+                      out / f'{safe_stem(robot.name)}_identified.urdf',
                       comment=f'identified by legid identify --method {args.method}')
     extra = {'method': args.method, 'total_mass_kg': float(result.total_mass),
              'condition_number': float(result.condition_number),

@@ -10,6 +10,7 @@ import numpy as np
 import pinocchio as pin
 import yaml
 
+from legid_ros.core.atomic_files import atomic_path, write_text
 from legid_ros.core.errors import BadInputError, RobotDescriptionError
 from legid_ros.core.inertial import PARAMS_PER_LINK, link_view, unpack
 from legid_ros.core.robot import body_names
@@ -75,7 +76,8 @@ def write_urdf(source_urdf: Union[str, Path], model: pin.Model, pi: np.ndarray,
     ET.indent(tree, space='  ')
     out_path = Path(out_path)
     out_path.parent.mkdir(parents=True, exist_ok=True)
-    tree.write(str(out_path), encoding='unicode', xml_declaration=True)
+    with atomic_path(out_path) as tmp:
+        tree.write(str(tmp), encoding='unicode', xml_declaration=True)
     return out_path
 
 
@@ -107,5 +109,5 @@ def write_parameter_yaml(model: pin.Model, pi: np.ndarray, out_path: Union[str, 
         doc['uncertainty'] = uncertainty.as_dict()
     out_path = Path(out_path)
     out_path.parent.mkdir(parents=True, exist_ok=True)
-    out_path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    write_text(out_path, yaml.safe_dump(doc, sort_keys=False))
     return out_path

@@ -79,8 +79,6 @@ PARAMETERS = (
     Param('check_frame_id', True, "refuse wrench and IMU messages whose frame_id is neither "
           "empty nor the description's frame (ft_frame or link, sensor_frames, imu_frame)"),
 )
-#: Distinct joint-name lists whose index maps the buffer keeps (per-name cache bound) [-].
-MAX_NAME_MAPS = 64
 DIAG_NAME = 'legid buffer'
 
 
@@ -264,8 +262,6 @@ class BufferNode(GuardedNode):
             if raws:
                 self._queue[key] = []
                 self._guard(self._decode_key, key, raws)
-        if len(getattr(self.buffer, '_name_maps', ())) > MAX_NAME_MAPS:
-            self.buffer._name_maps.clear()  # a cache: rebuilt for the names in use
 
     def _decode_key(self, key, raws):
         """Decode and add the queued messages of one input; a failing batch is retried one

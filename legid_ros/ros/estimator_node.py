@@ -32,7 +32,7 @@ from visualization_msgs.msg import MarkerArray
 from legid_ros.core import signals
 from legid_ros.core.atomic_files import quarantine, remove_stale_temps
 from legid_ros.core.buffer.window import unpack_window
-from legid_ros.core.errors import LegidError, NotIdentifiableError
+from legid_ros.core.errors import LegidError, NotIdentifiableError, SolverNotConvergedError
 from legid_ros.core.identification.online import OnlineEstimator
 from legid_ros.core.identification.rows.regressors import support_base_state
 from legid_ros.core.identification.rows.zmp import model_zmp_from_state
@@ -200,6 +200,9 @@ class EstimatorNode(GuardedNode):
             res = self.est.update()
         except NotIdentifiableError as exc:
             self.last_error = str(exc)
+            return
+        except SolverNotConvergedError as exc:
+            self._event('solver_not_converged', f'{exc}; previous parameters kept', 'warn')
             return
         except LegidError as exc:
             self._event('solver_error', str(exc), 'error')

@@ -37,6 +37,10 @@ __all__ = ['Buffer', 'BufferConfig', 'ChannelSchema', 'IMU_CHANNELS', 'WRENCH_AX
            'BASE_CHANNELS', 'SUPPORT_CHANNELS', 'LABEL_PREFIX', 'ANKLE_FT_PREFIX']
 
 
+#: Distinct joint-name lists whose index maps the buffer keeps (memory bound) [-].
+MAX_NAME_MAPS = 64
+
+
 class Buffer:
     """Aligns the sensor streams on the joint-state clock and cuts them into windows.
 
@@ -96,6 +100,8 @@ class Buffer:
     def _map(self, names: Sequence[str]) -> Optional[np.ndarray]:
         key = tuple(names)
         if key not in self._name_maps:
+            if len(self._name_maps) >= MAX_NAME_MAPS:
+                self._name_maps.clear()  # a cache, rebuilt for the names in use: memory bounded
             known = [n for n in key if n in self._joint_index]
             if len(set(known)) != self.nj:
                 self._name_maps[key] = None

@@ -273,3 +273,15 @@ def test_ankle_ft_channels_are_optional_streams():
     assert unpack_window(plain_wins[0], plain.schema).ankle_ft == {}
     with pytest.raises(BadInputError):
         _cfg(ankle_ft_feet=['middle'])
+
+
+def test_joint_name_maps_stay_bounded():
+    """Thousands of distinct joint-name lists never grow the name-map cache past its bound."""
+    from legid_ros.core.buffer.sensor_buffer import MAX_NAME_MAPS, Buffer, BufferConfig
+
+    cfg = BufferConfig(joint_names=['a', 'b'], feet=[], force_mode='wrench')
+    buf = Buffer(cfg, None)
+    for k in range(1000):
+        buf._map(['a', 'b', f'extra_{k}'])
+    assert len(buf._name_maps) <= MAX_NAME_MAPS
+    assert buf._map(['b', 'a']).tolist() == [1, 0]
