@@ -349,15 +349,8 @@ class BufferNode(GuardedNode):
                 self._reported.add(kind)
                 self.get_logger().warning(f'input problem: {kind} (counted in /diagnostics)')
                 new = True
-        if (self.problems.take_new() or new) and self.diag_gate.allow():
-            self._publish_diagnostics()
-            timer = self.p.timer_of('diagnostics_period_s')
-            if timer is not None:
-                timer.reset()
-
-    def _on_diag_timer(self):
-        self.diag_gate.mark()
-        self._publish_diagnostics()
+        if self.problems.take_new() or new:
+            self.publish_diagnostics_now()
 
     def status(self):
         """(level, message, values) of the current diagnostic."""

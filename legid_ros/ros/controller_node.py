@@ -181,11 +181,7 @@ class ControllerNode(GuardedNode):
         if key not in self._logged:
             self._logged.add(key)
             self.get_logger().error(f'rejected input ({kind}): {exc}'[:500])
-        if self.diag_gate.allow():
-            self._publish_diagnostics()
-            timer = self.p.timer_of('diagnostics_period_s')
-            if timer is not None:
-                timer.reset()
+        self.publish_diagnostics_now()
 
     def _on_state(self, msg: JointState) -> None:
         try:
@@ -292,10 +288,6 @@ class ControllerNode(GuardedNode):
         start = self.n_ticks % self.tick_times.size if self.n_ticks > k else 0
         t = np.roll(self.tick_times, -start)[:k] if self.n_ticks > k else self.tick_times[:k]
         return np.abs(np.diff(t) - self.period) * 1e3
-
-    def _on_diag_timer(self) -> None:
-        self.diag_gate.mark()
-        self._publish_diagnostics()
 
     def _publish_diagnostics(self, level: Optional[str] = None,
                              message: Optional[str] = None) -> None:

@@ -130,15 +130,7 @@ class EstimatorNode(GuardedNode):
         self.last_error = message[:500]
         if first:
             self.get_logger().warning(f'{kind}: {message}'[:500])
-            if self.diag_gate.allow():
-                self._publish_diagnostics(level=level, message=message[:500])
-                timer = self.p.timer_of('diagnostics_period_s')
-                if timer is not None:
-                    timer.reset()
-
-    def _on_diag_timer(self):
-        self.diag_gate.mark()
-        self._publish_diagnostics()
+            self.publish_diagnostics_now(level=level, message=message[:500])
 
     def _on_window(self, msg: Float64MultiArray):
         try:

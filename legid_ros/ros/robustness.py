@@ -198,6 +198,25 @@ class GuardedNode(Node):
         safe = guarded(callback, self.problems, self.context)
         return super().create_timer(timer_period_sec, lambda: safe(), *args, **kwargs)
 
+    def publish_diagnostics_now(self, **kwargs) -> bool:
+        """Publish ``/diagnostics`` at once if the gate allows (then the periodic timer restarts).
+
+        The node defines ``_publish_diagnostics(**kwargs)`` and its parameters ``self.p`` carry
+        ``diagnostics_period_s``. Returns whether it published.
+        """
+        if not self.diag_gate.allow():
+            return False
+        self._publish_diagnostics(**kwargs)
+        timer = self.p.timer_of('diagnostics_period_s')
+        if timer is not None:
+            timer.reset()
+        return True
+
+    def _on_diag_timer(self) -> None:
+        """The periodic ``/diagnostics`` publication."""
+        self.diag_gate.mark()
+        self._publish_diagnostics()
+
     def create_service(self, srv_type, srv_name, callback, **kwargs):
         """``Node.create_service`` with a guarded callback (failure: success = False)."""
         return super().create_service(
