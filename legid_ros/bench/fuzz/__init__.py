@@ -30,7 +30,8 @@ from typing import Callable, Dict, List
 
 import numpy as np
 
-from legid_ros.bench.fuzz_cases import CASES, FuzzClient
+from legid_ros.bench.fuzz.cases import CASES
+from legid_ros.bench.fuzz.client import FuzzClient
 from legid_ros.bench.node_procs import NodeProcess, bench_env, free_domain
 
 
