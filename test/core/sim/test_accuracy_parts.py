@@ -1,7 +1,5 @@
 """Tests of the accuracy bench's pure parts (legid_ros.bench.accuracy), no physics."""
 
-import pytest
-
 from legid_ros.bench.accuracy_report import markdown
 
 
