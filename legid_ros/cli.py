@@ -34,6 +34,8 @@ BENCHES = {
     'solvers': 'bound-constrained Newton vs an independent solver on random and biped problems',
     'fuzz': 'bad input, kills and damaged files thrown at the running nodes',
     'soak': 'the simulated pipeline at 1 kHz for --minutes: memory, CPU, crashes, drops',
+    'online': 'replay -> buffer -> estimator against the batch result; yaw, payload, consistency',
+    'peers': 'legid_ros against FIGAROH on the same MuJoCo recordings',
 }
 
 
