@@ -1,7 +1,8 @@
 """Parameterisations ``pi = pi(x)`` of the standard inertial parameters.
 
 Every identification method works on some ``x``: the standard set itself, the ZMP reduced set of Wu
-& Gao 2021 (axial COM + mass per link group), or point masses. Each class gives ``to_standard(x)``,
+& Gao 2021 (axial COM + mass per link group), the grouped set (mass + 3-D COM per link group or
+group side, :mod:`.grouped`), or point masses. Each class gives ``to_standard(x)``,
 ``jacobian(x) = d pi / d x``, ``curvature(x, g) = sum_k g_k d2 pi_k / dx2`` (for Newton's Hessian),
 ``names``, ``cad()`` and ``mass_row()`` (``mass_row() . x`` + ``fixed_mass`` is the total mass
 [kg]).
@@ -14,8 +15,11 @@ from typing import List, Optional
 import numpy as np
 
 from legid_ros.core.inertial import PARAMS_PER_LINK, get_parameters, parameter_names, unpack
+from legid_ros.core.identification.parameters.grouped import GroupedSet, jacobian_curvature
 from legid_ros.core.identification.parameters.reduced import ReducedParameterization
 from legid_ros.core.robot import Robot
+
+__all__ = ['GroupedSet', 'ReducedSet', 'StandardSet', 'point_mass_parameters']
 
 
 def point_mass_parameters(pi: np.ndarray) -> np.ndarray:
@@ -128,13 +132,7 @@ class ReducedSet:
 
         Exact up to rounding: each Jacobian entry is at most quadratic in each ``x`` entry.
         """
-        x = np.asarray(x, float)
-        out = np.zeros((self.size, self.size))
-        for b in range(self.size):
-            e = np.zeros(self.size)
-            e[b] = step
-            out[:, b] = (self.jacobian(x + e) - self.jacobian(x - e)).T @ g / (2 * step)
-        return 0.5 * (out + out.T)
+        return jacobian_curvature(self.jacobian, np.asarray(x, float), g, step)
 
     def cad(self) -> np.ndarray:
         """CAD reduced parameters."""

@@ -21,10 +21,11 @@ import numpy as np
 
 from legid_ros.core.identification.identifiability import DEFAULT_MAX_COND, excitation
 from legid_ros.core.identification.solvers.newton import newton_solve
-from legid_ros.core.identification.parameters.sets import ReducedSet, StandardSet
+from legid_ros.core.identification.parameters.sets import (GroupedSet, ReducedSet, StandardSet,
+                                                          point_mass_parameters)
 from legid_ros.core.identification.result import IdentResult
 from legid_ros.core.identification.solvers.standard import standard_bounds
-from legid_ros.core.inertial import check_consistency
+from legid_ros.core.inertial import check_consistency, get_parameters
 from legid_ros.core.identification.rows.regressors import zmp_rows
 from legid_ros.core.robot import Robot
 from legid_ros.core.identification.rows.zmp import ZmpObjective, ZmpObjectiveValue
@@ -42,21 +43,40 @@ def solver_info(res) -> dict:
             'predicted_decrease': num(res.predicted_decrease)}
 
 
+PARAM_SETS = ('reduced', 'grouped', 'grouped_sides', 'standard')
+
+
 def make_param(robot: Robot, param_set: str, pi_cad=None, form: str = 'rigid',
-               lc_scale: float = 0.02):
-    """Parameterisation by name: 'reduced' or 'standard'."""
+               lc_scale: float = 0.02, identify_inertia: bool = False):
+    """Parameterisation by name (:data:`PARAM_SETS`).
+
+    'reduced': the ZMP reduced set of Wu & Gao 2021; 'grouped' / 'grouped_sides': mass and 3-D
+    COM per link group, legs mirrored / per side
+    (:class:`legid_ros.core.identification.parameters.grouped.GroupedSet`, ``lc_scale`` its COM
+    scale, ``identify_inertia`` also the inertia about the COM); 'standard': 10 per link.
+    """
+    if param_set in ('grouped', 'grouped_sides'):
+        base = pi_cad
+        if form == 'point_mass':
+            base = point_mass_parameters(get_parameters(robot.model) if pi_cad is None
+                                         else pi_cad)
+        return GroupedSet(robot, base, per_side=param_set == 'grouped_sides',
+                          identify_inertia=identify_inertia, com_scale=lc_scale)
     if param_set == 'reduced':
         return ReducedSet(robot, pi_cad, point_mass=form == 'point_mass', lc_scale=lc_scale)
     if param_set == 'standard':
         return StandardSet(robot, pi_cad)
     from legid_ros.core.errors import BadInputError
-    raise BadInputError(f'unknown parameter set {param_set!r} (reduced, standard)')
+    raise BadInputError(f'unknown parameter set {param_set!r} ({", ".join(PARAM_SETS)})')
 
 
 def param_bounds(param):
-    """Default box: reduced lc within CAD +- 0.1 m and masses in [0.2, 3] x CAD."""
+    """Default box: reduced lc within CAD +- 0.1 m and masses in [0.2, 3] x CAD; grouped: its
+    :meth:`GroupedSet.bounds` (the same for masses and each COM coordinate); standard: masses."""
     if isinstance(param, StandardSet):
         return standard_bounds(param)
+    if isinstance(param, GroupedSet):
+        return param.bounds()
     cad = param.cad()
     g = param.n_groups
     lb = np.concatenate([cad[:g] - 0.1, 0.2 * cad[g:]])
@@ -72,7 +92,8 @@ def known_bounds(param, lb: np.ndarray, ub: np.ndarray, known: Optional[dict]):
         lb, ub: Box before pinning.
         known: Parameter name -> value in SI units ([kg] masses, [m] COM offsets), e.g. a
             link weighed on a scale: ``{'m_foot': 1.26}``. Both legs' links of a group share
-            the value (the symmetric legs of the ZMP reduced set).
+            the value in the symmetric sets (reduced, grouped); with 'grouped_sides' each
+            side has its own (``m_left_foot``).
 
     Raises:
         BadInputError: Unknown name or non-finite value.

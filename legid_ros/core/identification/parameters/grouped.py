@@ -1,0 +1,294 @@
+"""The grouped set: mass and full 3-D COM per link group, symmetric or per side.
+
+The ZMP reduced set of Wu & Gao 2021 (:mod:`.reduced`) gives every link group one mass and a
+COM only along the link axis, with both legs alike; real links have COMs off any single axis
+and left and right legs differ (a sensor box on one shank). The grouped set keeps the groups
+and frees what real links need::
+
+    x = [m_u, cx_u, cy_u, cz_u (, Ixx_u, Ixy_u, Iyy_u, Ixz_u, Iyz_u, Izz_u)] for every unit u
+
+A *unit* is a link group (``symmetric``: left and right links share it, the right link's COM
+mirrored across the sagittal plane) or one side of it (``per_side``: ``left_thigh`` and
+``right_thigh`` separate). Sides come from the link names (``l_``/``left_`` prefixes,
+``_l``/``_left`` suffixes, same for right); links without a side (the trunk) form their own
+unit. The sagittal plane is the base's x-z plane at the neutral configuration (REP 103: y to
+the left). The COM ``c_u`` [m] is in the frame of the unit's left (or unsided) links; a right
+link's COM is ``M c_u`` with ``M = R_r^T S R_l`` the mirror ``S`` across the sagittal plane
+between the neutral orientations of the right link and its left partner (same name with the
+side swapped; its own orientation if none). The inertia about each link's COM stays at its
+CAD value (slow balanced motion barely excites it); ``identify_inertia=True`` adds the six
+entries of the unit's inertia about the COM (mirrored as ``M I M^T``).
+
+**Physical consistency.** With the inertia held, every ``x`` whose masses are positive maps to
+links that are rigid bodies: ``pi_link = pack(m, c, I_c,CAD)`` with ``m > 0`` and ``I_c,CAD``
+positive definite with the triangle inequalities, by the parallel-axis theorem. The default
+bounds (:func:`grouped_bounds`) keep every mass in [0.2, 3] x CAD, so every solution of a
+bounded solver is consistent. With ``identify_inertia`` this guarantee is lost (the bounds
+keep the diagonal positive, not the triangle inequalities): check the result.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Dict, List, Optional, Tuple
+
+import numpy as np
+import pinocchio as pin
+
+from legid_ros.core.errors import BadInputError, RobotDescriptionError
+from legid_ros.core.inertial import PARAMS_PER_LINK, get_parameters, link_index, unpack
+from legid_ros.core.robot import Robot
+
+SIDE_PATTERNS = {'left': (r'^(l|left)_', r'_(l|left)$'), 'right': (r'^(r|right)_', r'_(r|right)$')}
+_VECH = ([0, 0, 1, 0, 1, 2], [0, 1, 1, 2, 2, 2])  # ixx ixy iyy ixz iyz izz
+
+
+def link_side(name: str) -> Optional[str]:
+    """'left', 'right' or None from a link name (``l_thigh``, ``left_foot``, ``shank_r``)."""
+    low = name.lower()
+    for side, pats in SIDE_PATTERNS.items():
+        if any(re.search(p, low) for p in pats):
+            return side
+    return None
+
+
+def _swap_side(name: str) -> str:
+    """The partner's name: the side token of ``name`` swapped (``r_thigh`` -> ``l_thigh``)."""
+    for a, b in (('right', 'left'), ('r', 'l')):
+        for pat, rep in ((rf'^{a}_', f'{b}_'), (rf'_{a}$', f'_{b}')):
+            if re.search(pat, name, flags=re.IGNORECASE):
+                return re.sub(pat, rep, name, flags=re.IGNORECASE)
+    return name
+
+
+def _sym(v: np.ndarray) -> np.ndarray:
+    """3x3 symmetric matrix of the 6 entries ``[xx, xy, yy, xz, yz, zz]``."""
+    return np.array([[v[0], v[1], v[3]], [v[1], v[2], v[4]], [v[3], v[4], v[5]]])
+
+
+def _parallel(c: np.ndarray) -> np.ndarray:
+    """``c.c I - c c^T`` (the parallel-axis term per unit mass) [m^2]."""
+    return c @ c * np.eye(3) - np.outer(c, c)
+
+
+@dataclass
+class _Member:
+    unit: int
+    index: int  # body index in the stacked vector
+    mirror: np.ndarray  # link COM = mirror @ c_unit
+    inertia_com: np.ndarray  # CAD inertia about the COM, link frame [kg.m^2]
+
+
+class GroupedSet:
+    """Mass and 3-D COM per link group (or group side); see the module docstring.
+
+    Args:
+        robot: Robot whose description has ``link_groups``.
+        pi_cad: CAD standard parameters (default: the model's).
+        per_side: Left and right links of a group are separate units.
+        identify_inertia: Also identify the inertia about the COM (6 per unit); physical
+            consistency is then not guaranteed.
+        com_scale: Prior spread of each COM coordinate [m].
+        mass_scale: Prior spread of each mass, as a fraction of its CAD value.
+    """
+
+    linear = False
+
+    def __init__(self, robot: Robot, pi_cad: Optional[np.ndarray] = None,
+                 per_side: bool = False, identify_inertia: bool = False,
+                 com_scale: float = 0.02, mass_scale: float = 0.2):
+        if not robot.link_groups:
+            raise RobotDescriptionError(f'robot {robot.name!r} has no link_groups')
+        self.pi_cad = get_parameters(robot.model) if pi_cad is None else np.array(pi_cad, float)
+        self.per_side, self.identify_inertia = bool(per_side), bool(identify_inertia)
+        self.com_scale, self.mass_scale = float(com_scale), float(mass_scale)
+        self.link_names = robot.body_names
+        self.width = 10 if self.identify_inertia else 4
+        self.units: List[str] = []
+        self.unit_group: List[str] = []
+        self.members: List[_Member] = []
+        rot = self._neutral_rotations(robot)
+        flip = np.diag([1.0, -1.0, 1.0])
+        s_world = rot[robot.base_link] @ flip @ rot[robot.base_link].T \
+            if robot.base_link in rot else flip
+        for gname, group in robot.link_groups.items():
+            for link in group.links:
+                side = link_side(link)
+                unit = f'{side}_{gname}' if self.per_side and side else gname
+                if unit not in self.units:
+                    self.units.append(unit)
+                    self.unit_group.append(gname)
+                mirror = np.eye(3)
+                if side == 'right' and not self.per_side:
+                    partner = _swap_side(link)
+                    r_l = rot.get(partner, rot[link])
+                    mirror = rot[link].T @ s_world @ r_l
+                idx = link_index(robot.model, link)
+                m, h, i_o = unpack(self.pi_cad[PARAMS_PER_LINK * idx:PARAMS_PER_LINK * (idx + 1)])
+                c = h / m
+                self.members.append(_Member(self.units.index(unit), idx, mirror,
+                                            i_o - m * _parallel(c)))
+        self.n_groups = len(self.units)
+        self.fixed_mass = float(robot.total_mass - sum(
+            self.pi_cad[PARAMS_PER_LINK * mem.index] for mem in self.members))
+        self.size = self.width * self.n_groups
+        fields = ['m', 'cx', 'cy', 'cz'] + (
+            ['Ixx', 'Ixy', 'Iyy', 'Ixz', 'Iyz', 'Izz'] if self.identify_inertia else [])
+        self.names: List[str] = [f'{f}_{u}' for u in self.units for f in fields]
+        self._x_cad = self.from_standard(self.pi_cad)
+
+    @staticmethod
+    def _neutral_rotations(robot: Robot) -> Dict[str, np.ndarray]:
+        """World orientation of every link frame at the neutral configuration."""
+        data = robot.model.createData()
+        pin.framesForwardKinematics(robot.model, data, robot.neutral())
+        out = {}
+        for link in robot.body_names + [robot.base_link]:
+            if robot.model.existFrame(link):
+                out[link] = np.array(data.oMf[robot.model.getFrameId(link)].rotation)
+        return out
+
+    # ---- the map pi(x) ----
+
+    def _check(self, x) -> np.ndarray:
+        x = np.asarray(x, float)
+        if x.shape != (self.size,):
+            raise BadInputError(f'grouped x has shape {x.shape}, expected ({self.size},)')
+        return x
+
+    def _unit(self, x: np.ndarray, u: int) -> Tuple[float, np.ndarray, Optional[np.ndarray]]:
+        seg = x[self.width * u:self.width * (u + 1)]
+        return float(seg[0]), seg[1:4], (_sym(seg[4:10]) if self.identify_inertia else None)
+
+    def to_standard(self, x: np.ndarray) -> np.ndarray:
+        """Standard parameters ``pi(x)`` (links outside the groups at CAD)."""
+        x = self._check(x)
+        pi = self.pi_cad.copy()
+        for mem in self.members:
+            m, cu, iu = self._unit(x, mem.unit)
+            c = mem.mirror @ cu
+            i_c = mem.inertia_com if iu is None else mem.mirror @ iu @ mem.mirror.T
+            i_o = i_c + m * _parallel(c)
+            pi[PARAMS_PER_LINK * mem.index:PARAMS_PER_LINK * (mem.index + 1)] = [
+                m, *(m * c), *i_o[_VECH]]
+        return pi
+
+    def jacobian(self, x: np.ndarray) -> np.ndarray:
+        """``d pi / d x`` (analytic), shape (len(pi), size)."""
+        x = self._check(x)
+        jac = np.zeros((self.pi_cad.size, self.size))
+        for mem in self.members:
+            m, cu, _ = self._unit(x, mem.unit)
+            a = mem.mirror
+            c = a @ cu
+            rows = slice(PARAMS_PER_LINK * mem.index, PARAMS_PER_LINK * (mem.index + 1))
+            col = self.width * mem.unit
+            blk = np.zeros((PARAMS_PER_LINK, self.width))
+            blk[0, 0] = 1.0
+            blk[1:4, 0] = c
+            blk[4:, 0] = _parallel(c)[_VECH]
+            blk[1:4, 1:4] = m * a
+            for k in range(3):  # d (m S(c)) / d cu_k with c = A cu
+                dc = a[:, k]
+                ds = 2 * (c @ dc) * np.eye(3) - np.outer(dc, c) - np.outer(c, dc)
+                blk[4:, 1 + k] = m * ds[_VECH]
+            if self.identify_inertia:
+                for k in range(6):
+                    e = np.zeros(6)
+                    e[k] = 1.0
+                    blk[4:, 4 + k] = (a @ _sym(e) @ a.T)[_VECH]
+            jac[rows, col:col + self.width] += blk
+        return jac
+
+    def curvature(self, x: np.ndarray, g: np.ndarray, step: float = 1e-4) -> np.ndarray:
+        """``sum_k g_k d2 pi_k / dx2`` by central differences of the analytic Jacobian.
+
+        Exact up to rounding: every Jacobian entry is at most quadratic in each ``x`` entry.
+        """
+        return jacobian_curvature(self.jacobian, self._check(x), g, step)
+
+    # ---- CAD, inverse map, rows and scales ----
+
+    def cad(self) -> np.ndarray:
+        """CAD values of ``x``."""
+        return self._x_cad.copy()
+
+    def from_standard(self, pi: np.ndarray) -> np.ndarray:
+        """Grouped parameters of a standard vector: per unit the mean mass, mean (unmirrored)
+        COM and mean (unmirrored) inertia about the COM of its links."""
+        pi = np.asarray(pi, float)
+        x = np.zeros(self.size)
+        count = np.zeros(self.n_groups)
+        for mem in self.members:
+            m, h, i_o = unpack(pi[PARAMS_PER_LINK * mem.index:PARAMS_PER_LINK * (mem.index + 1)])
+            c = h / m if m > 0 else np.zeros(3)
+            seg = slice(self.width * mem.unit, self.width * (mem.unit + 1))
+            part = [m, *(mem.mirror.T @ c)]
+            if self.identify_inertia:
+                part += list((mem.mirror.T @ (i_o - m * _parallel(c)) @ mem.mirror)[_VECH])
+            x[seg] += part
+            count[mem.unit] += 1
+        return x / np.repeat(count, self.width)
+
+    def mass_row(self) -> np.ndarray:
+        """Row ``c`` with ``c . x`` the grouped links' total mass [kg] (add ``fixed_mass``)."""
+        c = np.zeros(self.size)
+        for mem in self.members:
+            c[self.width * mem.unit] += 1.0
+        return c
+
+    def mass_name(self, link: str) -> str:
+        """Name of the parameter holding ``link``'s mass (``m_foot``, ``m_left_foot``)."""
+        for mem in self.members:
+            if self.link_names[mem.index] == link:
+                return self.names[self.width * mem.unit]
+        raise BadInputError(f'link {link!r} is in no link group')
+
+    def scales(self) -> np.ndarray:
+        """Typical magnitudes: ``mass_scale`` x CAD mass, ``com_scale`` per COM coordinate,
+        30 % of the unit's largest CAD moment (+1e-4 kg.m^2) per inertia entry."""
+        s = np.zeros(self.size)
+        cad = self.cad()
+        for u in range(self.n_groups):
+            b = self.width * u
+            s[b] = self.mass_scale * cad[b]
+            s[b + 1:b + 4] = self.com_scale
+            if self.identify_inertia:
+                s[b + 4:b + 10] = 0.3 * np.abs(cad[[b + 4, b + 6, b + 9]]).max() + 1e-4
+        return s
+
+    def bounds(self, mass_lo: float = 0.2, mass_hi: float = 3.0, com_box_m: float = 0.1
+               ) -> Tuple[np.ndarray, np.ndarray]:
+        """Box: masses in [mass_lo, mass_hi] x CAD (> 0: consistency), COMs within CAD +-
+        ``com_box_m`` [m]; inertia diagonal in [0.1, 10] x CAD, products within +- the
+        unit's largest CAD moment."""
+        if mass_lo <= 0:
+            raise BadInputError(f'mass_lo must be > 0 (physical consistency), not {mass_lo}')
+        cad = self.cad()
+        lb, ub = cad - com_box_m, cad + com_box_m
+        for u in range(self.n_groups):
+            b = self.width * u
+            lb[b], ub[b] = mass_lo * cad[b], mass_hi * cad[b]
+            if self.identify_inertia:
+                top = np.abs(cad[[b + 4, b + 6, b + 9]]).max()
+                for k, diag in zip(range(4, 10), (True, False, True, False, False, True)):
+                    lb[b + k] = 0.1 * cad[b + k] if diag else -top
+                    ub[b + k] = 10.0 * cad[b + k] if diag else top
+        return lb, ub
+
+
+def jacobian_curvature(jacobian, x: np.ndarray, g: np.ndarray, step: float = 1e-4
+                       ) -> np.ndarray:
+    """``sum_k g_k d2 pi_k / dx2`` by central differences of an analytic ``jacobian(x)``.
+
+    Exact up to rounding when every Jacobian entry is at most quadratic in each ``x`` entry
+    (the reduced and grouped sets).
+    """
+    n = x.size
+    out = np.zeros((n, n))
+    for b in range(n):
+        e = np.zeros(n)
+        e[b] = step
+        out[:, b] = (jacobian(x + e) - jacobian(x - e)).T @ g / (2 * step)
+    return 0.5 * (out + out.T)
