@@ -1,10 +1,18 @@
 """Per-row kinematics of the buffer: base pose, contact states and the measured ZMP.
 
 World frame as in :mod:`legid_ros.core.recording`: flat ground at z = 0, z up, the first
-support sole centre at the origin. The base orientation comes from the IMU (ZMP-feedback
-identification, Wu & Gao 2021: taking roll/pitch from the IMU halves the ZMP error floor
-compared to assuming a flat sole); its position from leg odometry: the support sole stays
-where it was when it became the support foot (on the ground, z = 0). The measured ZMP is the
+support sole centre at the origin and its heading along x. The base roll and pitch come from
+the IMU (ZMP-feedback identification, Wu & Gao 2021: taking roll/pitch from the IMU halves the
+ZMP error floor compared to assuming a flat sole), i.e. only the gravity direction: the IMU's
+heading (magnetometer, power-on yaw, drift) is never used. The base yaw comes from the support
+foot's kinematics, exactly as the estimator's model builds the base state
+(:func:`legid_ros.core.identification.rows.regressors.support_base_state`: roll and pitch of
+the IMU, yaw of the support sole), turned by the heading ``psi`` of the support sole in the
+world. The base position comes from leg odometry: the support sole stays where it was when it
+became the support foot (on the ground, z = 0). At a support change the new sole's anchor and
+heading are taken so that the base pose is continuous, so the model's support-sole frame is
+the world moved by the anchor (x, y) and turned by ``psi`` (channels ``anchor.x``,
+``anchor.y``, ``anchor.yaw``). The measured ZMP is the
 centre of pressure of the sole sensors ``sum f_k s_k / sum f_k`` (fsr mode) or the point on the
 ground where the summed foot wrenches have no horizontal moment (wrench mode). Uses pinocchio
 for every placement.
@@ -68,7 +76,8 @@ class StreamKinematics:
         """Forget the support foot and its anchor (new segment)."""
         self.support: Optional[int] = None
         self.anchor = np.zeros(3)
-        self._r_wb = np.eye(3)
+        self.heading = 0.0  # yaw of the support sole's frame in the world [rad]
+        self._r_tilt = np.eye(3)
 
     def _joint_placements(self, q: np.ndarray):
         """Per row, rotation (n, J, 3, 3) and translation (n, J, 3) of the needed joints."""
@@ -94,34 +103,48 @@ class StreamKinematics:
     def rows(self, q: np.ndarray, imu_quat: np.ndarray, forces: Dict[str, np.ndarray]):
         """Measured ZMP [m] (n, 2), contact flags (n, nf), base pose [x y z qx qy qz qw] (n, 7).
 
-        Also sets :attr:`extra` (n, 4): support foot index, support-sole anchor x, y in the
-        world [m] and the total measured normal force [N].
+        Also sets :attr:`extra` (n, 5): support foot index, support-sole anchor x, y in the
+        world [m], the total measured normal force [N] and the support sole's heading in the
+        world [rad].
 
         Args:
             q: Actuated joint positions in pinocchio order, (n, nj) [rad].
-            imu_quat: IMU orientation in the world [x, y, z, w], (n, 4) (NaN: keep the last).
+            imu_quat: IMU orientation [x, y, z, w] in any frame with z up, (n, 4) (NaN: keep
+                the last); only its roll and pitch are used.
             forces: Per foot, (n, 6) wrenches [N, N.m] in the F/T frame (wrench mode) or (n, k)
                 sole-sensor normal forces [N] (fsr mode); NaN where unknown.
         """
         n = len(q)
         rot, pos = self._joint_placements(q)
-        r_wb = self._base_rotations(imu_quat)
-        sole_b = [self._apply(f, rot, pos)[0] for f in self._sole]
+        tilt = self._tilts(imu_quat)
+        sole = [self._apply(f, rot, pos) for f in self._sole]
+        sole_b = [p for p, _ in sole]
+        # base rotation in each foot's sole frame: IMU roll/pitch, yaw of the kinematics
+        r_sb = [_rot_z(np.arctan2(r[:, 0, 1], r[:, 0, 0])) @ tilt for _, r in sole]
         force = [forces[f] for f in self.feet]
         if self.force_mode == 'fsr':
             fz = np.column_stack([f.sum(axis=1) for f in force])
         else:
             ft = [self._apply(f, rot, pos) for f in self._ft]
-            r_wf = [r_wb @ r for _, r in ft]
-            f_w = [np.einsum('nij,nj->ni', r, f[:, :3]) for r, f in zip(r_wf, force)]
-            fz = np.column_stack([f[:, 2] for f in f_w])
+            # vertical force: independent of any yaw, so the tilt alone gives it
+            fz = np.column_stack([np.einsum('nj,nj->n', (tilt @ r)[:, 2], f[:, :3])
+                                  for (_, r), f in zip(ft, force)])
         contact = (fz > self.contact_force_n).astype(float)
         p_wb = np.empty((n, 3))
-        extra = np.empty((n, 4))
+        r_wb = np.empty((n, 3, 3))
+        extra = np.empty((n, 5))
         for k in range(n):
-            self._update_support(fz[k], r_wb[k], [s[k] for s in sole_b])
+            if self.support is not None:
+                r_wb[k] = _rot_z(self.heading) @ r_sb[self.support][k]
+            self._update_support(fz[k], r_wb[k], [s[k] for s in sole_b],
+                                 [r[k] for r in r_sb])
+            r_wb[k] = _rot_z(self.heading) @ r_sb[self.support][k]
             p_wb[k] = self.anchor - r_wb[k] @ sole_b[self.support][k]
             extra[k, :3] = self.support, self.anchor[0], self.anchor[1]
+            extra[k, 4] = self.heading
+        if self.force_mode == 'wrench':
+            r_wf = [r_wb @ r for _, r in ft]
+            f_w = [np.einsum('nij,nj->ni', r, f[:, :3]) for r, f in zip(r_wf, force)]
         with np.errstate(invalid='ignore'):
             extra[:, 3] = np.where(np.isfinite(fz), fz, 0.0).sum(axis=1)
         extra[~np.isfinite(fz).any(axis=1), 3] = np.nan
@@ -157,24 +180,29 @@ class StreamKinematics:
                                        {f: np.atleast_2d(v) for f, v in forces.items()})
         return zmp[0], contact[0], base[0]
 
-    def _base_rotations(self, imu_quat: np.ndarray) -> np.ndarray:
+    def _tilts(self, imu_quat: np.ndarray) -> np.ndarray:
+        """Base rotation in a level frame with the base's own heading, (n, 3, 3): the IMU's
+        roll and pitch only (its yaw removed); rows without a valid IMU keep the last."""
         n = len(imu_quat)
         out = np.empty((n, 3, 3))
         norm = np.linalg.norm(imu_quat, axis=1)
         good = np.isfinite(imu_quat).all(axis=1) & (norm > 0.5)
         if good.any():
-            r_wi = Rotation.from_quat(imu_quat[good] / norm[good, None]).as_matrix()
-            out[good] = r_wi @ self._r_bi.T
-        last = self._r_wb
+            r = Rotation.from_quat(imu_quat[good] / norm[good, None]).as_matrix() @ self._r_bi.T
+            out[good] = _rot_z(-np.arctan2(r[:, 1, 0], r[:, 0, 0])) @ r
+        last = self._r_tilt
         for k in range(n):
             if good[k]:
                 last = out[k]
             else:
                 out[k] = last
-        self._r_wb = last.copy()
+        self._r_tilt = last.copy()
         return out
 
-    def _update_support(self, fz: np.ndarray, r_wb: np.ndarray, sole_b: List[np.ndarray]):
+    def _update_support(self, fz: np.ndarray, r_wb: np.ndarray, sole_b: List[np.ndarray],
+                        r_sb: List[np.ndarray]):
+        """Keep or change the support foot; at a change, anchor and heading of the new sole
+        keep the base pose ``r_wb`` (of the old support) continuous."""
         known = np.isfinite(fz)
         if not known.any():
             if self.support is None:
@@ -185,6 +213,7 @@ class StreamKinematics:
         if self.support is None:
             self.support = best
             self.anchor = np.zeros(3)
+            self.heading = 0.0
             return
         current = f[self.support] if known[self.support] else 0.0
         if best != self.support and f[best] > self.switch_ratio * max(current, 1e-9) \
@@ -192,6 +221,9 @@ class StreamKinematics:
             p_wb = self.anchor - r_wb @ sole_b[self.support]
             anchor = p_wb + r_wb @ sole_b[best]
             anchor[2] = 0.0
+            # r_wb = Rz(heading_new) r_sb[best]: same rotation as Rz(heading) r_sb[support]
+            m = r_wb @ r_sb[best].T
+            self.heading = float(np.arctan2(m[1, 0], m[0, 0]))
             self.support = best
             self.anchor = anchor
 
@@ -199,3 +231,16 @@ class StreamKinematics:
     def support_foot(self) -> Optional[str]:
         """Name of the current support foot."""
         return None if self.support is None else self.feet[self.support]
+
+
+def _rot_z(yaw) -> np.ndarray:
+    """Rotation(s) about z by ``yaw`` [rad]: (3, 3) for a scalar, (n, 3, 3) for (n,)."""
+    yaw = np.asarray(yaw, float)
+    c, s = np.cos(yaw), np.sin(yaw)
+    out = np.zeros(yaw.shape + (3, 3))
+    out[..., 0, 0] = c
+    out[..., 0, 1] = -s
+    out[..., 1, 0] = s
+    out[..., 1, 1] = c
+    out[..., 2, 2] = 1.0
+    return out

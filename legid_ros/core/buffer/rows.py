@@ -14,7 +14,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from legid_ros.core.buffer.schema import BufferConfig
+from legid_ros.core.buffer.schema import SUPPORT_CHANNELS, BufferConfig
 from legid_ros.core.buffer.stream import Lag, Stream
 
 
@@ -26,7 +26,7 @@ class RowAssembler:
         imu: The IMU stream (10 values a sample).
         force: Force streams by key: foot name (wrench mode) or ``'<foot>.<k>'`` (fsr mode).
         kinematics: Object with ``rows(q, imu_quat, forces) -> (zmp [m] (n, 2), contact
-            (n, nf), base pose [m, quaternion] (n, 7))`` and ``extra`` (n, 4), e.g.
+            (n, nf), base pose [m, quaternion] (n, 7))`` and ``extra`` (n, 5), e.g.
             :class:`legid_ros.core.buffer.kinematics.StreamKinematics`; None leaves those NaN.
         count: ``count(kind, n)`` adds ``n`` to the event counter ``kind``.
         ankle: Raw ankle F/T streams by foot (``cfg.ankle_ft_feet``; optional channels: NaN
@@ -98,7 +98,7 @@ class RowAssembler:
             zmp_raw = np.full((n, 2), np.nan)
             contact = np.zeros((n, len(cfg.feet)))
             base = np.full((n, 7), np.nan)
-            extra = np.full((n, 4), np.nan)
+            extra = np.full((n, len(SUPPORT_CHANNELS)), np.nan)
         zmp_f = self._zmp(zmp_raw, dt_mean)
         ankle = []
         for foot in cfg.ankle_ft_feet:

@@ -12,9 +12,10 @@ IMU_CHANNELS = ('imu.qx', 'imu.qy', 'imu.qz', 'imu.qw', 'imu.wx', 'imu.wy', 'imu
 WRENCH_AXES = ('fx', 'fy', 'fz', 'tx', 'ty', 'tz')
 BASE_CHANNELS = ('base.x', 'base.y', 'base.z', 'base.qx', 'base.qy', 'base.qz', 'base.qw')
 #: Support foot index (in the description's foot order), the support sole's anchor in the world
-#: [m] (the support-sole frame the estimator works in is the world shifted by it) and the total
-#: measured normal force [N].
-SUPPORT_CHANNELS = ('support', 'anchor.x', 'anchor.y', 'fz')
+#: [m], the total measured normal force [N] and the support sole's heading in the world [rad]
+#: (the support-sole frame the estimator works in is the world shifted by the anchor and turned
+#: by that heading; see :mod:`legid_ros.core.buffer.kinematics`).
+SUPPORT_CHANNELS = ('support', 'anchor.x', 'anchor.y', 'fz', 'anchor.yaw')
 LABEL_PREFIX = 'channels:'
 #: Prefix of the raw ankle F/T channels ``ankle_ft.<foot>.<axis>`` (leg-on-foot wrench in the
 #: foot's F/T frame [N, N.m]; NaN where no fresh reading). They come last, so windows without

@@ -47,7 +47,7 @@ class Buffer:
     Args:
         cfg: Settings.
         kinematics: Object with ``rows(q, imu_quat, forces) -> (zmp [m] (n, 2), contact
-            (n, nf), base pose [m, quaternion] (n, 7))``, e.g.
+            (n, nf), base pose [m, quaternion] (n, 7))`` and ``extra`` (n, 5), e.g.
             :class:`legid_ros.core.buffer.kinematics.StreamKinematics`; None leaves those NaN.
 
     Attributes:

@@ -29,7 +29,12 @@ class WindowData:
         fsr: Per foot (n, k) sole-sensor forces [N] (fsr mode), else empty.
         zmp_world: Measured ZMP in the world (unfiltered) [m] (n, 2).
         zmp_filtered: Measured ZMP after the causal lag (world) [m] (n, 2).
-        zmp_support: Measured ZMP in the support-sole frame (world minus the anchor) [m].
+        zmp_support: Measured ZMP in the support-sole frame (world minus the anchor, turned
+            by minus the anchor's heading ``anchor.yaw``; 0 in windows without it) [m].
+        anchor: Support sole centre in the world [m] (n, 2).
+        heading: Support sole heading in the world [rad] (n,) (0 in windows without
+            ``anchor.yaw``); a support-frame point ``p`` is ``anchor + Rz(heading) p`` in the
+            world (:func:`support_to_world`).
         fz: Total measured normal force [N] (n,).
         support: Support foot name per row (n,) object array.
         contact: Per foot contact flag (n, nf).
@@ -54,6 +59,8 @@ class WindowData:
     zmp_world: Optional[np.ndarray] = None
     zmp_filtered: Optional[np.ndarray] = None
     zmp_support: Optional[np.ndarray] = None
+    anchor: Optional[np.ndarray] = None
+    heading: Optional[np.ndarray] = None
     fz: Optional[np.ndarray] = None
     support: Optional[np.ndarray] = None
     contact: Optional[np.ndarray] = None
@@ -76,7 +83,8 @@ class WindowData:
             foot_wrench={k: v[idx] for k, v in self.foot_wrench.items()},
             fsr={k: v[idx] for k, v in self.fsr.items()}, zmp_world=cut(self.zmp_world),
             zmp_filtered=cut(self.zmp_filtered), zmp_support=cut(self.zmp_support),
-            fz=cut(self.fz), support=cut(self.support), contact=cut(self.contact),
+            anchor=cut(self.anchor), heading=cut(self.heading), fz=cut(self.fz),
+            support=cut(self.support), contact=cut(self.contact),
             base=cut(self.base), ankle_ft={k: v[idx] for k, v in self.ankle_ft.items()})
 
 
@@ -102,6 +110,11 @@ def unpack_window(window: np.ndarray, schema: ChannelSchema) -> WindowData:
              for foot in feet if schema.columns(f'{ANKLE_FT_PREFIX}.{foot}.')}
     zmp = cols(['zmp_raw.x', 'zmp_raw.y'])
     anchor = cols(['anchor.x', 'anchor.y'])
+    heading = (window[:, schema.index('anchor.yaw')] if schema.columns('anchor.yaw')
+               else np.zeros(len(window)))
+    c, s = np.cos(heading), np.sin(heading)
+    d = zmp - anchor
+    zmp_support = np.column_stack([c * d[:, 0] + s * d[:, 1], -s * d[:, 0] + c * d[:, 1]])
     sup_idx = window[:, schema.index('support')]
     support = np.array([feet[int(i)] if np.isfinite(i) and 0 <= i < len(feet) else feet[0]
                         for i in sup_idx], dtype=object)
@@ -111,10 +124,22 @@ def unpack_window(window: np.ndarray, schema: ChannelSchema) -> WindowData:
         qdd=cols([f'qdd.{j}' for j in joints]), tau=cols([f'tau.{j}' for j in joints]),
         imu_quat=imu[:, :4], imu_gyro=imu[:, 4:7], imu_acc=imu[:, 7:10], feet=feet,
         foot_wrench=wrench, fsr=fsr, zmp_world=zmp, zmp_filtered=cols(['zmp.x', 'zmp.y']),
-        zmp_support=zmp - anchor, fz=window[:, schema.index('fz')].copy(), support=support,
+        zmp_support=zmp_support, anchor=anchor, heading=heading,
+        fz=window[:, schema.index('fz')].copy(), support=support,
         contact=cols([f'contact.{f}' for f in feet]),
         base=cols(['base.x', 'base.y', 'base.z', 'base.qx', 'base.qy', 'base.qz', 'base.qw']),
         ankle_ft=ankle)
+
+
+def support_to_world(points: np.ndarray, anchor: np.ndarray, heading) -> np.ndarray:
+    """Points of the support-sole frame (n, 2|3) [m] in the buffer's world: ``anchor + Rz(heading)
+    p`` (z unchanged), with ``anchor`` (n|1, 2) [m] and ``heading`` (n,) or scalar [rad]."""
+    p = np.atleast_2d(np.asarray(points, float))
+    c, s = np.cos(heading), np.sin(heading)
+    out = p.copy()
+    out[:, 0] = c * p[:, 0] - s * p[:, 1] + np.asarray(anchor)[..., 0]
+    out[:, 1] = s * p[:, 0] + c * p[:, 1] + np.asarray(anchor)[..., 1]
+    return out
 
 
 def window_to_recording(data: WindowData, robot: str = 'biped') -> Recording:
