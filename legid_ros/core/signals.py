@@ -92,20 +92,54 @@ def zmp_from_wrench(wrench_world: np.ndarray, z_ground: float = 0.0,
 def lag_filter(u: np.ndarray, lam: float, z0: Optional[np.ndarray] = None) -> np.ndarray:
     """First-order lag ("inertial") filter of Wu & Gao 2021: ``z_k = l z_{k-1} + (1 - l) u_k``.
 
+    A non-finite sample costs that sample only: its output is NaN and the state holds over it
+    (the filter runs on the last finite input there).
+
     Args:
         u: Input, shape (N, ...).
         lam: Filter constant ``l`` in [0, 1).
-        z0: Initial state (default: the first sample).
+        z0: Initial state (default: the first finite sample).
     """
     if not 0.0 <= lam < 1.0:
         raise BadInputError(f'lag filter constant {lam} not in [0, 1)')
     u = np.asarray(u, float)
     if u.shape[0] == 0:
         return u.copy()
-    zi = (u[0] if z0 is None else np.asarray(z0, float)) * lam
-    out, _ = sps.lfilter([1.0 - lam], [1.0, -lam], u, axis=0,
+    bad = ~np.isfinite(u)
+    x = _hold_last(u, bad) if bad.any() else u
+    zi = (x[0] if z0 is None else np.asarray(z0, float)) * lam
+    out, _ = sps.lfilter([1.0 - lam], [1.0, -lam], x, axis=0,
                          zi=np.expand_dims(zi, 0))
+    if bad.any():
+        out[bad] = np.nan
     return out
+
+
+def _hold_last(x: np.ndarray, bad: np.ndarray) -> np.ndarray:
+    """``x`` with each bad entry replaced by the last good one along axis 0 (the first good
+    one before any; 0 where a column has none)."""
+    flat = x.reshape(x.shape[0], -1)
+    bad2 = bad.reshape(flat.shape)
+    idx = np.where(~bad2, np.arange(flat.shape[0])[:, None], -1)
+    np.maximum.accumulate(idx, axis=0, out=idx)
+    first = np.argmax(~bad2, axis=0)
+    idx = np.where(idx >= 0, idx, first[None, :])
+    out = np.take_along_axis(flat, idx, axis=0)
+    out[~np.isfinite(out)] = 0.0
+    return out.reshape(x.shape)
+
+
+def _interp_bad(x: np.ndarray, bad: np.ndarray) -> np.ndarray:
+    """``x`` (N, ...) with bad entries linearly interpolated along axis 0 from the nearest good
+    ones (held at the ends; 0 where a column has no good sample)."""
+    flat = x.reshape(x.shape[0], -1).copy()
+    bad2 = bad.reshape(flat.shape)
+    k = np.arange(flat.shape[0])
+    for c in np.flatnonzero(bad2.any(axis=0)):
+        good = ~bad2[:, c]
+        flat[bad2[:, c], c] = (np.interp(k[~good], k[good], flat[good, c]) if good.any()
+                               else 0.0)
+    return flat.reshape(x.shape)
 
 
 def _sos(cutoff_hz: float, rate_hz: float, order: int) -> np.ndarray:
@@ -116,13 +150,22 @@ def _sos(cutoff_hz: float, rate_hz: float, order: int) -> np.ndarray:
 
 def butter_zero_phase(x: np.ndarray, cutoff_hz: float, rate_hz: float,
                       order: int = 4) -> np.ndarray:
-    """Zero-phase (forward-backward) Butterworth low-pass along axis 0, for offline use."""
+    """Zero-phase (forward-backward) Butterworth low-pass along axis 0, for offline use.
+
+    A non-finite sample costs that sample: it is NaN in the output, and the filter runs over
+    a linear interpolation there (instead of turning the whole signal NaN).
+    """
     x = np.asarray(x, float)
     sos = _sos(cutoff_hz, rate_hz, order)
     padlen = min(3 * (2 * len(sos) + 1), x.shape[0] - 1)
     if padlen < 1:
         return x.copy()
-    return sps.sosfiltfilt(sos, x, axis=0, padlen=padlen)
+    bad = ~np.isfinite(x)
+    if not bad.any():
+        return sps.sosfiltfilt(sos, x, axis=0, padlen=padlen)
+    out = sps.sosfiltfilt(sos, _interp_bad(x, bad), axis=0, padlen=padlen)
+    out[bad] = np.nan
+    return out
 
 
 class CausalButterworth:
@@ -137,20 +180,40 @@ class CausalButterworth:
     def __init__(self, cutoff_hz: float, rate_hz: float, order: int = 2):
         self.sos = _sos(cutoff_hz, rate_hz, order)
         self._zi = None
+        self._last: Optional[np.ndarray] = None
 
     def reset(self) -> None:
         """Forget the state (the next sample initialises the filter at steady state)."""
         self._zi = None
+        self._last = None
 
     def __call__(self, x: np.ndarray) -> np.ndarray:
-        """Filter the next chunk ``x`` (N, ...) and return it, continuing the state."""
+        """Filter the next chunk ``x`` (N, ...) and return it, continuing the state.
+
+        A non-finite sample is NaN in the output and the filter holds the last finite input
+        over it, so the state is never poisoned.
+        """
         x = np.asarray(x, float)
         if x.shape[0] == 0:
             return x.copy()
+        bad = ~np.isfinite(x)
+        if bad.any():
+            held = _hold_last(x, bad)
+            if self._last is not None:  # before the chunk's first good sample: the last one
+                flat_bad = bad.reshape(x.shape[0], -1)
+                lead = np.cumsum(~flat_bad, axis=0) == 0
+                held.reshape(lead.shape)[lead] = np.broadcast_to(
+                    self._last.reshape(1, -1), lead.shape)[lead]
+            x_in = held
+        else:
+            x_in = x
         if self._zi is None:
             zi = sps.sosfilt_zi(self.sos)  # (sections, 2)
-            self._zi = zi.reshape(zi.shape + (1,) * (x.ndim - 1)) * x[0]
-        y, self._zi = sps.sosfilt(self.sos, x, axis=0, zi=self._zi)
+            self._zi = zi.reshape(zi.shape + (1,) * (x.ndim - 1)) * x_in[0]
+        y, self._zi = sps.sosfilt(self.sos, x_in, axis=0, zi=self._zi)
+        self._last = x_in[-1].copy()
+        if bad.any():
+            y[bad] = np.nan
         return y
 
 
@@ -186,6 +249,9 @@ def savgol_derivatives(t: np.ndarray, x: np.ndarray, window_s: float = 0.1,
     """Smoothed signal and its first two derivatives by a Savitzky-Golay filter.
 
     Assumes (nearly) uniform sampling; the window is made odd and at least ``polyorder + 2``.
+    A non-finite value costs only the outputs whose fit would use it (per column): NaN at that
+    sample and its neighbours within half a window (within the first or last window, the
+    whole edge fit), never the whole signal.
 
     Args:
         t: Sample times [s], (N,).
@@ -208,9 +274,33 @@ def savgol_derivatives(t: np.ndarray, x: np.ndarray, window_s: float = 0.1,
     if win <= polyorder:
         raise BadInputError(f'{n} samples are too few for a Savitzky-Golay fit of order '
                             f'{polyorder}')
-    out = [sps.savgol_filter(x, win, polyorder, deriv=k, delta=dt, axis=0, mode='interp')
+    bad = ~np.isfinite(x)
+    x_in = _interp_bad(x, bad) if bad.any() else x
+    out = [sps.savgol_filter(x_in, win, polyorder, deriv=k, delta=dt, axis=0, mode='interp')
            for k in (0, 1, 2)]
+    if bad.any():
+        cost = _fit_support(bad, win)
+        for y in out:
+            y[cost] = np.nan
     return out[0], out[1], out[2]
+
+
+def _fit_support(bad: np.ndarray, win: int) -> np.ndarray:
+    """Outputs (N, ...) of a centred ``win``-sample fit (edge fits over the first and last
+    ``win`` samples, scipy's ``mode='interp'``) that use at least one bad input."""
+    n = bad.shape[0]
+    half = win // 2
+    b = bad.reshape(n, -1).astype(np.int64)
+    c = np.vstack([np.zeros((1, b.shape[1]), np.int64), np.cumsum(b, axis=0)])
+    k = np.arange(n)
+    lo = np.clip(k - half, 0, n)
+    hi = np.clip(k + half + 1, 0, n)
+    edge_lo = k < half
+    edge_hi = k >= n - half
+    lo[edge_lo], hi[edge_lo] = 0, win
+    lo[edge_hi], hi[edge_hi] = n - win, n
+    hit = (c[hi] - c[lo]) > 0
+    return hit.reshape(bad.shape)
 
 
 def derivatives(t: np.ndarray, x: np.ndarray, method: str = 'savgol',

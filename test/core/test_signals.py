@@ -102,3 +102,79 @@ def test_finite_rows_masks_nan_and_inf():
     a[1, 0] = np.nan
     b[3] = np.inf
     assert signals.finite_rows(a, b, None).tolist() == [True, False, True, False, True]
+
+
+def _window_with_nan(at):
+    """A 200-row, 1 kHz window of two sine columns with one NaN at row ``at`` in column 0."""
+    t = np.arange(200) * 0.001
+    x = np.column_stack([np.sin(3 * t), np.cos(2 * t)])
+    x_bad = x.copy()
+    x_bad[at, 0] = np.nan
+    return t, x, x_bad
+
+
+@pytest.mark.parametrize('at', [0, 3, 100, 196, 199])
+def test_savgol_nan_costs_its_fit_support_only(at):
+    """A NaN anywhere (edges included) costs only the outputs whose fit uses it, per column."""
+    t, x, x_bad = _window_with_nan(at)
+    win = 51  # 0.05 s at 1 kHz
+    clean = signals.savgol_derivatives(t, x, 0.05)
+    got = signals.savgol_derivatives(t, x_bad, 0.05)
+    k = np.arange(200)
+    if at < win:
+        lost = (np.abs(k - at) <= 25) | (k < 25)
+    elif at >= 200 - win:
+        lost = (np.abs(k - at) <= 25) | (k >= 175)
+    else:
+        lost = np.abs(k - at) <= 25
+    for a, b in zip(clean, got):
+        assert np.isnan(b[lost, 0]).all()
+        assert b[~lost, 0] == pytest.approx(a[~lost, 0], abs=1e-9)
+        assert b[:, 1] == pytest.approx(a[:, 1], abs=1e-12)
+    assert (~lost).sum() >= 200 - 2 * 25 - 1 - 25
+
+
+def test_savgol_without_nan_is_unchanged():
+    """Finite input takes scipy's path unchanged (the batch identification is not moved)."""
+    from scipy.signal import savgol_filter
+    t, x, _ = _window_with_nan(0)
+    got = signals.savgol_derivatives(t, x, 0.05)
+    for k, y in enumerate(got):
+        assert np.array_equal(y, savgol_filter(x, 51, 3, deriv=k, delta=0.001, axis=0,
+                                               mode='interp'))
+
+
+def test_lag_filter_holds_over_nan():
+    """A NaN input is NaN in the output and the later outputs are those of a held input."""
+    u = np.linspace(0.0, 1.0, 30)
+    u_bad = u.copy()
+    u_bad[10] = np.nan
+    held = u.copy()
+    held[10] = u[9]
+    z = signals.lag_filter(u_bad, 0.7)
+    ref = signals.lag_filter(held, 0.7)
+    assert np.isnan(z[10])
+    assert np.delete(z, 10) == pytest.approx(np.delete(ref, 10))
+
+
+def test_butter_zero_phase_nan_costs_the_sample():
+    """A NaN in a long signal is NaN in the output; the rest stays finite and close."""
+    t = np.arange(0, 2, 0.001)
+    x = np.sin(2 * np.pi * t)
+    x_bad = x.copy()
+    x_bad[700] = np.nan
+    y = signals.butter_zero_phase(x_bad, 5.0, 1000.0)
+    assert np.isnan(y[700]) and np.isfinite(np.delete(y, 700)).all()
+    assert np.max(np.abs(np.delete(y - signals.butter_zero_phase(x, 5.0, 1000.0), 700))) < 1e-6
+
+
+def test_causal_butterworth_state_survives_nan():
+    """A NaN chunk does not poison the causal filter: later output stays finite."""
+    f = signals.CausalButterworth(10.0, 200.0)
+    x = np.ones((40, 1))
+    x[5] = np.nan
+    y1 = f(x)
+    y2 = f(np.full((10, 1), np.nan))
+    y3 = f(np.ones((20, 1)))
+    assert np.isnan(y1[5]).all() and np.isnan(y2).all()
+    assert y3 == pytest.approx(np.ones((20, 1)))
