@@ -23,6 +23,8 @@ COMMANDS = {
     'identify': 'identify inertial parameters from a rosbag2',
     'replay': 'publish a rosbag2 into the ROS graph with its original timing',
     'demo': 'run the whole pipeline on the simulated robot and print a report',
+    'describe': 'write a starting robot description YAML from a URDF',
+    'check': 'check a robot description against a rosbag2 recording',
 }
 BENCHES = {
     'identify': 'ZMP protocol (Wu & Gao 2021) on synthetic runs: accuracy of every method',

@@ -1,4 +1,9 @@
-"""Load a robot (URDF + description YAML) into pinocchio."""
+"""Load a robot (URDF + description YAML) into pinocchio.
+
+The description's keys are read by :mod:`legid_ros.core.description` (feet, force sensors,
+link groups and frames in ``spec``; joint-name map, locked joints and frames in ``build``).
+``docs/robots.md`` tells how to describe a robot of your own.
+"""
 
 from __future__ import annotations
 
@@ -11,56 +16,14 @@ import pinocchio as pin
 import yaml
 
 from legid_ros.core import paths
+from legid_ros.core.description.build import build_model, first_joint, joint_values_to_q
+from legid_ros.core.description.errors import DescriptionKeyError, suggest
+from legid_ros.core.description.resources import resolve_uri
+from legid_ros.core.description.spec import (ForceSensor, Foot, LinkGroup, parse_feet,
+                                             parse_frames, parse_link_groups)
 from legid_ros.core.errors import RobotDescriptionError
 
-
-@dataclass
-class Foot:
-    """One foot of a robot, as named in the description YAML.
-
-    Attributes:
-        name: Foot name ('left', 'right', 'lf', ...).
-        link: URDF link of the foot.
-        sole_frame: Frame at the sole centre, z up.
-        ft_frame: Frame of the 6-axis force/torque sensor, if any.
-        sole_size: Sole length (x) and width (y) [m], if the foot has a sole.
-        sensor_frames: Frames of the sole pressure sensors (corners).
-        wrench_topic: Topic of the foot's WrenchStamped: ground-on-foot wrench at ``ft_frame``.
-        fsr_topic_prefix: Prefix of the per-sensor WrenchStamped topics.
-        ankle_ft_topic: Topic of the raw ankle F/T reading (WrenchStamped at ``ft_frame``: the
-            wrench the leg exerts on the foot [N, N.m], which in swing weighs the foot).
-            Description key ``ankle_ft_topic``; default ``<wrench_topic>_raw``; None when the
-            description sets it to null (no raw topic).
-    """
-
-    name: str
-    link: str
-    sole_frame: str
-    ft_frame: Optional[str] = None
-    sole_size: Optional[np.ndarray] = None  # [m]
-    sensor_frames: List[str] = field(default_factory=list)
-    wrench_topic: str = ''
-    fsr_topic_prefix: str = ''
-    ankle_ft_topic: Optional[str] = None
-
-
-@dataclass
-class LinkGroup:
-    """Links sharing one entry of the ZMP reduced set (Wu & Gao 2021): axial COM and mass.
-
-    Attributes:
-        name: Group name ('trunk', 'thigh', ...).
-        links: URDF links in the group.
-        axis: Unit vector of the link axis in the link frame.
-        lc_cad: CAD COM offset along the axis [m].
-        mass_cad: CAD mass of one link [kg].
-    """
-
-    name: str
-    links: List[str]
-    axis: np.ndarray
-    lc_cad: float  # [m]
-    mass_cad: float  # [kg]
+__all__ = ['ForceSensor', 'Foot', 'LinkGroup', 'Robot', 'body_names', 'load_robot']
 
 
 @dataclass
@@ -69,7 +32,8 @@ class Robot:
 
     Attributes:
         name: Robot name.
-        model: pinocchio model (free-flyer root if ``floating``).
+        model: pinocchio model (free-flyer root if ``floating``; locked joints removed, their
+            bodies folded into their parents; joints under their robot names).
         urdf_path: URDF the model was built from.
         description: Raw description YAML.
         floating: Whether the root joint is a free flyer.
@@ -77,6 +41,8 @@ class Robot:
         link_groups: Link groups of the ZMP reduced set (may be empty).
         imu_frame: Frame of the IMU.
         base_link: Root link of the URDF.
+        joint_name_map: Robot joint name -> URDF joint name (only the renamed joints).
+        locked_joints: Locked joint -> its value(s) [rad or m].
     """
 
     name: str
@@ -88,6 +54,8 @@ class Robot:
     link_groups: Dict[str, LinkGroup]
     imu_frame: str
     base_link: str
+    joint_name_map: Dict[str, str] = field(default_factory=dict)
+    locked_joints: Dict[str, np.ndarray] = field(default_factory=dict)
 
     def new_data(self) -> pin.Data:
         """A fresh pinocchio Data for the model."""
@@ -95,9 +63,57 @@ class Robot:
 
     @property
     def actuated_joint_names(self) -> List[str]:
-        """Names of the non-root joints, in pinocchio order (one DOF each)."""
-        start = 2 if self.floating else 1
-        return list(self.model.names[start:])
+        """Names of the non-root joints, in pinocchio order (robot names, one per joint).
+
+        A joint may have several DOF (``nv > 1``) or more configuration than velocity
+        coordinates (a continuous joint: ``nq = 2``, ``nv = 1``): see :meth:`dof_names` and
+        :meth:`configuration`.
+        """
+        return list(self.model.names[first_joint(self.model):])
+
+    @property
+    def dof_names(self) -> List[str]:
+        """One name per joint velocity coordinate (``<joint>`` or ``<joint>/<k>``)."""
+        out = []
+        for j in range(first_joint(self.model), self.model.njoints):
+            name, nv = self.model.names[j], self.model.joints[j].nv
+            out += [name] if nv == 1 else [f'{name}/{k}' for k in range(nv)]
+        return out
+
+    @property
+    def has_only_scalar_joints(self) -> bool:
+        """Whether every non-root joint has nq == nv == 1 (joint columns = q = v slots)."""
+        return all(self.model.joints[j].nq == 1 and self.model.joints[j].nv == 1
+                   for j in range(first_joint(self.model), self.model.njoints))
+
+    def configuration(self, joint_values: np.ndarray,
+                      base: Optional[np.ndarray] = None) -> np.ndarray:
+        """Model configuration (nq,) from one value per joint DOF (``dof_names`` order).
+
+        Args:
+            joint_values: Joint values, velocity-space coordinates (nv_joints,) [rad, m]: a
+                continuous joint's angle, a spherical joint's rotation vector.
+            base: Free-flyer pose (x, y, z, qx, qy, qz, qw) [m, -]; identity if None.
+        """
+        model = self.model
+        j0 = first_joint(model)
+        vals = np.asarray(joint_values, float).reshape(-1)
+        idx_v = model.joints[j0].idx_v if j0 < model.njoints else model.nv
+        if vals.size != model.nv - idx_v:
+            raise DescriptionKeyError('joint values', f'{vals.size} values for '
+                                      f'{model.nv - idx_v} joint DOF',
+                                      'give one value per entry of dof_names')
+        q = joint_values_to_q(model, {j: vals[model.joints[j].idx_v - idx_v:
+                                             model.joints[j].idx_v - idx_v + model.joints[j].nv]
+                                      for j in range(j0, model.njoints)})
+        if self.floating and base is not None:
+            q[:7] = base
+        return q
+
+    def joint_values(self, q: np.ndarray) -> np.ndarray:
+        """Inverse of :meth:`configuration`: one value per joint DOF [rad, m]."""
+        dv = pin.difference(self.model, pin.neutral(self.model), np.asarray(q, float))
+        return dv[6:] if self.floating else dv
 
     @property
     def body_names(self) -> List[str]:
@@ -118,6 +134,19 @@ class Robot:
     def neutral(self) -> np.ndarray:
         """Neutral configuration (identity base, zero joints)."""
         return pin.neutral(self.model)
+
+    def force_sensor_positions(self, foot: str) -> np.ndarray:
+        """Positions of a foot's force sensors in its sole frame, (n, 3) [m]."""
+        f = self.feet[foot]
+        data = self.new_data()
+        pin.framesForwardKinematics(self.model, data, self.neutral())
+        sole = data.oMf[self.frame_id(f.sole_frame)]
+        return np.array([sole.actInv(data.oMf[self.frame_id(s.frame)]).translation
+                         for s in f.force_sensors]).reshape(-1, 3)
+
+    def force_sensor_topics(self) -> Dict[str, List[str]]:
+        """Per foot: the topic of each of its force sensors (description order)."""
+        return {name: foot.fsr_topics for name, foot in self.feet.items()}
 
 
 def body_names(model: pin.Model) -> List[str]:
@@ -154,12 +183,54 @@ def _resolve(robot: Union[str, Path]):
     return ypath, desc
 
 
+def _urdf_path(desc: dict, ypath: Path, urdf) -> Path:
+    if urdf is not None:
+        upath = Path(urdf)
+    else:
+        name = str(desc['urdf'])
+        upath = resolve_uri(name, ypath.parent)
+        if not upath.is_file() and not Path(name).is_absolute() and '://' not in name:
+            upath = paths.urdf_path(name)
+    if not upath.is_file():
+        raise RobotDescriptionError('URDF not found', str(upath))
+    return upath
+
+
+def _check_frames(out: Robot, path: str) -> None:
+    """Every frame the description names exists (error names the key and the fix)."""
+    known = [f.name for f in out.model.frames]
+
+    def need(frame, key, fix_extra=''):
+        if frame is not None and not out.model.existFrame(str(frame)):
+            raise DescriptionKeyError(key, f'frame {frame!r} is not in the model',
+                                      suggest(frame, known, 'frames') + '; or define it under '
+                                      'frames: {NAME: {parent: LINK, xyz: [..], rpy: [..]}}'
+                                      + fix_extra, path)
+
+    for name, foot in out.feet.items():
+        need(foot.link, f'feet.{name}.link')
+        need(foot.sole_frame, f'feet.{name}.sole_frame')
+        need(foot.ft_frame, f'feet.{name}.ft_frame')
+        for k, sensor in enumerate(foot.force_sensors):
+            key = (f'feet.{name}.force_sensors[{k}].frame' if 'force_sensors' in
+                   (out.description['feet'][name] or {}) else f'feet.{name}.sensor_frames[{k}]')
+            need(sensor.frame, key)
+    for gname, g in out.link_groups.items():
+        for k, link in enumerate(g.links):
+            need(link, f'link_groups.{gname}.links[{k}]',
+                 ' (a locked link folds into its parent: name the parent)')
+    if 'imu_frame' in out.description:
+        need(out.imu_frame, 'imu_frame')
+
+
 def load_robot(robot: Union[str, Path] = 'biped', floating_base: bool = True,
                urdf: Optional[Union[str, Path]] = None) -> Robot:
     """Load a robot into pinocchio.
 
     Args:
-        robot: Built-in robot name ('biped', 'quadruped', ...) or path of a description YAML.
+        robot: Built-in robot name ('biped', 'quadruped', ...) or path of a description YAML
+            (its ``urdf`` may be relative to the YAML, a built-in URDF name, or a
+            ``package://`` URI, see :mod:`legid_ros.core.description.resources`).
         floating_base: Add a free-flyer root joint.
         urdf: Override the URDF named in the description (e.g. an identified one).
 
@@ -167,51 +238,24 @@ def load_robot(robot: Union[str, Path] = 'biped', floating_base: bool = True,
         The loaded :class:`Robot`.
 
     Raises:
-        RobotDescriptionError: Unknown robot, missing or unparsable file, bad frame names.
+        RobotDescriptionError: Unknown robot, missing or unparsable file, bad frame names;
+            a bad key raises its subclass
+            :class:`legid_ros.core.description.errors.DescriptionKeyError`, which names the
+            key and the fix.
     """
     ypath, desc = _resolve(robot)
-    if urdf is None:
-        upath = Path(desc['urdf'])
-        if not upath.is_absolute():
-            local = ypath.parent / upath
-            upath = local if local.is_file() else paths.urdf_path(str(upath))
-    else:
-        upath = Path(urdf)
-    if not upath.is_file():
-        raise RobotDescriptionError('URDF not found', str(upath))
-    try:
-        if floating_base:
-            model = pin.buildModelFromUrdf(str(upath), pin.JointModelFreeFlyer())
-        else:
-            model = pin.buildModelFromUrdf(str(upath))
-    except (RuntimeError, ValueError) as exc:
-        raise RobotDescriptionError(f'pinocchio cannot load the URDF: {exc}', str(upath)) from exc
-    feet = {}
-    for name, f in (desc.get('feet') or {}).items():
-        size = f.get('sole_size_m')
-        wrench_topic = f.get('wrench_topic', f'{name}_foot/wrench')
-        raw_topic = f.get('ankle_ft_topic', f'{wrench_topic}_raw')
-        feet[name] = Foot(name=name, link=f['link'], sole_frame=f.get('sole_frame', f['link']),
-                          ft_frame=f.get('ft_frame'),
-                          sole_size=None if size is None else np.asarray(size, float),
-                          sensor_frames=list(f.get('sensor_frames', [])),
-                          wrench_topic=wrench_topic,
-                          fsr_topic_prefix=f.get('fsr_topic_prefix', f'{name}_foot/fsr'),
-                          ankle_ft_topic=None if raw_topic is None else str(raw_topic))
-    groups = {}
-    for name, g in (desc.get('link_groups') or {}).items():
-        axis = np.asarray(g['axis'], float)
-        groups[name] = LinkGroup(name=name, links=list(g['links']),
-                                 axis=axis / np.linalg.norm(axis),
-                                 lc_cad=float(g['lc_cad_m']), mass_cad=float(g['mass_cad_kg']))
+    where = str(ypath)
+    upath = _urdf_path(desc, ypath, urdf)
+    feet, sensor_frames = parse_feet(desc, where)
+    groups = parse_link_groups(desc, where)
+    model, to_urdf = build_model(upath, floating_base, desc,
+                                 parse_frames(desc, where) + sensor_frames, where)
+    locked = {str(k): np.asarray(v, float).reshape(-1)
+              for k, v in (desc.get('locked_joints') or {}).items()}
     out = Robot(name=str(desc.get('robot', ypath.stem)), model=model, urdf_path=upath,
                 description=desc, floating=floating_base, feet=feet, link_groups=groups,
                 imu_frame=desc.get('imu_frame', desc.get('base_link', 'trunk')),
-                base_link=desc.get('base_link', 'trunk'))
-    for foot in feet.values():
-        for frame in [foot.link, foot.sole_frame] + foot.sensor_frames:
-            out.frame_id(frame)
-    for g in groups.values():
-        for link in g.links:
-            out.frame_id(link)
+                base_link=desc.get('base_link', 'trunk'), joint_name_map=to_urdf,
+                locked_joints=locked)
+    _check_frames(out, where)
     return out

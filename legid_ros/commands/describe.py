@@ -1,0 +1,80 @@
+"""``legid describe``: write a starting robot description YAML from a URDF.
+
+Feet and sole rectangles from collision geometry, left/right or four-leg link groups from
+mirrored names, CAD masses and COMs, primitive bodies from primitive collision shapes, and
+``locked_joints`` for the joints given with ``--lock``. ``docs/robots.md`` tells what to check
+and edit afterwards.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Options of ``legid describe``."""
+    parser.add_argument('--urdf', required=True, help='URDF file of the robot')
+    parser.add_argument('--feet', required=True,
+                        help='foot links, comma-separated (e.g. l_foot,r_foot)')
+    parser.add_argument('--lock', action='append', default=[], metavar='JOINT=VALUE',
+                        help='lock a joint at a value [rad or m] (repeat; JOINT may be a glob '
+                             'such as "arm_*=0")')
+    parser.add_argument('--name', help='robot name (default: the URDF file name)')
+    parser.add_argument('--corner-sensors', action='store_true',
+                        help='list four force sensors at the corners of each flat sole')
+    parser.add_argument('--out', help='description YAML to write (default: print it)')
+
+
+def _locks(items, joint_names):
+    """JOINT=VALUE (JOINT may be a shell-style pattern) -> {joint: value}."""
+    from fnmatch import fnmatchcase
+
+    from legid_ros.core.errors import BadInputError
+
+    out = {}
+    for item in items:
+        name, sep, value = item.partition('=')
+        try:
+            val = float(value)
+        except ValueError:
+            sep = ''
+        if not sep or not name:
+            raise BadInputError(f'--lock {item!r}: write JOINT=VALUE, e.g. --lock head_1_joint=0')
+        hits = [j for j in joint_names if fnmatchcase(j, name)]
+        if not hits:
+            raise BadInputError(f'--lock {item!r}: no URDF joint matches {name!r}')
+        out.update({j: val for j in hits})
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    """Write (or print) the description; warnings go to stderr."""
+    from legid_ros.core.atomic_files import write_text
+    from legid_ros.core.description.build import load_urdf, first_joint
+    from legid_ros.core.description.generate import describe_urdf
+    from legid_ros.core.description.writer import description_yaml
+
+    urdf = Path(args.urdf)
+    if not urdf.is_file():
+        raise FileNotFoundError(f'URDF not found: {urdf}')
+    model = load_urdf(urdf, False)
+    locks = _locks(args.lock, list(model.names)[first_joint(model):])
+    feet = [f.strip() for f in args.feet.split(',') if f.strip()]
+    result = describe_urdf(urdf, feet, locks, name=args.name,
+                           corner_sensors=args.corner_sensors)
+    text = description_yaml(result, f'legid describe --urdf {urdf.name} --feet {args.feet}'
+                            + ''.join(f' --lock {x}' for x in args.lock))
+    for line in result.warnings:
+        print(f'legid describe: warning: {line}', file=sys.stderr)
+    if args.out:
+        out = Path(args.out)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        write_text(out, text)
+        print(f'wrote {out}: {len(result.description["feet"])} feet, '
+              f'{len(result.description["link_groups"])} link groups, '
+              f'{len(result.description.get("locked_joints", {}))} locked joints')
+    else:
+        print(text, end='')
+    return 0

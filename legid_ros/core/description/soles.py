@@ -1,0 +1,92 @@
+"""Soles and contact points of feet from collision shapes (``legid describe``).
+
+All links pinocchio attaches to a foot's body (the foot link, links fixed to it, locked
+links) count. In the neutral configuration, the shapes' bounding points lowest in the world
+(within :data:`FOOTPRINT_TOL_M` of the lowest) make the footprint: a flat sole when it is
+wider than :data:`POINT_FOOT_M` in both directions, else a point foot at its centre.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Dict, List, Optional
+
+import numpy as np
+import pinocchio as pin
+
+from legid_ros.core.description.urdf_scan import Shape, UrdfLink
+from legid_ros.core.errors import RobotDescriptionError
+
+FOOTPRINT_TOL_M = 0.005  # [m] points this close to the lowest one touch the ground
+POINT_FOOT_M = 0.04  # [m] footprints smaller than this in x or y are point feet
+
+
+@dataclass
+class Sole:
+    """Where a foot touches the ground.
+
+    Attributes:
+        frame: Sole frame name (at the footprint centre, z up).
+        frame_spec: Its ``frames:`` entry when the description must define it, else None.
+        contact: 'flat' or 'point'.
+        size: Footprint length (x) and width (y) [m].
+    """
+
+    frame: str
+    frame_spec: Optional[dict]
+    contact: str
+    size: np.ndarray
+
+
+def body_shapes(model: pin.Model, links: Dict[str, UrdfLink], frame: str) -> List[Shape]:
+    """Collision shapes of every link on ``frame``'s body, posed in ``frame``."""
+    fid = model.getFrameId(frame)
+    ref = model.frames[fid]
+    out = []
+    for f in model.frames:
+        if f.type != pin.FrameType.BODY or f.parentJoint != ref.parentJoint:
+            continue
+        for s in links.get(f.name, UrdfLink(f.name)).collisions:
+            pose = ref.placement.actInv(f.placement * s.pose)
+            out.append(Shape(s.kind, pose, s.size, s.mesh))
+    return out
+
+
+def _frame_name(model: pin.Model, wanted: str) -> str:
+    name = wanted
+    while model.existFrame(name):
+        name += '_frame'
+    return name
+
+
+def find_sole(model: pin.Model, data: pin.Data, links: Dict[str, UrdfLink], foot: str,
+              foot_name: str, base_dir: Path, warnings: List[str]) -> Sole:
+    """The sole of one foot (``data`` holds the neutral frame placements)."""
+    fid = model.getFrameId(foot)
+    rot = data.oMf[fid].rotation  # foot axes in the world
+    points = []
+    for s in body_shapes(model, links, foot):
+        try:
+            points.append(s.corners(base_dir))
+        except RobotDescriptionError as exc:
+            warnings.append(f'foot {foot}: mesh {s.mesh} not read ({exc})')
+    if not points:
+        warnings.append(f'foot {foot}: no collision geometry; sole frame at the link origin, '
+                        'point contact: measure the sole and edit sole_frame/sole_size_m')
+        return Sole(foot, None, 'point', np.zeros(2))
+    world = np.vstack(points) @ rot.T  # world-aligned, origin at the foot frame
+    low = world[world[:, 2] < world[:, 2].min() + FOOTPRINT_TOL_M]
+    lo, hi = low[:, :2].min(axis=0), low[:, :2].max(axis=0)
+    size = hi - lo
+    centre = np.array([*(lo + hi) / 2, world[:, 2].min()])
+    contact = 'flat' if np.all(size >= POINT_FOOT_M) else 'point'
+    if contact == 'point':
+        size = np.zeros(2)
+    xyz = rot.T @ centre
+    rpy = pin.rpy.matrixToRpy(rot.T)
+    name = _frame_name(model, f'{foot_name}_sole')
+    spec = {'parent': foot, 'xyz': [round(float(v), 6) for v in xyz]}
+    if np.linalg.norm(rpy) > 1e-9:
+        spec['rpy'] = [round(float(v), 6) for v in rpy]
+    return Sole(name, spec, contact, size)
