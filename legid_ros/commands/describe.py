@@ -65,7 +65,8 @@ def run(args: argparse.Namespace) -> int:
     result = describe_urdf(urdf, feet, locks, name=args.name,
                            corner_sensors=args.corner_sensors)
     text = description_yaml(result, f'legid describe --urdf {urdf.name} --feet {args.feet}'
-                            + ''.join(f' --lock {x}' for x in args.lock))
+                            + ''.join(f' --lock {x}' for x in args.lock)
+                            + (' --corner-sensors' if args.corner_sensors else ''))
     for line in result.warnings:
         print(f'legid describe: warning: {line}', file=sys.stderr)
     if args.out:

@@ -179,11 +179,11 @@ def _urdf_name(urdf: Path) -> str:
     return text
 
 
-def _foot_entry(robot_frames, foot, sole: Sole, model, corner_topics: bool) -> dict:
+def _foot_entry(foot: str, sole: Sole, model: pin.Model) -> dict:
     fid = model.getFrameId(foot)
-    tokens = [(f.name, _frame_tokens(f.name)) for f in model.frames
-              if f.parentJoint == model.frames[fid].parentJoint]
-    ft = [n for n, t in tokens if {'ft', 'wrench', 'force', 'fts'} & set(t)]
+    tokens = sorted((f.type != pin.FrameType.BODY, f.name, _frame_tokens(f.name))
+                    for f in model.frames if f.parentJoint == model.frames[fid].parentJoint)
+    ft = [n for _, n, t in tokens if {'ft', 'wrench', 'force', 'fts'} & set(t)]
     entry = {'link': foot, 'sole_frame': sole.frame, 'contact': sole.contact}
     if sole.contact == 'flat':
         entry['sole_size_m'] = _r(sole.size, 4)
@@ -232,7 +232,7 @@ def describe_urdf(urdf: Path, feet: Sequence[str], lock: Optional[Dict[str, floa
         sole = find_sole(model, data, links, foot, fname, urdf.parent, warnings)
         if sole.frame_spec is not None:
             frames[sole.frame] = sole.frame_spec
-        feet_out[fname] = _foot_entry(frames, foot, sole, model, corner_sensors)
+        feet_out[fname] = _foot_entry(foot, sole, model)
         feet_out[fname]['wrench_topic'] = f'{fname}_foot/wrench'
         if corner_sensors and sole.contact == 'flat':
             half = np.asarray(sole.size) / 2

@@ -39,15 +39,17 @@ class Sole:
     size: np.ndarray
 
 
-def body_shapes(model: pin.Model, links: Dict[str, UrdfLink], frame: str) -> List[Shape]:
-    """Collision shapes of every link on ``frame``'s body, posed in ``frame``."""
+def body_shapes(model: pin.Model, links: Dict[str, UrdfLink], frame: str,
+                kind: str = 'collisions') -> List[Shape]:
+    """Collision (or ``kind='visuals'``) shapes of every link on ``frame``'s body, posed in
+    ``frame``."""
     fid = model.getFrameId(frame)
     ref = model.frames[fid]
     out = []
     for f in model.frames:
         if f.type != pin.FrameType.BODY or f.parentJoint != ref.parentJoint:
             continue
-        for s in links.get(f.name, UrdfLink(f.name)).collisions:
+        for s in getattr(links.get(f.name, UrdfLink(f.name)), kind):
             pose = ref.placement.actInv(f.placement * s.pose)
             out.append(Shape(s.kind, pose, s.size, s.mesh))
     return out
@@ -60,20 +62,45 @@ def _frame_name(model: pin.Model, wanted: str) -> str:
     return name
 
 
-def find_sole(model: pin.Model, data: pin.Data, links: Dict[str, UrdfLink], foot: str,
-              foot_name: str, base_dir: Path, warnings: List[str]) -> Sole:
-    """The sole of one foot (``data`` holds the neutral frame placements)."""
-    fid = model.getFrameId(foot)
-    rot = data.oMf[fid].rotation  # foot axes in the world
+def _points(model, links, foot, base_dir, kind, warnings) -> List[np.ndarray]:
     points = []
-    for s in body_shapes(model, links, foot):
+    for s in body_shapes(model, links, foot, kind):
         try:
             points.append(s.corners(base_dir))
         except RobotDescriptionError as exc:
             warnings.append(f'foot {foot}: mesh {s.mesh} not read ({exc})')
+    return points
+
+
+def _existing(model: pin.Model, data: pin.Data, foot: str, place: pin.SE3) -> Optional[str]:
+    """A frame on the foot's body named *sole* at ``place`` (within 2 mm, same axes)."""
+    joint = model.frames[model.getFrameId(foot)].parentJoint
+    order = sorted(range(len(model.frames)),
+                   key=lambda i: (model.frames[i].type != pin.FrameType.BODY, i))
+    for i in order:
+        f = model.frames[i]
+        if (f.parentJoint == joint and 'sole' in f.name.lower().split('_')
+                and np.linalg.norm(data.oMf[i].translation - place.translation) < 2e-3
+                and np.allclose(data.oMf[i].rotation, place.rotation, atol=1e-6)):
+            return f.name
+    return None
+
+
+def find_sole(model: pin.Model, data: pin.Data, links: Dict[str, UrdfLink], foot: str,
+              foot_name: str, base_dir: Path, warnings: List[str]) -> Sole:
+    """The sole of one foot (``data`` holds the neutral frame placements): from collision
+    shapes, else visual shapes (warned), else the link origin as a point foot (warned)."""
+    fid = model.getFrameId(foot)
+    rot = data.oMf[fid].rotation  # foot axes in the world
+    points = _points(model, links, foot, base_dir, 'collisions', warnings)
     if not points:
-        warnings.append(f'foot {foot}: no collision geometry; sole frame at the link origin, '
-                        'point contact: measure the sole and edit sole_frame/sole_size_m')
+        points = _points(model, links, foot, base_dir, 'visuals', warnings)
+        if points:
+            warnings.append(f'foot {foot}: no collision geometry; sole from its visual '
+                            'geometry: check sole_frame and sole_size_m')
+    if not points:
+        warnings.append(f'foot {foot}: no geometry; sole frame at the link origin, point '
+                        'contact: measure the sole and edit sole_frame/sole_size_m')
         return Sole(foot, None, 'point', np.zeros(2))
     world = np.vstack(points) @ rot.T  # world-aligned, origin at the foot frame
     low = world[world[:, 2] < world[:, 2].min() + FOOTPRINT_TOL_M]
@@ -84,6 +111,9 @@ def find_sole(model: pin.Model, data: pin.Data, links: Dict[str, UrdfLink], foot
     if contact == 'point':
         size = np.zeros(2)
     xyz = rot.T @ centre
+    found = _existing(model, data, foot, pin.SE3(np.eye(3), data.oMf[fid].translation + centre))
+    if found is not None:
+        return Sole(found, None, contact, size)
     rpy = pin.rpy.matrixToRpy(rot.T)
     name = _frame_name(model, f'{foot_name}_sole')
     spec = {'parent': foot, 'xyz': [round(float(v), 6) for v in xyz]}

@@ -1,4 +1,4 @@
-"""What a URDF's XML says beyond pinocchio's model: collision shapes and the link tree.
+"""What a URDF's XML says beyond pinocchio's model: collision and visual shapes, link tree.
 
 Used by ``legid describe`` to find soles and primitive bodies. Poses are
 ``pin.SE3`` of the shape in its link frame; sizes [m].
@@ -56,11 +56,12 @@ class Shape:
 
 @dataclass
 class UrdfLink:
-    """A URDF link: its collision shapes and the joint that carries it.
+    """A URDF link: its collision and visual shapes and the joint that carries it.
 
     Attributes:
         name: Link name.
         collisions: Collision shapes.
+        visuals: Visual shapes.
         parent_joint: Name of the joint whose child it is ('' for the root).
         parent_link: Parent link ('' for the root).
         joint_type: Type of that joint ('fixed', 'revolute', ...).
@@ -69,6 +70,7 @@ class UrdfLink:
 
     name: str
     collisions: List[Shape] = field(default_factory=list)
+    visuals: List[Shape] = field(default_factory=list)
     parent_joint: str = ''
     parent_link: str = ''
     joint_type: str = ''
@@ -118,7 +120,9 @@ def scan_urdf(path: Union[str, Path]) -> Dict[str, UrdfLink]:
     links = {}
     for el in root.findall('link'):
         shapes = [_shape(c) for c in el.findall('collision')]
-        links[el.get('name')] = UrdfLink(el.get('name'), [s for s in shapes if s is not None])
+        visuals = [_shape(c) for c in el.findall('visual')]
+        links[el.get('name')] = UrdfLink(el.get('name'), [s for s in shapes if s is not None],
+                                         [s for s in visuals if s is not None])
     for el in root.findall('joint'):
         child = el.find('child').get('link')
         if child in links:

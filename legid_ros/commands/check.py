@@ -1,0 +1,87 @@
+"""``legid check``: a robot description against a rosbag2 recording.
+
+Prints one line per problem (topics missing or of another type, joint names, frame ids,
+rates, contact forces against the robot's weight, IMU units) and exits 0 when there is none,
+1 otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+SAMPLES = 2000  # messages decoded per topic for frame ids and statistics
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Options of ``legid check``."""
+    parser.add_argument('--robot', required=True,
+                        help='robot description YAML (or a built-in robot name)')
+    parser.add_argument('--bag', required=True, help='rosbag2 directory or storage file')
+
+
+def _facts(bag):
+    """RecordingFacts of a bag (every topic counted, up to SAMPLES messages decoded each)."""
+    import numpy as np
+    from rosbags.typesys import Stores, get_typestore
+
+    from legid_ros.bag.codec import collect
+    from legid_ros.bag.discover import locate_bag
+    from legid_ros.bag.reader import read_with
+    from legid_ros.core.description.check import (IMU, JOINT_STATES, WRENCH_TYPE,
+                                                  RecordingFacts, TopicFacts)
+
+    ts = get_typestore(Stores.ROS2_HUMBLE)
+    wanted = {'sensor_msgs/msg/JointState', 'sensor_msgs/msg/Imu', WRENCH_TYPE}
+
+    def work(reader):
+        all_topics = {c.topic: c.msgtype for c in reader.connections}
+        data = collect(reader, wanted)
+        return all_topics, data
+
+    all_topics, data = read_with(locate_bag(bag), work, 'check')
+    facts = RecordingFacts(topics={})
+    for topic, mtype in all_topics.items():
+        logs, raws = (data[topic][1], data[topic][2]) if topic in data else ([], [])
+        logs = np.asarray(logs, np.int64)
+        span = (logs[-1] - logs[0]) * 1e-9 if logs.size > 1 else 0.0
+        tf = TopicFacts(msgtype=mtype, count=int(logs.size),
+                        rate_hz=float((logs.size - 1) / span) if span > 0 else 0.0)
+        pick = np.unique(np.linspace(0, len(raws) - 1, min(SAMPLES, len(raws))).astype(int)) \
+            if len(raws) else []
+        msgs = []
+        for k in pick:
+            try:
+                msgs.append(ts.deserialize_cdr(bytes(raws[k]), mtype))
+            except Exception:  # malformed message: rosbags raises several types
+                continue
+        tf.frame_ids = sorted({m.header.frame_id for m in msgs if hasattr(m, 'header')})
+        if mtype == WRENCH_TYPE and msgs:
+            f = np.array([[m.wrench.force.x, m.wrench.force.y, m.wrench.force.z] for m in msgs])
+            tf.force_norm, tf.force_z = np.linalg.norm(f, axis=1), f[:, 2]
+        if topic == JOINT_STATES and msgs:
+            facts.joint_names = list(msgs[0].name)
+        if topic == IMU and msgs:
+            quat = np.array([[m.orientation.x, m.orientation.y, m.orientation.z,
+                              m.orientation.w] for m in msgs])
+            acc = np.array([[m.linear_acceleration.x, m.linear_acceleration.y,
+                             m.linear_acceleration.z] for m in msgs])
+            facts.imu_quat_norm = float(np.median(np.linalg.norm(quat, axis=1)))
+            facts.imu_acc_norm = float(np.median(np.linalg.norm(acc, axis=1)))
+        facts.topics[topic] = tf
+    return facts
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print the problems; 0 if none, 1 otherwise."""
+    from legid_ros.core.description.check import check_recording
+    from legid_ros.core.robot import load_robot
+
+    robot = load_robot(args.robot)
+    facts = _facts(args.bag)
+    problems = check_recording(robot, facts)
+    for line in problems:
+        print(line)
+    if not problems:
+        print(f'ok: {args.bag} matches {robot.name} ({len(facts.topics)} topics, '
+              f'{len(robot.actuated_joint_names)} joints, {len(robot.feet)} feet)')
+    return 1 if problems else 0
