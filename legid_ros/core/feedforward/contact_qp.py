@@ -14,7 +14,9 @@ weighted wrench norm under, per foot:
 
 :func:`build_contact_qp` sets the problem up once per stance set (the constraint rows are
 constant; only the equality's coefficients and right-hand side change);
-:meth:`ContactQp.solve` updates and solves it and checks OSQP's status (typed errors).
+:meth:`ContactQp.solve` updates and solves it and checks OSQP's status (typed errors). With one
+stance foot the equality alone fixes the wrench: it is solved directly (a 6 x 6 system) and
+checked against the same rows, which is the QP's answer without OSQP's iterations.
 """
 
 from __future__ import annotations
@@ -143,6 +145,8 @@ class ContactQp:
         if jb.shape != (len(self.feet), 6, 6):
             raise BadInputError(f'base Jacobians have shape {jb.shape}, expected '
                                 f'({len(self.feet)}, 6, 6)')
+        if len(self.feet) == 1:
+            return self._solve_unique(jb[0], base_need)
         a_eq = self._a[:6]
         for i, j in enumerate(jb):
             a_eq[:, 6 * i:6 * i + 6] = j.T
@@ -170,6 +174,21 @@ class ContactQp:
         x = np.array(x)
         resid = float(np.abs(self._a[:6] @ x - base_need).max())
         return ContactSolution(x.reshape(-1, 6), status, int(iters), resid)
+
+
+    def _solve_unique(self, jb: np.ndarray, base_need: np.ndarray) -> ContactSolution:
+        """One stance foot: the equality fixes the wrench (the QP's feasible set is a point);
+        it is checked against the cone and CoP rows instead of iterating OSQP."""
+        w = np.linalg.solve(jb.T, base_need)
+        c = self._a[6:, :6] @ w
+        tol = 1e-9 * max(1.0, float(np.abs(base_need).max()))
+        if np.any(c < self._lo[6:] - tol) or np.any(c > self._up[6:] + tol):
+            raise InfeasibleProblemError('contact QP is infeasible: the stance foot cannot '
+                                         'carry the base wrench',
+                                         f'{self.feet[0].name} wrench {np.round(w, 2)} outside '
+                                         'its friction cone or sole')
+        resid = float(np.abs(jb.T @ w - base_need).max())
+        return ContactSolution(w[None, :], 'solved (unique)', 0, resid)
 
 
 def build_contact_qp(feet: Sequence[SoleContact], force_weight: float = 1.0,
