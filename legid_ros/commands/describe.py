@@ -24,6 +24,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument('--name', help='robot name (default: the URDF file name)')
     parser.add_argument('--corner-sensors', action='store_true',
                         help='list four force sensors at the corners of each flat sole')
+    parser.add_argument('--fsr-topic', default=None, metavar='PATTERN',
+                        help='topic of corner sensor k of a foot, with {foot} and {k} '
+                             '(implies --corner-sensors; default {foot}_foot/fsr/sensor_{k})')
     parser.add_argument('--out', help='description YAML to write (default: print it)')
 
 
@@ -53,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
     """Write (or print) the description; warnings go to stderr."""
     from legid_ros.core.atomic_files import write_text
     from legid_ros.core.description.build import load_urdf, first_joint
-    from legid_ros.core.description.generate import describe_urdf
+    from legid_ros.core.description.generate import DEFAULT_FSR_TOPIC, describe_urdf
     from legid_ros.core.description.writer import description_yaml
 
     urdf = Path(args.urdf)
@@ -63,10 +66,12 @@ def run(args: argparse.Namespace) -> int:
     locks = _locks(args.lock, list(model.names)[first_joint(model):])
     feet = [f.strip() for f in args.feet.split(',') if f.strip()]
     result = describe_urdf(urdf, feet, locks, name=args.name,
-                           corner_sensors=args.corner_sensors)
+                           corner_sensors=args.corner_sensors or bool(args.fsr_topic),
+                           fsr_topic=args.fsr_topic or DEFAULT_FSR_TOPIC)
     text = description_yaml(result, f'legid describe --urdf {urdf.name} --feet {args.feet}'
                             + ''.join(f' --lock {x}' for x in args.lock)
-                            + (' --corner-sensors' if args.corner_sensors else ''))
+                            + (' --corner-sensors' if args.corner_sensors else '')
+                            + (f' --fsr-topic {args.fsr_topic}' if args.fsr_topic else ''))
     for line in result.warnings:
         print(f'legid describe: warning: {line}', file=sys.stderr)
     if args.out:

@@ -22,6 +22,7 @@ from legid_ros.core.description.urdf_scan import root_link, scan_urdf
 from legid_ros.core.errors import RobotDescriptionError
 
 PRIMITIVE = {'box': 'cuboid', 'cylinder': 'cylinder', 'sphere': 'sphere'}
+DEFAULT_FSR_TOPIC = '{foot}_foot/fsr/sensor_{k}'
 
 
 @dataclass
@@ -193,7 +194,8 @@ def _foot_entry(foot: str, sole: Sole, model: pin.Model) -> dict:
 
 
 def describe_urdf(urdf: Path, feet: Sequence[str], lock: Optional[Dict[str, float]] = None,
-                  name: Optional[str] = None, corner_sensors: bool = False) -> Described:
+                  name: Optional[str] = None, corner_sensors: bool = False,
+                  fsr_topic: str = DEFAULT_FSR_TOPIC) -> Described:
     """Generate a starting description of a URDF.
 
     Args:
@@ -201,8 +203,9 @@ def describe_urdf(urdf: Path, feet: Sequence[str], lock: Optional[Dict[str, floa
         feet: Foot links (any link or frame of the URDF).
         lock: Joints to lock -> value [rad or m].
         name: Robot name (default: the URDF's robot name or file stem).
-        corner_sensors: List four force sensors at each flat sole's corners, topics
-            ``<foot>_foot/fsr/sensor_<k>``.
+        corner_sensors: List four force sensors at each flat sole's corners (front-left,
+            front-right, rear-left, rear-right).
+        fsr_topic: Topic of corner sensor ``k`` of ``foot`` (``{foot}``, ``{k}`` filled).
 
     Raises:
         RobotDescriptionError: Unreadable URDF, unknown foot or joint.
@@ -237,8 +240,8 @@ def describe_urdf(urdf: Path, feet: Sequence[str], lock: Optional[Dict[str, floa
         if corner_sensors and sole.contact == 'flat':
             half = np.asarray(sole.size) / 2
             feet_out[fname]['force_sensors'] = [
-                {'topic': f'{fname}_foot/fsr/sensor_{k}', 'xyz': _r([sx * half[0],
-                                                                     sy * half[1], 0.0])}
+                {'topic': fsr_topic.format(foot=fname, k=k),
+                 'xyz': _r([sx * half[0], sy * half[1], 0.0])}
                 for k, (sx, sy) in enumerate(((1, 1), (1, -1), (-1, 1), (-1, -1)))]
         legs[fname] = {'joints': _chain(model, model.frames[model.getFrameId(foot)].parentJoint),
                        'foot_frame': foot}

@@ -1,0 +1,127 @@
+"""Tests of ``legid describe`` and ``legid check`` (in process, through legid_ros.cli.main)."""
+
+import difflib
+
+import pytest
+import yaml
+
+from legid_ros.cli import main
+from legid_ros.core import paths
+from legid_ros.core.description.resources import package_dir
+from legid_ros.core.robot import load_robot
+
+UPPER = ['torso_*=0', 'arm_*=0', 'head_*=0', 'gripper_*=0']
+
+
+@pytest.fixture(scope='module')
+def erd():
+    """example-robot-data's robots directory."""
+    root = package_dir('example-robot-data')
+    if root is None:
+        pytest.skip('example-robot-data is not installed')
+    return root / 'robots'
+
+
+@pytest.fixture(scope='module')
+def sim_bag(tmp_path_factory):
+    """A 2-s biped recording of ``legid simulate``."""
+    out = tmp_path_factory.mktemp('bag') / 'run.mcap'
+    assert main(['simulate', '--robot', 'biped', '--duration', '2', '--rate', '200',
+                 '--out', str(out)]) == 0
+    return out.with_suffix('')
+
+
+def hand_edited_lines(generated: str, edited: str) -> int:
+    """Lines changed, added or removed by hand in a generated description."""
+    diff = difflib.ndiff(generated.splitlines(), edited.splitlines())
+    return sum(1 for line in diff if line[:2] in ('+ ', '- ')
+               and not line[2:].lstrip().startswith('#'))
+
+
+@pytest.mark.parametrize('urdf, feet, locks, leg_joints', [
+    ('talos_data/robots/talos_reduced_box.urdf', 'leg_left_6_link,leg_right_6_link', UPPER,
+     12),
+    ('solo_description/robots/solo12.urdf', 'FL_FOOT,FR_FOOT,HL_FOOT,HR_FOOT', [], 12),
+])
+def test_describe_writes_a_description_that_loads_without_edits(erd, tmp_path, capsys, urdf,
+                                                                 feet, locks, leg_joints):
+    """legid describe on Talos (upper body locked) and Solo12 writes a description that
+    load_robot accepts as written (0 hand-edited lines, URDF untouched), with the leg joints
+    and mirrored groups."""
+    out = tmp_path / 'robot.yaml'
+    args = ['describe', '--urdf', str(erd / urdf), '--feet', feet, '--out', str(out)]
+    for lock in locks:
+        args += ['--lock', lock]
+    before = (erd / urdf).read_bytes()
+    assert main(args) == 0
+    assert (erd / urdf).read_bytes() == before
+    assert 'wrote' in capsys.readouterr().out
+    text = out.read_text()
+    robot = load_robot(out)
+    assert hand_edited_lines(text, out.read_text()) == 0
+    assert len(robot.actuated_joint_names) == leg_joints
+    assert len(robot.locked_joints) == (20 if locks else 0)
+    assert any(len(g.links) >= 2 for g in robot.link_groups.values())
+
+
+def test_describe_lock_errors_are_one_line(erd, capsys):
+    """A --lock matching no joint, or without a value, ends in one error line (exit 2)."""
+    urdf = str(erd / 'solo_description/robots/solo12.urdf')
+    assert main(['describe', '--urdf', urdf, '--feet', 'FL_FOOT', '--lock', 'nope=0']) == 2
+    assert main(['describe', '--urdf', urdf, '--feet', 'FL_FOOT', '--lock', 'FL_HAA']) == 2
+    assert main(['describe', '--urdf', urdf, '--feet', 'NO_FOOT']) == 2
+    err = capsys.readouterr().err
+    assert 'no URDF joint matches' in err and 'JOINT=VALUE' in err and 'NO_FOOT' in err
+
+
+def test_check_passes_on_the_matching_description(sim_bag, capsys):
+    """legid check on a simulated biped bag and the biped description: no problem, exit 0."""
+    assert main(['check', '--robot', 'biped', '--bag', str(sim_bag)]) == 0
+    assert capsys.readouterr().out.startswith('ok:')
+
+
+def test_check_passes_on_a_described_biped(sim_bag, tmp_path, capsys):
+    """A description written by legid describe from the biped URDF matches the biped bag."""
+    out = tmp_path / 'biped.yaml'
+    assert main(['describe', '--urdf', str(paths.urdf_path('biped.urdf')), '--feet',
+                 'l_foot,r_foot', '--out', str(out)]) == 0
+    assert main(['check', '--robot', str(out), '--bag', str(sim_bag)]) == 0, \
+        capsys.readouterr().out
+
+
+def test_check_reports_each_mismatch_on_its_own_line(sim_bag, tmp_path, capsys):
+    """A description that disagrees with the bag (IMU frame, a joint locked that moves, a
+    renamed joint, sole-sensor topics, masses) gets one line per problem and exit 1."""
+    desc = yaml.safe_load(paths.config_path('biped.yaml').read_text())
+    desc['urdf'] = str(paths.urdf_path('biped.urdf'))
+    desc['imu_frame'] = 'trunk'
+    desc['joint_name_map'] = {'LKNEE': 'l_knee'}
+    desc['frames'] = {'payload': {'parent': 'trunk', 'xyz': [0, 0, 0]}}
+    right = {k: v for k, v in desc['feet']['right'].items() if k != 'sensor_frames'}
+    right['force_sensors'] = [{'topic': f'right_foot/fsr/{k}', 'frame': f}
+                              for k, f in enumerate(['r_sole_fl', 'r_sole_fr', 'r_sole_rl',
+                                                     'r_sole_rr'])]
+    desc['feet']['right'] = right
+    path = tmp_path / 'wrong.yaml'
+    path.write_text(yaml.safe_dump(desc))
+    assert main(['check', '--robot', str(path), '--bag', str(sim_bag)]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert any("joint 'LKNEE'" in x and 'drop its joint_name_map entry' in x for x in lines)
+    assert any("joint 'l_knee' in /joint_states" in x for x in lines)
+    assert any("/imu has frame_id 'imu_link'" in x for x in lines)
+    assert any('/right_foot/fsr/0 is not in the bag' in x for x in lines)
+    assert not any('left_foot' in x for x in lines)
+
+
+def test_check_reports_a_weight_the_contact_forces_do_not_carry(sim_bag, tmp_path, capsys):
+    """A description whose trunk is 20 kg heavier than the robot the contact forces carry
+    gets one line saying so."""
+    desc = yaml.safe_load(paths.config_path('biped.yaml').read_text())
+    urdf = paths.urdf_path('biped.urdf').read_text().replace(
+        '<mass value="13.87"/>', '<mass value="33.87"/>')
+    (tmp_path / 'heavy.urdf').write_text(urdf)
+    desc['urdf'] = 'heavy.urdf'
+    (tmp_path / 'heavy.yaml').write_text(yaml.safe_dump(desc))
+    assert main(['check', '--robot', str(tmp_path / 'heavy.yaml'), '--bag', str(sim_bag)]) == 1
+    out = capsys.readouterr().out
+    assert 'contact forces sum to' in out and len(out.splitlines()) == 1
