@@ -274,3 +274,94 @@ def test_truth_meta_keeps_the_whole_table(robot):
     assert d['l_shank'][3][0][0] == pytest.approx(0.3)
     assert d['trunk'][2] == pytest.approx(1.15)
     assert truth_as_dict(TABLE2_TRUTH)['foot'][2:] == [1.0, []]
+
+
+@pytest.fixture(scope='module')
+def swap(robot):
+    """An exact run of the support-swap protocol with a 2 kg payload added at 3 s."""
+    cfg = SyntheticConfig(duration_s=13.0, seed=4, noise=NoiseModel.none(),
+                          friction=FrictionModel.none(), protocol='swap', payload_kg=2.0,
+                          payload_at_s=3.0)
+    return simulate_biped(cfg, robot)
+
+
+def _sole_wrenches(robot, rec):
+    """Both feet's ground wrenches moved from their F/T frames back to their soles."""
+    frames = robot.model.frames
+    out = {}
+    for name, foot in robot.feet.items():
+        ft_m_s = (frames[robot.frame_id(foot.ft_frame)].placement.inverse()
+                  * frames[robot.frame_id(foot.sole_frame)].placement)
+        out[name] = rec.foot_wrench[name] @ ft_m_s.inverse().toDualActionMatrix().T
+    return out
+
+
+def test_swap_dynamics_exact_with_both_feet(robot, swap):
+    """In every phase (double support too) Y pi = rnea = J^T of both feet's wrenches + tau."""
+    wrench = _sole_wrenches(robot, swap)
+    after = np.array(swap.meta['pi_true_after_payload'])
+    phases = {name: (t0, t1) for name, t0, t1 in swap.meta['phases']}
+    assert list(phases) == ['right', 'down', 'shift', 'lift', 'left']
+    for k in range(0, swap.n, 89):
+        pi = swap.pi_true if swap.t[k] < 3.0 else after
+        model = robot.model.copy()
+        set_parameters(model, pi)
+        data = model.createData()
+        q, v, a = _full(swap, k)
+        tau = pin.rnea(model, data, q, v, a)
+        ext = np.zeros(model.nv)
+        for name, foot in robot.feet.items():
+            jac = pin.computeFrameJacobian(model, data, q, robot.frame_id(foot.sole_frame),
+                                           LOCAL)
+            ext += jac.T @ wrench[name][k]
+        np.testing.assert_allclose(tau[:6], ext[:6], atol=1e-7)
+        np.testing.assert_allclose(tau[6:], swap.tau[k] + ext[6:], atol=1e-7)
+
+
+def test_swap_weighs_each_foot_while_it_swings(robot, swap):
+    """Right stance then left stance: the swinging foot has no ground load, its ankle F/T
+    reads its own weight, and the support foot carries the robot."""
+    phases = {name: (t0, t1) for name, t0, t1 in swap.meta['phases']}
+    for stance, swing in (('right', 'left'), ('left', 'right')):
+        t0, t1 = phases[stance]
+        sel = (swap.t >= t0 + 0.1) & (swap.t < t1 - 0.1)
+        assert sel.sum() > 500
+        assert np.all(swap.foot_wrench[swing][sel] == 0)
+        assert np.all(swap.foot_wrench[stance][sel, 2] > 100.0)
+        foot_mass = unpack(swap.pi_true[10 * link_index(robot.model,
+                                                         robot.feet[swing].link):][:10])[0]
+        fz = np.abs(np.median(swap.ankle_ft[swing][sel, 2]))
+        assert fz == pytest.approx(foot_mass * 9.81, rel=0.2)
+    t0, t1 = phases['shift']
+    mid = (swap.t > t0 + 0.3 * (t1 - t0)) & (swap.t < t0 + 0.7 * (t1 - t0))
+    assert np.all(swap.foot_wrench['left'][mid, 2] > 10.0)
+    assert np.all(swap.foot_wrench['right'][mid, 2] > 10.0)
+
+
+def test_payload_changes_the_weight_at_its_time(robot, swap):
+    """The feet carry the true mass before the payload and 2 kg more after it."""
+    fz = swap.foot_wrench['right'][:, 2] + swap.foot_wrench['left'][:, 2]
+    before, after = fz[(swap.t > 0.5) & (swap.t < 3.0)], fz[swap.t > 3.5]
+    mass = swap.meta['total_mass_true_kg']
+    assert before.mean() == pytest.approx(mass * 9.81, rel=0.01)
+    assert after.mean() == pytest.approx((mass + 2.0) * 9.81, rel=0.01)
+    assert sum(swap.meta['pi_true_after_payload'][0::10]) == pytest.approx(mass + 2.0)
+    report = check_consistency(np.array(swap.meta['pi_true_after_payload']), robot.body_names)
+    assert report.ok
+
+
+def test_imu_heading_error_turns_only_the_heading(robot):
+    """imu_yaw_offset/drift turn the IMU orientation about z by offset + drift t only."""
+    from scipy.spatial.transform import Rotation
+
+    base = dict(duration_s=1.0, seed=3, noise=NoiseModel.none())
+    clean = simulate_biped(SyntheticConfig(**base), robot)
+    bad = simulate_biped(SyntheticConfig(**base, imu_yaw_offset_deg=30.0,
+                                         imu_yaw_drift_deg_s=0.5), robot)
+    rel = Rotation.from_quat(bad.imu_quat) * Rotation.from_quat(clean.imu_quat).inv()
+    rotvec = rel.as_rotvec()
+    np.testing.assert_allclose(rotvec[:, :2], 0.0, atol=1e-12)
+    np.testing.assert_allclose(np.degrees(rotvec[:, 2]), 30.0 + 0.5 * clean.t, atol=1e-9)
+    np.testing.assert_array_equal(bad.imu_gyro, clean.imu_gyro)
+    with pytest.raises(BadInputError):
+        simulate_biped(SyntheticConfig(**base, protocol='walk'), robot)

@@ -178,6 +178,12 @@ class SyntheticConfig:
         segment_s: Range of the nominal duration of one left-foot move [s].
         knots_per_segment: IK solutions per move (joint spline knots).
         robot: Built-in robot name.
+        protocol: 'right' (single support on the right foot, Wu & Gao 2021) or 'swap' (the
+            right, then a double-support transfer, then the left: :mod:`.swap`).
+        payload_kg: Mass added to the trunk at ``payload_at_s`` (0: none) [kg].
+        payload_at_s: Time of the run when the payload is added [s].
+        imu_yaw_offset_deg: Heading error of the IMU's orientation [deg].
+        imu_yaw_drift_deg_s: Heading drift of the IMU's orientation [deg/s].
     """
 
     duration_s: float = 95.0  # [s]
@@ -191,3 +197,8 @@ class SyntheticConfig:
     segment_s: Tuple[float, float] = (2.0, 4.0)  # [s]
     knots_per_segment: int = 4
     robot: str = 'biped'
+    protocol: str = 'right'
+    payload_kg: float = 0.0  # [kg]
+    payload_at_s: float = 0.0  # [s]
+    imu_yaw_offset_deg: float = 0.0  # [deg]
+    imu_yaw_drift_deg_s: float = 0.0  # [deg/s]

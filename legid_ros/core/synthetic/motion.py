@@ -11,7 +11,7 @@ closer than the margin to the sole edge are slowed down (time-scaled) until it d
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import List, Tuple
+from typing import List, Optional, Tuple
 
 import numpy as np
 import pinocchio as pin
@@ -56,18 +56,23 @@ def _rz(yaw: float) -> np.ndarray:
 
 
 class BipedIK:
-    """Whole-body IK of the biped standing on its right sole.
+    """Whole-body IK of the biped standing on one sole (the right one by default).
+
+    The support sole is the IK's world frame; :class:`Target` ``left_pos``/``left_yaw`` are
+    those of the other (moving) foot.
 
     Args:
         robot: The biped.
         model: Model holding the true parameters (the COM task uses them).
+        support: Support foot, 'right' or 'left'.
     """
 
-    def __init__(self, robot: Robot, model: pin.Model):
+    def __init__(self, robot: Robot, model: pin.Model, support: str = 'right'):
         self.model = model
         self.data = model.createData()
-        self.rs = robot.frame_id(robot.feet['right'].sole_frame)
-        self.ls = robot.frame_id(robot.feet['left'].sole_frame)
+        other = 'left' if support == 'right' else 'right'
+        self.rs = robot.frame_id(robot.feet[support].sole_frame)
+        self.ls = robot.frame_id(robot.feet[other].sole_frame)
         self.trunk = robot.frame_id(robot.base_link)
         self.lower = model.lowerPositionLimit[7:]
         self.upper = model.upperPositionLimit[7:]
@@ -119,10 +124,13 @@ class BipedIK:
         return q, bool(inside and qj[3] > 0.15 and qj[9] > 0.15)
 
 
-def sample_target(rng: np.random.Generator, sole_half: np.ndarray, margin: float) -> Target:
-    """Random knot targets: left foot lifted beside the right one, COM inside the sole."""
+def sample_target(rng: np.random.Generator, sole_half: np.ndarray, margin: float,
+                  side: float = 1.0) -> Target:
+    """Random knot targets: the moving foot lifted beside the support one (on its left for
+    ``side`` 1, its right for -1), COM inside the support sole."""
     com_box = sole_half - margin - 0.010
-    return Target(left_pos=np.array([rng.uniform(-0.06, 0.10), rng.uniform(0.12, 0.16),
+    return Target(left_pos=np.array([rng.uniform(-0.06, 0.10),
+                                     side * rng.uniform(0.12, 0.16),
                                      rng.uniform(0.025, 0.07)]),
                   left_yaw=float(rng.uniform(-0.10, 0.10)),
                   com_xy=rng.uniform(-com_box, com_box),
@@ -170,19 +178,31 @@ class JointTrajectory:
 
 def plan_knots(robot: Robot, model: pin.Model, duration_s: float, rng: np.random.Generator,
                zmp_margin: float, speed_scale: float, segment_s: Tuple[float, float],
-               knots_per_segment: int) -> JointTrajectory:
-    """Random targets and IK at every knot, covering at least ``duration_s``."""
-    ik = BipedIK(robot, model)
-    sole_half = np.asarray(robot.feet['right'].sole_size) / 2
-    tgt = Target(left_pos=np.array([0.02, 0.13, 0.05]), left_yaw=0.0, com_xy=np.zeros(2),
-                 trunk_z=0.50, trunk_yaw=0.0)
-    q, ok = ik.solve(ik.initial(), tgt)
+               knots_per_segment: int, support: str = 'right',
+               start: Optional[Tuple[np.ndarray, Target]] = None) -> JointTrajectory:
+    """Random targets and IK at every knot, covering at least ``duration_s``.
+
+    Args:
+        support: Support foot ('right': the protocol of Wu & Gao 2021); targets are in its
+            sole frame.
+        start: Start configuration (full, support sole at the origin) and its targets
+            (default: the lifted-left-foot posture of the right-support protocol).
+    """
+    ik = BipedIK(robot, model, support)
+    sole_half = np.asarray(robot.feet[support].sole_size) / 2
+    side = 1.0 if support == 'right' else -1.0
+    if start is None:
+        tgt = Target(left_pos=np.array([0.02, 0.13, 0.05]), left_yaw=0.0, com_xy=np.zeros(2),
+                     trunk_z=0.50, trunk_yaw=0.0)
+        q, ok = ik.solve(ik.initial(), tgt)
+    else:
+        (q, tgt), ok = start, True
     if not ok:
         raise SolverError('whole-body IK failed at the initial posture', 'no convergence')
     knots, targets, durations = [q[7:]], [tgt], []
     while sum(durations) < duration_s + 1.0:
         for _attempt in range(30):
-            nxt = sample_target(rng, sole_half, zmp_margin)
+            nxt = sample_target(rng, sole_half, zmp_margin, side)
             q_k, seg_q, seg_t = q, [], []
             for k in range(1, knots_per_segment + 1):
                 s = 0.5 * (1 - np.cos(np.pi * k / knots_per_segment))
