@@ -360,14 +360,30 @@ class Buffer:
                     break
                 count += 1
         if count:
-            rows = self._assemble(self._pending_t[:count], self._pending[:count])
+            rows = self._assemble_safely(self._pending_t[:count], self._pending[:count])
             del self._pending_t[:count]
             del self._pending[:count]
-            self._last_emitted = rows[-1, 0]
-            windows += self._append(rows)
+            if len(rows):
+                self._last_emitted = rows[-1, 0]
+                windows += self._append(rows)
         if final and self._since_window > 0:
             windows.append(self._window(min(self._count, self._since_window)))
         return windows
+
+    def _assemble_safely(self, ts: List[float], samples) -> np.ndarray:
+        """Rows of the queued samples; if the batch fails, row by row, so a sample that cannot
+        be processed costs that sample only (event ``processing_error``), never the batch."""
+        try:
+            return self._assemble(ts, samples)
+        except (ValueError, FloatingPointError, IndexError, np.linalg.LinAlgError):
+            pass
+        rows = []
+        for k in range(len(ts)):
+            try:
+                rows.append(self._assemble(ts[k:k + 1], samples[k:k + 1]))
+            except (ValueError, FloatingPointError, IndexError, np.linalg.LinAlgError):
+                self._event('processing_error')
+        return np.vstack(rows) if rows else np.empty((0, len(self.schema)))
 
     def _append(self, rows: np.ndarray) -> List[np.ndarray]:
         out = []

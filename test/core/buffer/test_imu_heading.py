@@ -29,16 +29,20 @@ def rows_of(robot, rec, imu_quat, mode='wrench'):
     cfg = BufferConfig(joint_names=rec.joint_names, feet=list(robot.feet), force_mode=mode,
                        fsr_count={f: len(robot.feet[f].sensor_frames) for f in robot.feet})
     buf = Buffer(cfg, StreamKinematics(robot, mode))
-    t = 100.0 + rec.t
-    buf.add_imus(t, imu_quat, rec.imu_gyro, rec.imu_acc)
-    for foot in robot.feet:
-        if mode == 'wrench':
-            buf.add_wrenches(foot, t, rec.foot_wrench[foot])
-        else:
-            for k in range(rec.fsr[foot].shape[1]):
-                buf.add_fsrs(foot, k, t, rec.fsr[foot][:, k])
-    buf.add_joint_states(t, rec.joint_names, rec.q, rec.qd, rec.tau)
-    wins = buf.flush(force=True, final=True)
+    wins = []
+    for c in range(0, rec.n, 200):  # as a node would: a chunk at a time, flushed
+        k = slice(c, c + 200)
+        t = 100.0 + rec.t[k]
+        buf.add_imus(t, imu_quat[k], rec.imu_gyro[k], rec.imu_acc[k])
+        for foot in robot.feet:
+            if mode == 'wrench':
+                buf.add_wrenches(foot, t, rec.foot_wrench[foot][k])
+            else:
+                for j in range(rec.fsr[foot].shape[1]):
+                    buf.add_fsrs(foot, j, t, rec.fsr[foot][k, j])
+        buf.add_joint_states(t, rec.joint_names, rec.q[k], rec.qd[k], rec.tau[k])
+        wins += buf.flush()
+    wins += buf.flush(force=True, final=True)
     full = np.vstack(wins)
     _, first = np.unique(full[:, 0], return_index=True)
     return full[first], buf.schema

@@ -285,3 +285,25 @@ def test_joint_name_maps_stay_bounded():
         buf._map(['a', 'b', f'extra_{k}'])
     assert len(buf._name_maps) <= MAX_NAME_MAPS
     assert buf._map(['b', 'a']).tolist() == [1, 0]
+
+
+class _FailingKinematics:
+    """Kinematics stub that fails on any batch holding a row with q[0] == 0.05."""
+
+    def rows(self, q, imu_quat, forces):
+        if np.any(np.isclose(q[:, 0], 0.05)):
+            raise ValueError('cannot place this row')
+        n = len(q)
+        self.extra = np.zeros((n, 5))
+        return np.zeros((n, 2)), np.ones((n, 2)), np.zeros((n, 7))
+
+
+def test_row_that_cannot_be_processed_costs_only_itself():
+    """A row whose processing fails is dropped and counted; every other row reaches a window."""
+    buf = Buffer(_cfg(), _FailingKinematics())
+    times = np.arange(95) * 1e-3
+    wins = _feed(buf, times)
+    wins += buf.flush(force=True, final=True)
+    seen = np.unique(np.concatenate([w[:, 0] for w in wins]))
+    np.testing.assert_allclose(seen, np.delete(times, 50))
+    assert buf.events['processing_error'] == 1
