@@ -4,6 +4,9 @@ Arguments: those of legid.launch.py (robot, config, method, force_sensing, use_s
 plus
   engine            'synthetic' (exact rigid-body data) or 'mujoco' (physics) (default: synthetic)
   real_time_factor  playback speed of the simulated run (default: 1.0)
+  protocol          'swap' (right, double-support transfer, left: both feet weighed), 'right'
+                    (Wu & Gao 2021) or 'auto' (default: swap with the synthetic engine, right
+                    with mujoco)
 With ``use_sim_time:=true`` the sim node publishes ``/clock`` (the stamps of its samples) and
 every node runs on it. ``force_sensing`` also chooses the sim's published force topics.
 """
@@ -41,8 +44,11 @@ def generate_launch_description():
                               description="'synthetic' or 'mujoco'"),
         DeclareLaunchArgument('real_time_factor', default_value='1.0',
                               description='simulated seconds per wall second'),
+        DeclareLaunchArgument('protocol', default_value='auto',
+                              description="excitation: 'swap', 'right' or 'auto'"),
         Node(package='legid_ros', executable='sim_node', name='sim', output='screen',
              parameters=[config, {
+                 'protocol': LaunchConfiguration('protocol'),
                  'robot': LaunchConfiguration('robot'),
                  'engine': LaunchConfiguration('engine'),
                  'real_time_factor': ParameterValue(LaunchConfiguration('real_time_factor'),

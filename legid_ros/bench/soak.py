@@ -9,7 +9,11 @@ Figures: ``rss_growth_mb_max`` (largest RSS growth of any node after the first m
 half the run when shorter), ``rss_growth_mb`` per node, ``cpu_pct`` per node, ``crashes``
 (nodes that exited during the run, or exited non-zero or with a traceback on SIGINT) and
 ``drops`` (joint-state samples seen here that no window carried, up to one second before the
-last window).
+last window). Where they are lost: ``drop_runs`` (start [s after the first sample], length),
+``listener_missed`` (samples this listener itself missed: drops are counted only among those
+it saw) and ``node_diagnostics`` (the last /diagnostics values of the sim, the buffer and the
+estimator: samples published, received, rows emitted, windows published, input events). The
+sim streams only once the buffer and the listener subscribe (``wait_for_subscribers``).
 """
 
 from __future__ import annotations
@@ -23,6 +27,15 @@ from pathlib import Path
 import numpy as np
 
 from legid_ros.bench.node_procs import NodeProcess, bench_env, free_domain
+
+#: Statuses of /diagnostics whose last values the result keeps (where samples are lost).
+DIAGNOSTICS = ('legid buffer', 'legid sim', 'legid estimator')
+#: Subscribers of joint_states the sim waits for before streaming: the buffer and this bench's
+#: listener (so no sample is published before both listen).
+LISTENERS = 2
+#: Joint-state period of the sim [s]; larger steps between two samples the listener saw (but
+#: shorter than the lap gap) are samples the listener itself missed.
+PERIOD_S = 1e-3
 
 
 def add_arguments(parser) -> None:
@@ -39,7 +52,8 @@ def add_arguments(parser) -> None:
 def _nodes(work: Path, env) -> dict:
     return {
         'sim': NodeProcess('sim', {'duration_s': 30.0, 'loop': True, 'loop_gap_s': 0.2,
-                                   'publish_forces': 'wrench', 'start_delay_s': 4.0}, env, work),
+                                   'publish_forces': 'wrench', 'start_delay_s': 1.0,
+                                   'wait_for_subscribers': LISTENERS}, env, work),
         'buffer': NodeProcess('buffer', {'force_sensing': 'wrench'}, env, work),
         'estimator': NodeProcess('estimator', {'force_sensing': 'wrench',
                                                'state_file': str(work / 'state.npz'),
@@ -54,6 +68,7 @@ def run(args) -> dict:
     """Run the soak; returns the figures and the samples."""
     import rclpy
     from rclpy.node import Node
+    from diagnostic_msgs.msg import DiagnosticArray
     from sensor_msgs.msg import JointState
     from std_msgs.msg import Float64MultiArray
 
@@ -81,8 +96,16 @@ def run(args) -> dict:
     def on_window(msg):
         win, _ = cv.window_from_msg(msg)
         win_chunks.append(win[:, 0].copy())
+
+    def on_diag(msg):
+        for name in DIAGNOSTICS:
+            got = cv.diagnostic_values(msg, name)
+            if got is not None:
+                diags[name] = got[2]
+    diags = {}
     listener.create_subscription(JointState, 'joint_states', on_js, sensor_qos(2000))
-    listener.create_subscription(Float64MultiArray, 'legid/window', on_window, 100)
+    listener.create_subscription(Float64MultiArray, 'legid/window', on_window, sensor_qos(100))
+    listener.create_subscription(DiagnosticArray, '/diagnostics', on_diag, 100)
     ex = make_executor(context=ctx)
     ex.add_node(listener)
     duration = 60.0 * args.minutes
@@ -120,7 +143,8 @@ def run(args) -> dict:
     wins = np.concatenate(win_chunks) if win_chunks else np.zeros(0)
     horizon = wins.max() - 1.0 if wins.size else -np.inf
     checked = js[js <= horizon]
-    drops = int(np.sum(~np.isin(checked, wins)))
+    lost = ~np.isin(checked, wins)
+    drops = int(np.sum(lost))
     result = {
         'minutes': args.minutes,
         'rss_growth_mb_max': max(growth.values()),
@@ -129,16 +153,37 @@ def run(args) -> dict:
         'rss_growth_mb': growth,
         'cpu_pct': cpu,
         'joint_states_checked': int(checked.size),
+        'listener_missed': _missed(js),
         'exit_codes_on_sigint': codes,
         'exited_during_run': exited,
         'tracebacks': tracebacks,
         'rss_samples_mb': samples,
+        'windows_received': len(win_chunks),
+        'drop_runs': _runs(checked, lost),
+        'node_diagnostics': diags,
     }
     if args.keep:
         result['work_dir'] = str(work)
     else:
         shutil.rmtree(work, ignore_errors=True)
     return result
+
+
+def _missed(stamps: np.ndarray, gap_s: float = 0.1) -> int:
+    """Samples missing between consecutive stamps the listener saw (lap gaps excluded)."""
+    d = np.diff(stamps)
+    inner = d[(d > 1.5 * PERIOD_S) & (d < gap_s)]
+    return int(np.sum(np.round(inner / PERIOD_S) - 1))
+
+
+def _runs(stamps: np.ndarray, lost: np.ndarray, most: int = 20) -> list:
+    """Runs of consecutive lost samples: ``[start [s after the first sample], count]``."""
+    if not lost.any():
+        return []
+    idx = np.flatnonzero(lost)
+    cut = np.flatnonzero(np.diff(idx) > 1) + 1
+    return [[round(float(stamps[r[0]] - stamps[0]), 3), int(r.size)]
+            for r in np.split(idx, cut)[:most]]
 
 
 def _growth(series, duration_s: float) -> float:

@@ -1,7 +1,8 @@
 """Sim node: the simulated biped's sensor topics at 1 kHz, plus latched ground truth.
 
 The run is computed first (the biped excitation of the ZMP identification, Wu & Gao 2021:
-:func:`legid_ros.core.synthetic.simulate_biped`, or MuJoCo physics
+:func:`legid_ros.core.synthetic.simulate_biped`, by default with the support swap, so both
+feet are weighed by their ankle F/T while they swing; or MuJoCo physics
 :func:`legid_ros.core.sim.mujoco_biped.simulate_biped_mujoco`), then streamed sample by sample
 at ``real_time_factor`` times real time: ``joint_states``, ``imu``, per foot ``<wrench_topic>``
 and/or ``<fsr_topic_prefix>/sensor_<k>`` (WrenchStamped, force.z), and
@@ -11,10 +12,17 @@ increasing. The achieved real-time factor is in /diagnostics. Every parameter is
 start-up only (the run is precomputed). With ``publish_clock`` it also publishes ``/clock``
 (the stamp of the last published sample) so nodes with ``use_sim_time`` run on the simulated
 time; its own timers run on the steady clock, so it never waits for a clock it publishes.
+
+Events for the online estimator: ``payload_kg`` added to the trunk at ``payload_at_s`` of
+each lap (the physics changes then, and so does the latched ground truth, republished at
+that time and again at the start of the next lap), and an IMU heading error
+(``imu_yaw_offset_deg`` plus ``imu_yaw_drift_deg_s`` times the run time) on the published
+IMU orientation.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from typing import List
 
@@ -56,25 +64,55 @@ PARAMETERS = (
     Param('start_delay_s', 0.5, 'wait before the first sample, to let subscribers connect [s]',
           low=0.0),
     Param('recording', '', 'optional .npz Recording to stream instead of simulating'),
-    Param('queue_depth', 500, 'publisher queue depth [messages]', low=1),
+    Param('queue_depth', 5000, 'publisher queue depth [messages] (5000: 5 s of samples at '
+          '1 kHz, so a subscriber starved of CPU for seconds loses nothing)', low=1),
+    Param('protocol', 'auto', "excitation: 'swap' (single support on the right, a "
+          "double-support transfer, single support on the left: both feet weighed), 'right' "
+          "(single support on the right foot, Wu & Gao 2021) or 'auto' (swap with the "
+          "synthetic engine, right with mujoco, which has only it)",
+          choices=('auto', 'swap', 'right')),
+    Param('payload_kg', 0.0, 'mass added to the trunk at payload_at_s of every lap [kg] (0 = '
+          'none; synthetic engine)', low=0.0, high=50.0),
+    Param('payload_at_s', 10.0, 'time of the run when the payload is added [s]', low=0.0),
+    Param('imu_yaw_offset_deg', 0.0, 'heading error added to the published IMU orientation '
+          '[deg]', low=-180.0, high=180.0),
+    Param('imu_yaw_drift_deg_s', 0.0, 'heading drift of the published IMU orientation '
+          '[deg/s]', low=-10.0, high=10.0),
+    Param('wait_for_subscribers', 0, 'start streaming only once joint_states has this many '
+          'subscribers (then after start_delay_s) [-] (0 = do not wait)', low=0),
     Param('publish_clock', False, 'publish /clock (rosgraph_msgs/Clock): the stamp of the last '
           'published sample, for nodes with use_sim_time'),
 )
 DIAG_NAME = 'legid sim'
 
 
-def make_recording(engine: str, duration_s: float, seed: int, noise: str) -> Recording:
-    """Simulate the biped excitation (Wu & Gao 2021) with the synthetic generator or MuJoCo."""
+def make_recording(engine: str, duration_s: float, seed: int, noise: str,
+                   protocol: str = 'right', payload_kg: float = 0.0,
+                   payload_at_s: float = 0.0) -> Recording:
+    """Simulate the biped excitation (Wu & Gao 2021) with the synthetic generator or MuJoCo.
+
+    Args:
+        protocol: 'right' (single support on the right foot), 'swap' (right, double-support
+            transfer, left; synthetic only) or 'auto' (swap if synthetic, else right).
+        payload_kg: Mass added to the trunk at ``payload_at_s`` [kg, s] (synthetic only).
+    """
     from legid_ros.core.synthetic import NoiseModel, SyntheticConfig
 
     if noise not in ('default', 'none'):
         raise BadInputError(f"noise must be 'default' or 'none', not {noise!r}")
+    if protocol == 'auto':
+        protocol = 'swap' if engine == 'synthetic' else 'right'
     cfg = SyntheticConfig(duration_s=float(duration_s), seed=int(seed),
-                          noise=NoiseModel.none() if noise == 'none' else NoiseModel())
+                          noise=NoiseModel.none() if noise == 'none' else NoiseModel(),
+                          protocol=protocol, payload_kg=float(payload_kg),
+                          payload_at_s=float(payload_at_s))
     if engine == 'synthetic':
         from legid_ros.core.synthetic import simulate_biped
         return simulate_biped(cfg)
     if engine == 'mujoco':
+        if protocol != 'right' or payload_kg > 0:
+            raise BadInputError('the mujoco engine runs the right-support protocol without a '
+                                "payload only (protocol 'right' or 'auto', payload_kg 0)")
         from legid_ros.core.sim.mujoco_biped import simulate_biped_mujoco
         return simulate_biped_mujoco(cfg)
     raise BadInputError(f"engine must be 'synthetic' or 'mujoco', not {engine!r}")
@@ -95,8 +133,19 @@ class SimNode(GuardedNode):
             if p['recording']:
                 recording = Recording.load_npz(p['recording'])
             else:
-                self.get_logger().info(f"simulating {p['duration_s']:.1f} s ({p['engine']})")
-                recording = make_recording(p['engine'], p['duration_s'], p['seed'], p['noise'])
+                self.get_logger().info(f"simulating {p['duration_s']:.1f} s ({p['engine']}, "
+                                       f"protocol {p['protocol']})")
+                try:
+                    recording = make_recording(p['engine'], p['duration_s'], p['seed'],
+                                               p['noise'], p['protocol'], p['payload_kg'],
+                                               p['payload_at_s'])
+                except BadInputError as exc:
+                    raise ParameterRefusedError('sim', 'protocol', str(exc)) from exc
+        if p['imu_yaw_offset_deg'] or p['imu_yaw_drift_deg_s']:
+            from legid_ros.core.synthetic.scenario import imu_heading_error
+            recording = dataclasses.replace(recording, imu_quat=imu_heading_error(
+                recording.imu_quat, recording.t, p['imu_yaw_offset_deg'],
+                p['imu_yaw_drift_deg_s']))
         self.rec = recording
         mode = p['publish_forces'] or robot.description.get('force_sensing', 'wrench')
         if mode not in ('wrench', 'fsr', 'both'):
@@ -125,15 +174,16 @@ class SimNode(GuardedNode):
         self.pub_truth = self.create_publisher(Float64MultiArray, 'legid/sim/ground_truth',
                                                latched_qos())
         self.pub_diag = self.create_publisher(DiagnosticArray, '/diagnostics', 10)
-        if recording.pi_true is not None:
-            self.pub_truth.publish(cv.parameters_msg(recording.pi_true, recording.param_names))
+        self._truths = self._truth_schedule(recording)
+        self._truth_shown = None
+        self._publish_truth(0.0)
         self.rtf = float(p['real_time_factor'])
         if self.rtf <= 0:
             raise BadInputError('real_time_factor must be > 0')
         self.span = (float(recording.t[-1] - recording.t[0]) + 1.0 / max(recording.rate, 1.0)
                      + float(p['loop_gap_s']))
-        self.t0_wall = time.time() + float(p['start_delay_s'])
-        self._mono0 = time.monotonic() + float(p['start_delay_s'])
+        self._waiting = int(p['wait_for_subscribers']) > 0
+        self._set_start()
         self.index = 0
         self.lap = 0
         self.published = 0
@@ -152,7 +202,38 @@ class SimNode(GuardedNode):
             f'streaming {recording.n} samples ({self.span:.1f} s) at {self.rtf:g}x real time, '
             f'forces: {mode}')
 
+    def _set_start(self):
+        """Start the run's clock ``start_delay_s`` from now."""
+        self.t0_wall = time.time() + float(self.p['start_delay_s'])
+        self._mono0 = time.monotonic() + float(self.p['start_delay_s'])
+
+    @staticmethod
+    def _truth_schedule(rec: Recording):
+        """``[(run time [s], parameters)]`` of the ground truth (a payload adds an entry)."""
+        if rec.pi_true is None:
+            return []
+        out = [(0.0, np.asarray(rec.pi_true, float))]
+        payload = rec.meta.get('payload')
+        if payload and rec.meta.get('pi_true_after_payload') is not None:
+            out.append((float(payload['at_s']), np.asarray(rec.meta['pi_true_after_payload'],
+                                                           float)))
+        return out
+
+    def _publish_truth(self, run_t: float) -> None:
+        """Publish (latched) the ground truth in force at run time ``run_t`` [s] if it changed."""
+        live = [k for k, (t, _) in enumerate(self._truths) if t <= run_t]
+        if not live or live[-1] == self._truth_shown:
+            return
+        self._truth_shown = live[-1]
+        self.pub_truth.publish(cv.parameters_msg(self._truths[live[-1]][1],
+                                                 self.rec.param_names))
+
     def _on_timer(self):
+        if self._waiting:
+            if self.count_subscribers('joint_states') < int(self.p['wait_for_subscribers']):
+                return
+            self._waiting = False
+            self._set_start()
         elapsed = (time.monotonic() - self._mono0) * self.rtf
         if elapsed < 0 or self.finished:
             return
@@ -170,6 +251,8 @@ class SimNode(GuardedNode):
                 break
             self._publish_sample(self.index, self.t0_wall + run_t)
             self.last_stamp = self.t0_wall + run_t
+            if len(self._truths) > 1:
+                self._publish_truth(float(t_rel[self.index]))
             self.index += 1
         if self.pub_clock is not None and self.last_stamp is not None:
             self.pub_clock.publish(ClockMsg(clock=cv.sec_to_stamp(self.last_stamp)))

@@ -99,3 +99,43 @@ def test_raw_ankle_topics_can_be_switched_off():
         on = SimNode(recording=rec, context=ctx)
         nodes += [off, on]
         assert off.pub_ankle == {} and sorted(on.pub_ankle) == ['left', 'right']
+
+
+def test_payload_republishes_truth_and_imu_heading_is_corrupted():
+    """payload_kg changes the latched truth at payload_at_s (2 kg more); the IMU heading
+    parameters turn the published orientation about z by offset + drift t only."""
+    from scipy.spatial.transform import Rotation
+
+    with ros_context() as (ctx, ex, nodes):
+        sim = SimNode(context=ctx, parameter_overrides=params(
+            duration_s=0.6, protocol='right', noise='none', payload_kg=2.0, payload_at_s=0.3,
+            imu_yaw_offset_deg=30.0, imu_yaw_drift_deg_s=0.5, real_time_factor=2.0,
+            loop=False, start_delay_s=0.3, wait_for_subscribers=1))
+        probe = Node('probe', context=ctx)
+        nodes += [sim, probe]
+        imu, truth, js = [], [], []
+        probe.create_subscription(Imu, 'imu', imu.append, sensor_qos(2000))
+        probe.create_subscription(JointState, 'joint_states', js.append, sensor_qos(2000))
+        probe.create_subscription(Float64MultiArray, 'legid/sim/ground_truth', truth.append,
+                                  latched_qos())
+        for n in nodes:
+            ex.add_node(n)
+        assert spin_until(ex, lambda: sim.finished and len(imu) >= sim.rec.n, 30.0)
+        spin_until(ex, lambda: len(truth) >= 2, 5.0)
+    rec = make_recording('synthetic', 0.6, 0, 'none', 'right')
+    masses = [sum(cv.parameters_from_msg(m)[0][0::10]) for m in truth]
+    assert len(masses) == 2 and masses[1] - masses[0] == pytest.approx(2.0)
+    got = np.array([[m.orientation.x, m.orientation.y, m.orientation.z, m.orientation.w]
+                    for m in imu[:rec.n]])
+    rel = (Rotation.from_quat(got) * Rotation.from_quat(rec.imu_quat).inv()).as_rotvec()
+    np.testing.assert_allclose(rel[:, :2], 0.0, atol=1e-9)
+    np.testing.assert_allclose(np.degrees(rel[:, 2]), 30.0 + 0.5 * rec.t, atol=1e-6)
+
+
+def test_swap_is_the_default_protocol_and_mujoco_refuses_it():
+    """make_recording runs the support swap under 'auto' (synthetic); mujoco refuses a swap."""
+    rec = make_recording('synthetic', 9.0, 1, 'none', 'auto')
+    assert rec.meta['support_foot'] == 'swap'
+    assert rec.foot_wrench['left'][:, 2].max() > 100.0
+    with pytest.raises(BadInputError):
+        make_recording('mujoco', 1.0, 0, 'none', 'swap')
