@@ -26,28 +26,32 @@ from typing import List
 
 import numpy as np
 
-from legid_ros.core.metrics import identifiable_reduced_errors, reduced_group_errors
+from legid_ros.core.metrics import reduced_group_errors
 from legid_ros.core.recording import Recording
 from legid_ros.core.identification.parameters.reduced import ReducedParameterization
+from legid_ros.bench.accuracy_errors import (COM_GOAL, FT_FOOT, GROUPED, MASS_GOAL,
+                                             best_ft_method, identifiable_errors,
+                                             identifiable_grouped)
 from legid_ros.bench.accuracy_report import CAL_SUFFIX, markdown
 from legid_ros.core.robot import Robot, load_robot
 from legid_ros.core.sim.calibration import CalibrationErrors, miscalibrated
 
 # FT_FOOT: the swinging foot weighed by MuJoCo's ankle F/T sensor, then zmp_newton with that
 # foot mass held (core.identification.rows.foot_ft): the reduced set from all of the robot's
-# sensors
-FT_FOOT = 'zmp_newton_ft'
-METHODS = ('cad', 'torque_ls', 'floating_qp', 'zmp_newton', 'zmp_qp', 'sdp', FT_FOOT)
-CAL_METHODS = ('cad', 'torque_ls', 'floating_qp', 'zmp_newton', 'zmp_qp', FT_FOOT)
-ZMP_METHODS = ('zmp_newton', 'zmp_qp', FT_FOOT)
+# sensors; GROUPED: the grouped set's methods (accuracy_errors)
+METHODS = ('cad', 'torque_ls', 'floating_qp', 'zmp_newton', 'zmp_qp', 'sdp', FT_FOOT,
+           *GROUPED)
+CAL_METHODS = ('cad', 'torque_ls', 'floating_qp', 'zmp_newton', 'zmp_qp', FT_FOOT,
+               'zmp_newton_grouped', 'zmp_newton_grouped_ft')
+ZMP_METHODS = ('zmp_newton', 'zmp_qp', FT_FOOT, *GROUPED)
 VALIDATION_SEED = 100
 ZMP_GOAL_MM = 3.0
 MASS_GOAL_PCT = 3.0
 # issue 14: ZMP deviation within this factor of the truth's own (the model floor); errors in
 # the identifiable combinations of the best method with the ankle F/T
 FLOOR_FACTOR = 1.2
-ID_MASS_GOAL_PCT = 2.0
-ID_COM_GOAL_MM = 3.0
+ID_MASS_GOAL_PCT = MASS_GOAL
+ID_COM_GOAL_MM = COM_GOAL
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -139,12 +143,13 @@ def identify_runs(robot: Robot, recs: List[Recording], samples: list, method: st
     """Identify every run with one method.
 
     Returns:
-        (list of pi, list of times [s], notes, list of uncertainties (None for CAD)).
+        (list of pi, list of times [s], notes, list of uncertainties (None for CAD), the
+        regularisation weights chosen from the data (grouped methods; else empty).
     """
     from legid_ros.core.identification import identify
     from legid_ros.core.inertial import get_parameters
 
-    pis, times, notes, uncs = [], [], [], []
+    pis, times, notes, uncs, regs = [], [], [], [], []
     for rec, smp in zip(recs, samples):
         start = time.perf_counter()
         if method == 'cad':
@@ -154,6 +159,14 @@ def identify_runs(robot: Robot, recs: List[Recording], samples: list, method: st
             res = identify(rec, robot, 'zmp_newton', samples=smp, foot_from_ft=True)
             pis.append(np.asarray(res.pi, float))
             uncs.append(res.uncertainty)
+        elif method in GROUPED:
+            name, opts = GROUPED[method]
+            res = identify(rec, robot, name, samples=smp, **opts)
+            pis.append(np.asarray(res.pi, float))
+            uncs.append(res.uncertainty)
+            regs.append(res.info.get('reg_chosen'))
+            if not res.consistency.ok:
+                notes.append(res.consistency.failing)
         else:
             res = identify(rec, robot, method, samples=smp)
             pis.append(np.asarray(res.pi, float))
@@ -161,32 +174,7 @@ def identify_runs(robot: Robot, recs: List[Recording], samples: list, method: st
             if not res.consistency.ok:
                 notes.append(res.consistency.failing)
         times.append(time.perf_counter() - start)
-    return pis, times, notes, uncs
-
-
-def identifiable_errors(red: ReducedParameterization, pis: list, uncs: list,
-                        pi_true: np.ndarray) -> dict:
-    """Mass [%] and COM [mm] errors in the combinations each run calls identifiable.
-
-    Each run's reduced-set error without its components along the combinations its own
-    uncertainty (:mod:`legid_ros.core.identification.uncertainty`) calls not identifiable;
-    the mean over the runs. Empty when no run has an uncertainty (CAD).
-    """
-    tru = red.from_standard(pi_true)
-    errs = [identifiable_reduced_errors(u, red.from_standard(p), tru, red.n_groups)
-            for p, u in zip(pis, uncs) if u is not None]
-    if not errs:
-        return {}
-    mass_pct, com_mm = np.mean([e[0] for e in errs], axis=0), np.mean([e[1] for e in errs], axis=0)
-    names = [grp.name for grp in red.groups]
-    mass = {n: float(mass_pct[i]) for i, n in enumerate(names)}
-    com = {n: float(com_mm[i]) for i, n in enumerate(names)}
-    return {'mass_err_pct_identifiable': mass, 'com_err_mm_identifiable': com,
-            'mass_err_pct_max_identifiable': float(max(abs(v) for v in mass.values())),
-            'com_err_mm_max_identifiable': float(max(abs(v) for v in com.values())),
-            'identifiable_combinations': [
-                [c for c, ok in zip(u.combinations, u.identifiable) if ok]
-                for u in uncs if u is not None][0]}
+    return pis, times, notes, uncs, regs
 
 
 def reduced_class_floor(robot: Robot, validator: 'Validator', pi_true: np.ndarray) -> dict:
@@ -254,7 +242,7 @@ def evaluate(robot: Robot, red: ReducedParameterization, train: List[Recording],
     table = {}
     for method in methods:
         _log(f'identifying with {method}{suffix} ...')
-        pis, times, notes, uncs = identify_runs(robot, train, samples, method)
+        pis, times, notes, uncs, regs = identify_runs(robot, train, samples, method)
         pi_mean = np.mean(pis, axis=0)
         dev = validator.deviation(pi_mean)
         phis = np.array([red.from_standard(p) for p in pis])
@@ -272,7 +260,10 @@ def evaluate(robot: Robot, red: ReducedParameterization, train: List[Recording],
             'com_err_mm_mod_invariance': inv['com_err_mm'],
             'thigh_offset_kg': inv['thigh_offset_kg'],
             'com_err_mm_max': float(max(abs(v) for v in err['com_err_mm'].values())),
-            **identifiable_errors(red, pis, uncs, val.pi_true),
+            **(identifiable_grouped(robot, GROUPED[method][1]['param_set'], pis, uncs,
+                                    val.pi_true) if method in GROUPED else
+               identifiable_errors(red, pis, uncs, val.pi_true)),
+            **({'reg_chosen_per_run': regs} if regs else {}),
             'time_s': float(np.mean(times)),
             'notes': [f'physically inconsistent in {len(notes)}/{len(pis)} runs (links: '
                       f'{", ".join(sorted(set(sum(notes, []))))})'] if notes else []}
@@ -373,6 +364,12 @@ def _one_truth(args: argparse.Namespace, robot: Robot, runs: int, duration: floa
             table[FT_FOOT]['mass_err_pct_max_identifiable'] <= ID_MASS_GOAL_PCT)
         checks[f'{FT_FOOT}_identifiable_com_within_{ID_COM_GOAL_MM:g}mm'] = (
             table[FT_FOOT]['com_err_mm_max_identifiable'] <= ID_COM_GOAL_MM)
+    best_ft = best_ft_method(table)
+    if best_ft is not None:  # issue 14: the best method with the ankle F/T
+        checks[f'best_ft_identifiable_masses_within_{ID_MASS_GOAL_PCT:g}pct'] = (
+            table[best_ft]['mass_err_pct_max_identifiable'] <= ID_MASS_GOAL_PCT)
+        checks[f'best_ft_identifiable_com_within_{ID_COM_GOAL_MM:g}mm'] = (
+            table[best_ft]['com_err_mm_max_identifiable'] <= ID_COM_GOAL_MM)
     result = {
         'truth_class': truth_class, 'runs': runs, 'duration_s': duration, 'rate_hz': args.rate,
         'validation_seed': VALIDATION_SEED, 'fell': fell, 'physics': physics,
@@ -388,6 +385,9 @@ def _one_truth(args: argparse.Namespace, robot: Robot, runs: int, duration: floa
         'com_err_mm_max_identifiable': {m: table[m]['com_err_mm_max_identifiable']
                                         for m in table
                                         if 'com_err_mm_max_identifiable' in table[m]},
+        'zmp_dev_ratio_to_floor': {m: table[m]['zmp_dev_mm'] / floor[0] for m in table
+                                   if not m.endswith(CAL_SUFFIX)},
+        'best_ft_method': best_ft,
         'methods': table, 'reduced_names': red.names,
         'phi_true': red.from_standard(pi_true).tolist(), 'phi_cad': red.cad().tolist(),
         'checks': checks, 'passed': all(checks.values()), 'info_checks': info,

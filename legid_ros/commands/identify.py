@@ -27,11 +27,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument('--out', default='identified', help='output directory')
     parser.add_argument('--validate', help='second bag for the ZMP validation (default: the '
                                            'last 25 %% of --bag is held out)')
-    parser.add_argument('--param-set', choices=('reduced', 'standard'),
-                        help='parameter set (zmp_newton: reduced; others: standard)')
+    parser.add_argument('--param-set',
+                        choices=('reduced', 'grouped', 'grouped_sides', 'standard', 'base'),
+                        help='parameter set (default zmp_newton: reduced; others: standard): '
+                             'reduced = Wu & Gao\'s axial COM and mass per link group, legs '
+                             'alike; grouped = mass and 3-D COM per link group, legs mirrored; '
+                             'grouped_sides = the same per side; base = torque_ls plain LS')
     parser.add_argument('--rows', choices=('zmp', 'torque', 'floating'),
                         help='rows for sdp / primitives (default zmp)')
-    parser.add_argument('--reg', type=float, help='regularisation weight toward CAD')
+    parser.add_argument('--reg', type=_reg, help='regularisation weight toward CAD, or '
+                        "'auto' (zmp_newton: chosen on a held-out slice; the default on the "
+                        'grouped sets)')
     parser.add_argument('--total-mass', type=float, help='total mass [kg] (default: mean '
                                                          'vertical force / g)')
     parser.add_argument('--cutoff-hz', type=float, default=6.0,
@@ -43,14 +49,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help='assume the support sole exactly flat (no IMU roll/pitch)')
     parser.add_argument('--no-check', action='store_true', help='skip the excitation check')
     parser.add_argument('--known', action='append', default=[], metavar='NAME=VALUE',
-                        help='a reduced-set parameter measured otherwise, held fixed, in SI '
-                             'units (e.g. a weighed foot: --known m_foot=1.26 [kg], or '
-                             '--known lc_foot=0.074 [m]); zmp_newton, or torque_ls with '
-                             '--param-set reduced; repeatable')
+                        help='a parameter measured otherwise, held fixed, in SI units (e.g. '
+                             'a weighed foot: --known m_foot=1.26 [kg], --known '
+                             'lc_foot=0.074 [m], or m_left_foot=1.3 with --param-set '
+                             'grouped_sides); zmp_newton, or a linear-row method with '
+                             '--param-set reduced/grouped/grouped_sides; repeatable')
     parser.add_argument('--foot-from-ft', action='store_true',
                         help='weigh the swinging feet with their ankle F/T sensors first and '
                              'hold the foot mass (the one mass the ZMP cannot see); needs the '
                              'raw ankle F/T topics in the bag; same methods as --known')
+
+
+def _reg(text: str):
+    """``--reg`` value: a number or 'auto'."""
+    if text == 'auto':
+        return text
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--reg expects a number or 'auto', got {text!r}")
 
 
 def parse_known(items) -> dict:

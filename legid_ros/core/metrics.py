@@ -111,3 +111,24 @@ def condition_number(a: np.ndarray, scales: Optional[np.ndarray] = None) -> floa
     s = np.linalg.svd(a, compute_uv=False)
     s = s[s > 1e-12 * s[0]] if s.size and s[0] > 0 else s
     return float(s[0] / s[-1]) if s.size else float('inf')
+
+
+def identifiable_grouped_errors(uncertainty, x: np.ndarray, x_true: np.ndarray, param
+                                ) -> Tuple[np.ndarray, np.ndarray]:
+    """Grouped-set errors in the combinations an estimate's own uncertainty calls identifiable.
+
+    ``param``: the :class:`legid_ros.core.identification.parameters.grouped.GroupedSet` of
+    ``x`` (per unit: mass [kg], COM [m] (, inertia)) and of ``uncertainty``'s core. The error
+    ``x - x_true`` without its components along the combinations
+    ``uncertainty.identifiable_part`` leaves out.
+
+    Returns:
+        (mass errors [%], COM error norms [mm]), one per unit (group or group side).
+    """
+    x_true = np.asarray(x_true, float)
+    e = uncertainty.identifiable_part(np.asarray(x, float) - x_true)
+    w = param.width
+    units = range(param.n_groups)
+    mass = np.array([100 * e[w * u] / x_true[w * u] for u in units])
+    com = np.array([1e3 * np.linalg.norm(e[w * u + 1:w * u + 4]) for u in units])
+    return mass, com

@@ -4,25 +4,29 @@ Methods (rows are described in :mod:`legid_ros.core.identification.rows.linear`)
 
 ====================  =====================================================================
 ``zmp_newton``        ZMP feedback (Wu & Gao 2021): Newton on eq. (9), ZMP reduced set
-                      (``param_set='standard'`` too)
-``zmp_qp``            linearised ZMP rows, standard set, OSQP
+                      (``param_set`` 'grouped', 'grouped_sides', 'standard' too)
+``zmp_qp``            linearised ZMP rows, standard set, OSQP (``param_set`` 'reduced',
+                      'grouped', 'grouped_sides': Newton on the rows' normal equations)
 ``torque_ls``         joint torques, support foot as fixed base, friction, WLS (standard set
-                      by QP, ``param_set='reduced'`` by Newton as in Wu & Gao's Table 2, or
-                      ``param_set='base'``: plain LS on base parameters + CAD prior)
+                      by QP, ``param_set`` 'reduced' (Wu & Gao's Table 2) or a grouped set by
+                      Newton, or ``param_set='base'``: plain LS on base parameters + CAD prior)
 ``floating_qp``       floating-base rows (joint efforts + foot F/T) of the Tencent patent
                       application 2022, WLS, OSQP
-``sdp``               any rows (``rows=`` 'zmp' default) + pseudo-inertia LMIs (cvxpy)
+``sdp``               any rows (``rows=`` 'zmp' default) + pseudo-inertia LMIs (cvxpy); with a
+                      grouped ``param_set`` the LMIs hold by construction (positive masses,
+                      CAD inertia about the COM) and the rows are solved as ``zmp_qp`` is
 ``primitives``        any rows + homogeneous primitive bodies (Tencent patent application
                       2022; OSQP, masses >= eps)
 ====================  =====================================================================
 
 Options: every :class:`PrepareOptions` field (``diff``, ``cutoff_hz``, ``use_imu``, ...),
 ``total_mass`` [kg] (default: mean measured vertical force / g), ``reg``, ``max_cond``,
-``check`` (excitation check), ``pi_cad`` and the method's own options. For the reduced-set
-methods (``zmp_newton``; ``torque_ls`` with ``param_set='reduced'``): ``known`` (parameters
-measured otherwise, held fixed) and ``foot_from_ft=True`` (weigh the swinging feet with their
-ankle F/T sensors first, :mod:`legid_ros.core.identification.rows.foot_ft`, and hold the foot
-mass).
+``check`` (excitation check), ``pi_cad`` and the method's own options. For the methods on the
+reduced or a grouped set (``zmp_newton``; the linear-row methods with ``param_set`` 'reduced',
+'grouped' or 'grouped_sides'): ``known`` (parameters measured otherwise, held fixed) and
+``foot_from_ft=True`` (weigh the swinging feet with their ankle F/T sensors first,
+:mod:`legid_ros.core.identification.rows.foot_ft`, and hold the foot mass: ``m_foot``, or
+``m_left_foot`` and ``m_right_foot`` with 'grouped_sides').
 
 Every result carries ``uncertainty``: the standard deviation of each core parameter and of each
 combination, from the residual and the information of the rows the method fitted
@@ -48,6 +52,8 @@ from legid_ros.core.recording import Recording
 from legid_ros.core.robot import Robot
 
 ROWS_OF = {'zmp_qp': 'zmp', 'torque_ls': 'torque', 'floating_qp': 'floating'}
+# parameter sets solved by Newton (nonlinear map pi(x), held parameters possible)
+NEWTON_SETS = ('reduced', 'grouped', 'grouped_sides')
 
 
 def split_options(options: dict):
@@ -86,9 +92,12 @@ def identify(recording: Recording, robot: Robot, method: str = 'zmp_qp',
     if pi_cad is None and recording is not None and recording.pi_cad is not None:
         pi_cad = recording.pi_cad
     _check_held(method, opts)
+    if opts.get('reg') == 'auto' and method != 'zmp_newton':
+        raise BadInputError("reg='auto' (chosen on a held-out slice) is zmp_newton's; give "
+                            f'{method} a number')
     weighed = None
     if opts.pop('foot_from_ft', False):
-        weighed = _weigh_feet(samples, robot, opts, pi_cad)
+        weighed = _weigh_feet(samples, robot, opts, pi_cad, _param_set(method, opts))
     rows = regs = None
     if method == 'zmp_newton':
         from legid_ros.core.identification.solvers.zmp_newton import identify_zmp_newton
@@ -100,8 +109,9 @@ def identify(recording: Recording, robot: Robot, method: str = 'zmp_qp',
         param_set = opts.pop('param_set', 'standard')
         rows = build_rows(samples, robot, ROWS_OF[method],
                           regressors_for(samples, robot, [ROWS_OF[method]]), friction)
-        if param_set == 'reduced':
-            res = _reduced_linear(rows, robot, method, total, pi_cad, **opts)
+        if param_set in NEWTON_SETS:
+            res = _reduced_linear(rows, robot, method, total, pi_cad, param_set=param_set,
+                                  **opts)
         elif param_set == 'base':
             from legid_ros.core.identification.solvers.standard import solve_base
             res = solve_base(rows, robot, method, total, pi_cad=pi_cad, **opts)
@@ -112,7 +122,12 @@ def identify(recording: Recording, robot: Robot, method: str = 'zmp_qp',
         friction = opts.pop('friction', True)
         rows = build_rows(samples, robot, kind, regressors_for(samples, robot, [kind]),
                           friction)
-        if method == 'sdp':
+        param_set = opts.pop('param_set', 'standard')
+        if method == 'sdp' and param_set in NEWTON_SETS:  # consistent by construction
+            res = _reduced_linear(rows, robot, method, total, pi_cad, param_set=param_set,
+                                  **opts)
+            res.info['lmi'] = 'held by construction of the set (no SDP solved)'
+        elif method == 'sdp':
             from legid_ros.core.identification.solvers.sdp import identify_sdp
             res = identify_sdp(rows, robot, total, pi_cad=pi_cad, **opts)
         else:
@@ -142,20 +157,22 @@ def _uncertainty(res: IdentResult, robot: Robot, samples: Samples, regs, rows):
 
     held = {k: 0.0 for k in (res.info.get('known') or {})}
     feet = res.info.get('foot_from_ft') or {}
-    for name, group in robot.link_groups.items():  # weighed feet: the weighing's std
-        weighed = [f for k, f in feet.items() if robot.feet[k].link in group.links]
-        if weighed and f'm_{name}' in held:  # the sample-weighted mean of the feet weighed
-            n = np.array([f['n_samples'] for f in weighed], float)
-            held[f'm_{name}'] = float(np.linalg.norm(n * [f['mass_std_kg'] for f in weighed])
-                                      / n.sum())
+    param_set = res.info.get('param_set', 'reduced')
+    core = param_set if param_set in NEWTON_SETS else 'reduced'
+    for name, weighed in weighed_mass_names(robot, feet, core).items():
+        if name in held:  # weighed feet: the std of their sample-weighted mean
+            n = np.array([feet[f]['n_samples'] for f in weighed], float)
+            held[name] = float(np.linalg.norm(n * [feet[f]['mass_std_kg'] for f in weighed])
+                               / n.sum())
     try:
         if regs is not None:
             zmp, grad = zmp_derivatives(regs.wrench, res.pi, hessian=False)
             # eq. (9) as a sum with the prior N reg |(x - x_cad) / s|^2 (ZmpObjective)
             prior = samples.n * float(res.info.get('reg_m2', 0.0)) \
-                if res.info.get('param_set', 'reduced') == 'reduced' else 0.0
+                if param_set in NEWTON_SETS else 0.0
             return core_uncertainty(robot, res.pi, grad.reshape(-1, grad.shape[2]),
-                                    (zmp - samples.zmp).ravel(), samples.n, held, prior=prior)
+                                    (zmp - samples.zmp).ravel(), samples.n, held, prior=prior,
+                                    core=core)
         npi = rows.A.shape[1] - rows.nf
         a, f = rows.A[:, :npi], rows.A[:, npi:]
         r = a @ res.pi - rows.b
@@ -165,32 +182,63 @@ def _uncertainty(res: IdentResult, robot: Robot, samples: Samples, regs, rows):
         rms = np.sqrt(np.bincount(inverse, r ** 2) / np.bincount(inverse))
         w = 1.0 / np.maximum(rms, 1e-9)[inverse]  # the WLS weights at the estimate
         return core_uncertainty(robot, res.pi, a * w[:, None], r * w, rows.n_samples, held,
-                                nuisance=f * w[:, None] if rows.nf else None)
+                                nuisance=f * w[:, None] if rows.nf else None, core=core)
     except (np.linalg.LinAlgError, ValueError) as exc:
         res.info['uncertainty_error'] = str(exc)
         return None
 
 
+def _param_set(method: str, opts: dict) -> str:
+    """The parameter set a method runs on with these options."""
+    return opts.get('param_set', 'reduced' if method == 'zmp_newton' else 'standard')
+
+
 def _check_held(method: str, opts: dict) -> None:
     """``known`` and ``foot_from_ft`` only where a method can hold parameters."""
+    held_ok = _param_set(method, opts) in NEWTON_SETS and method != 'primitives'
     zmp = method == 'zmp_newton'
-    reduced = (zmp and opts.get('param_set', 'reduced') == 'reduced') or (
-        method == 'torque_ls' and opts.get('param_set') == 'reduced')
-    if (opts.get('foot_from_ft') and not reduced) or (opts.get('known') and not (zmp or reduced)):
-        raise BadInputError('known and foot_from_ft need a reduced-set method: zmp_newton, or '
-                            "torque_ls with param_set='reduced'")
+    if (opts.get('foot_from_ft') and not held_ok) or (
+            opts.get('known') and not (zmp or held_ok)):
+        raise BadInputError('known and foot_from_ft need a method on the reduced or a grouped '
+                            "set: zmp_newton, or a linear-row method with param_set 'reduced', "
+                            "'grouped' or 'grouped_sides'")
 
 
-def _weigh_feet(samples, robot, opts, pi_cad):
-    """Feet weighed by their ankle F/T; their group mass joins ``opts['known']``."""
+def weighed_mass_names(robot: Robot, feet, param_set: str) -> dict:
+    """Parameter name holding each weighed foot's mass: ``{name: [foot, ...]}``.
+
+    ``m_<group>`` (both feet share it: reduced and grouped sets) or ``m_<side>_<group>``
+    ('grouped_sides'; side from the link name).
+    """
+    from legid_ros.core.identification.parameters.grouped import link_side
+
+    out = {}
+    for name, group in robot.link_groups.items():
+        for foot in feet:
+            link = robot.feet[foot].link
+            if link not in group.links:
+                continue
+            side = link_side(link) if param_set == 'grouped_sides' else None
+            out.setdefault(f'm_{side}_{name}' if side else f'm_{name}', []).append(foot)
+    return out
+
+
+def _weigh_feet(samples, robot, opts, pi_cad, param_set='reduced'):
+    """Feet weighed by their ankle F/T; the mass parameter they hold joins ``opts['known']``
+    (the sample-weighted mean of the feet sharing it)."""
     from legid_ros.core.identification.rows.foot_ft import identify_foot_ft
     weighed = identify_foot_ft(robot, samples, pi_cad if pi_cad is not None else _cad(robot))
-    opts['known'] = {**weighed.known, **(opts.get('known') or {})}
+    known = {}
+    for name, feet in weighed_mass_names(robot, weighed.feet, param_set).items():
+        n = np.array([weighed.feet[f].n_samples for f in feet], float)
+        known[name] = float(np.sum(n * [weighed.feet[f].mass_kg for f in feet]) / n.sum())
+    opts['known'] = {**known, **(opts.get('known') or {})}
     return weighed
 
 
 def _reduced_linear(rows, robot, method, total, pi_cad, reg=DEFAULT_REG, **opts):
-    """Linear rows on the ZMP reduced set by Newton (WLS weights from a CAD pass)."""
+    """Linear rows on the reduced or a grouped set (``opts['param_set']``) by Newton on their
+    normal equations (WLS weights from a CAD pass; ``reg`` dimensionless, as the QP's)."""
     from legid_ros.core.identification.rows.linear import fold_rows, group_weights
     from legid_ros.core.identification.solvers.zmp_newton import identify_normal_newton
 

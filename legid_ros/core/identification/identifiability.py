@@ -6,7 +6,8 @@ Two uses of one concept, the information ``A^T A`` of the rows about the paramet
 solve).** The standard set is never fully identifiable (base parameters), and regularisation
 toward CAD keeps unexcited directions at CAD. What must be excited is the *core*: the ZMP
 reduced set (axial COM and mass of every link group; Wu & Gao 2021) when the robot has link
-groups, else every link's mass and first moment. The information of the data in the core,
+groups (or the grouped set a method fits: 3-D COM and mass per group or group side), else every
+link's mass and first moment. The information of the data in the core,
 ``M = J^T (A^T A / n) J`` (``J = d pi / d x_core`` times the core scales, restricted to the
 total-mass plane), gives:
 
@@ -36,7 +37,7 @@ import scipy.linalg as sla
 from scipy import stats
 
 from legid_ros.core.errors import BadInputError, NotIdentifiableError
-from legid_ros.core.identification.parameters.sets import ReducedSet, StandardSet
+from legid_ros.core.identification.parameters.sets import GroupedSet, ReducedSet, StandardSet
 from legid_ros.core.identification.solvers.least_squares import solve_ls
 from legid_ros.core.inertial import PARAMS_PER_LINK
 from legid_ros.core.robot import Robot
@@ -64,23 +65,24 @@ class ExcitationReport:
 _CACHE: dict = {}
 
 
-def _core(robot: Robot, pi_ref: np.ndarray):
-    key = (id(robot.model), np.asarray(pi_ref, float).tobytes())
+def _core(robot: Robot, pi_ref: np.ndarray, core: str = 'reduced'):
+    key = (id(robot.model), np.asarray(pi_ref, float).tobytes(), core)
     if key not in _CACHE:
         if len(_CACHE) > 64:
             _CACHE.clear()
-        jac, c, names = _core_uncached(robot, pi_ref)
+        jac, c, names = _core_uncached(robot, pi_ref, core)
         z = sla.null_space((c / np.linalg.norm(c))[None, :])
         _CACHE[key] = (jac, c, names, z)
     return _CACHE[key]
 
 
-def _core_uncached(robot: Robot, pi_ref: np.ndarray):
+def _core_uncached(robot: Robot, pi_ref: np.ndarray, core: str = 'reduced'):
     if robot.link_groups:
-        core = ReducedSet(robot, pi_cad=pi_ref)
-        x0 = core.from_standard(pi_ref)
-        jac = core.jacobian(x0) * core.scales()[None, :]
-        return jac, core.mass_row(), core.names
+        basis = GroupedSet(robot, pi_cad=pi_ref, per_side=core == 'grouped_sides') \
+            if core in ('grouped', 'grouped_sides') else ReducedSet(robot, pi_cad=pi_ref)
+        x0 = basis.from_standard(pi_ref)
+        jac = basis.jacobian(x0) * basis.scales()[None, :]
+        return jac, basis.mass_row(), basis.names
     std = StandardSet(robot, pi_ref)
     cols = [i for i in range(std.size) if i % PARAMS_PER_LINK < 4]
     jac = np.zeros((std.size, len(cols)))
@@ -107,7 +109,7 @@ def describe(vec: np.ndarray, names: List[str], top: int = 3) -> str:
 def excitation(robot: Robot, info: np.ndarray, n: int, pi_ref: np.ndarray,
                sigma_res: float = None, max_cond: float = DEFAULT_MAX_COND,
                poor_spread: float = 0.05, raise_error: bool = True,
-               held: Sequence[str] = ()) -> ExcitationReport:
+               held: Sequence[str] = (), core: str = 'reduced') -> ExcitationReport:
     """Check the data's information about the core parameters.
 
     Args:
@@ -122,8 +124,10 @@ def excitation(robot: Robot, info: np.ndarray, n: int, pi_ref: np.ndarray,
         raise_error: Raise :class:`NotIdentifiableError` when above ``max_cond``.
         held: Core parameter names measured otherwise and held fixed (e.g. ``m_foot``):
             treated as known exactly, so only what the data must still decide is reported.
+        core: 'reduced' (the ZMP reduced set), or 'grouped' / 'grouped_sides' (mass and 3-D COM
+            per link group or group side: the core of a method on those sets).
     """
-    jac, c, names, z = _core(robot, pi_ref)
+    jac, c, names, z = _core(robot, pi_ref, core)
     m = jac.T @ info @ jac / max(n, 1)
     fixed = [names.index(h) for h in held if h in names]
     if fixed:  # only the plane the data must still decide: mass equality and held values

@@ -10,8 +10,9 @@ over contiguous blocks ``b`` of samples (a batch-means estimate of the score's c
 holds for correlated and unequal residuals as long as a block is longer than their correlation).
 
 It is computed on the *core* of :mod:`legid_ros.core.identification.identifiability` (the ZMP
-reduced set of Wu & Gao 2021 for a robot with link groups: axial COM and mass per group; else
-every link's mass and first moment), in the plane the data must decide (total-mass equality
+reduced set of Wu & Gao 2021 for a robot with link groups: axial COM and mass per group, or the
+grouped set the method fitted: 3-D COM and mass per group or group side; else every link's mass
+and first moment), in the plane the data must decide (total-mass equality
 and held parameters removed), from the data alone (no prior). Combinations are the
 eigen-directions of ``B``; one is *identifiable* when its standard deviation is at most
 ``poor_spread`` core-scale units (the excitation report's 'ok'), and a parameter's std is
@@ -27,7 +28,7 @@ import numpy as np
 import scipy.linalg as sla
 
 from legid_ros.core.identification.identifiability import describe
-from legid_ros.core.identification.parameters.sets import ReducedSet, StandardSet
+from legid_ros.core.identification.parameters.sets import GroupedSet, ReducedSet, StandardSet
 from legid_ros.core.inertial import PARAMS_PER_LINK
 from legid_ros.core.robot import Robot
 
@@ -106,7 +107,8 @@ class Uncertainty:
         out = ['standard deviations (sandwich covariance over blocks of samples; estimate, '
                'then from the data alone):']
         for n, v, s, d in zip(self.names, self.value, self.std, self.std_data):
-            unit, k = ('mm', 1e3) if n.startswith(('lc_', 'mx_', 'my_', 'mz_')) else ('kg', 1.0)
+            unit, k = ('mm', 1e3) if n.startswith(('lc_', 'mx_', 'my_', 'mz_', 'cx_', 'cy_',
+                                                 'cz_')) else ('kg', 1.0)
             out.append(f'  {n} = {k * v:.4g} +- {k * s:.2g} {unit} (data alone: '
                        f'{k * d:.2g})')
         for c, s, ok in zip(self.combinations, self.combination_std, self.identifiable):
@@ -114,13 +116,20 @@ class Uncertainty:
         return out
 
 
-def _core_basis(robot: Robot, pi: np.ndarray):
-    """(values, scales, d pi / d x_scaled, mass row, names) of the core at ``pi``."""
+def _core_basis(robot: Robot, pi: np.ndarray, core: str = 'reduced'):
+    """(values, scales, d pi / d x_scaled, mass row, names) of the core at ``pi``.
+
+    ``core``: 'reduced' (the ZMP reduced set), 'grouped' or 'grouped_sides' (mass and 3-D COM
+    per link group or group side); robots without link groups: masses and first moments.
+    """
     if robot.link_groups:
-        core = ReducedSet(robot, pi_cad=pi)
-        x0 = core.from_standard(pi)
-        s = core.scales()
-        return x0, s, core.jacobian(x0) * s[None, :], core.mass_row(), list(core.names)
+        if core in ('grouped', 'grouped_sides'):
+            basis = GroupedSet(robot, pi_cad=pi, per_side=core == 'grouped_sides')
+        else:
+            basis = ReducedSet(robot, pi_cad=pi)
+        x0 = basis.from_standard(pi)
+        s = basis.scales()
+        return x0, s, basis.jacobian(x0) * s[None, :], basis.mass_row(), list(basis.names)
     std = StandardSet(robot, pi)
     cols = [i for i in range(std.size) if i % PARAMS_PER_LINK < 4]
     sc = std.scales()[cols]
@@ -152,7 +161,7 @@ def core_uncertainty(robot: Robot, pi: np.ndarray, jac_pi: np.ndarray, resid: np
                      n_samples: int, held: Union[Sequence[str], Dict[str, float]] = (),
                      nuisance: np.ndarray = None,
                      n_blocks: int = DEFAULT_BLOCKS, poor_spread: float = POOR_SPREAD,
-                     prior: float = 0.0) -> Uncertainty:
+                     prior: float = 0.0, core: str = 'reduced') -> Uncertainty:
     """Sandwich covariance of the core from the rows' residual and Jacobian.
 
     Args:
@@ -170,8 +179,9 @@ def core_uncertainty(robot: Robot, pi: np.ndarray, jac_pi: np.ndarray, resid: np
         poor_spread: Largest std of an identifiable combination [core-scale units].
         prior: The estimator's prior weight on the core, in the rows' units per squared
             core-scale unit (ZMP Newton: ``N reg``); 0: none.
+        core: The core parameter set (:func:`_core_basis`): the set the method fitted.
     """
-    value, scales, jac, c, names = _core_basis(robot, np.asarray(pi, float))
+    value, scales, jac, c, names = _core_basis(robot, np.asarray(pi, float), core)
     g = np.asarray(jac_pi, float) @ jac
     r = np.asarray(resid, float).copy()
     if nuisance is not None and nuisance.size:
@@ -230,7 +240,7 @@ def core_uncertainty(robot: Robot, pi: np.ndarray, jac_pi: np.ndarray, resid: np
 
 def normal_uncertainty(robot: Robot, pi: np.ndarray, info: np.ndarray, rss: float,
                        n_rows: float, held: Sequence[str] = (),
-                       poor_spread: float = POOR_SPREAD) -> Uncertainty:
+                       poor_spread: float = POOR_SPREAD, core: str = 'reduced') -> Uncertainty:
     """Core standard deviations from sufficient statistics only (the online estimator).
 
     Without the rows there are no blocks: the white-residual form ``s^2 (A^T A)^-1`` of Zhu &
@@ -246,8 +256,9 @@ def normal_uncertainty(robot: Robot, pi: np.ndarray, info: np.ndarray, rss: floa
         n_rows: Rows behind ``info`` (forgetting included).
         held: Core parameter names held fixed (std 0).
         poor_spread: Largest std of an identifiable combination [core-scale units].
+        core: The core parameter set (:func:`_core_basis`).
     """
-    value, scales, jac, c, names = _core_basis(robot, np.asarray(pi, float))
+    value, scales, jac, c, names = _core_basis(robot, np.asarray(pi, float), core)
     fixed = [names.index(h) for h in held if h in names]
     rows = np.vstack([c / np.linalg.norm(c)] + ([np.eye(len(names))[fixed]] if fixed else []))
     z = sla.null_space(rows)

@@ -201,12 +201,30 @@ class GroupedSet:
             jac[rows, col:col + self.width] += blk
         return jac
 
-    def curvature(self, x: np.ndarray, g: np.ndarray, step: float = 1e-4) -> np.ndarray:
-        """``sum_k g_k d2 pi_k / dx2`` by central differences of the analytic Jacobian.
+    def curvature(self, x: np.ndarray, g: np.ndarray) -> np.ndarray:
+        """``sum_k g_k d2 pi_k / dx2`` (analytic; for Newton's Hessian).
 
-        Exact up to rounding: every Jacobian entry is at most quadratic in each ``x`` entry.
+        Per link, with ``G`` the symmetric matrix of ``g``'s inertia entries (``g . vech(X) =
+        tr(G X)``) and ``Q = tr(G) I - G``: ``g . pi = g_m m + g_h . m A c_u + m c_u^T A^T Q A
+        c_u + ...``, so the (m, c_u) block is ``A^T g_h + 2 A^T Q A c_u`` and the (c_u, c_u)
+        block ``2 m A^T Q A``; the map is linear in the inertia entries.
         """
-        return jacobian_curvature(self.jacobian, self._check(x), g, step)
+        x = self._check(x)
+        g = np.asarray(g, float)
+        out = np.zeros((self.size, self.size))
+        for mem in self.members:
+            m, cu, _ = self._unit(x, mem.unit)
+            seg = g[PARAMS_PER_LINK * mem.index:PARAMS_PER_LINK * (mem.index + 1)]
+            gm = np.array([[seg[4], seg[5] / 2, seg[7] / 2], [seg[5] / 2, seg[6], seg[8] / 2],
+                           [seg[7] / 2, seg[8] / 2, seg[9]]])
+            a = mem.mirror
+            aqa = a.T @ (np.trace(gm) * np.eye(3) - gm) @ a
+            cross = a.T @ seg[1:4] + 2 * aqa @ cu
+            b = self.width * mem.unit
+            out[b, b + 1:b + 4] += cross
+            out[b + 1:b + 4, b] += cross
+            out[b + 1:b + 4, b + 1:b + 4] += 2 * m * aqa
+        return out
 
     # ---- CAD, inverse map, rows and scales ----
 

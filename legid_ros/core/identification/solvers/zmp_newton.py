@@ -1,15 +1,19 @@
 """ZMP-feedback identification (Wu & Gao 2021): nonlinear LS by Newton, and the reduced-set LS.
 
 ``identify_zmp_newton``: minimise eq. (9), the mean squared distance between the model ZMP
-and the measured ZMP, over the ZMP reduced set (default) or the standard set, subject to
-the total-mass equality and box bounds, by
-:func:`legid_ros.core.identification.solvers.newton.newton_solve`.
-Optional regularisation toward CAD: ``reg * sum ((x - x_cad) / s)^2`` with ``reg`` in [m^2]
-(default ``DEFAULT_REG_M2``: one scale unit, i.e. 2 cm of COM or 20 % of a mass, costs as
-much as 0.32 mm of RMS ZMP error).
+and the measured ZMP, over the ZMP reduced set (default), the grouped sets (mass and 3-D COM
+per link group, mirrored or per side) or the standard set, subject to the total-mass equality
+and box bounds, by :func:`legid_ros.core.identification.solvers.newton.newton_solve`.
+Regularisation toward CAD: ``reg * sum ((x - x_cad) / s)^2`` with ``reg`` in [m^2]: chosen
+from the data on a held-out slice for the grouped sets
+(:mod:`legid_ros.core.identification.solvers.reg_choice`), ``DEFAULT_REG_M2`` for the
+reduced and standard sets (one scale unit, i.e. 2 cm of COM or 20 % of a mass, costs as much
+as 0.32 mm of RMS ZMP error); an explicit ``reg`` wins.
 
 ``identify_normal_newton``: the same solver on a linear LS cost given by sufficient
-statistics (used for the torque baseline on the reduced set).
+statistics (the linear-row methods on a nonlinear set, and the online estimator), in any set of
+:data:`PARAM_SETS`: with a quadratic cost in ``pi`` each Newton step is the Gauss-Newton
+(sequential) QP of the set plus its curvature.
 """
 
 from __future__ import annotations
@@ -21,6 +25,8 @@ import numpy as np
 
 from legid_ros.core.identification.identifiability import DEFAULT_MAX_COND, excitation
 from legid_ros.core.identification.solvers.newton import newton_solve
+from legid_ros.core.identification.solvers.reg_choice import (REG_GRID_M2, RegChoice, choose_reg,
+                                                              held_out_mask)
 from legid_ros.core.identification.parameters.sets import (GroupedSet, ReducedSet, StandardSet,
                                                           point_mass_parameters)
 from legid_ros.core.identification.result import IdentResult
@@ -28,7 +34,7 @@ from legid_ros.core.identification.solvers.standard import standard_bounds
 from legid_ros.core.inertial import check_consistency, get_parameters
 from legid_ros.core.identification.rows.regressors import zmp_rows
 from legid_ros.core.robot import Robot
-from legid_ros.core.identification.rows.zmp import ZmpObjective, ZmpObjectiveValue
+from legid_ros.core.identification.rows.zmp import ZmpObjective, ZmpObjectiveValue, model_zmp
 
 DEFAULT_REG_M2 = 1e-7
 
@@ -68,6 +74,11 @@ def make_param(robot: Robot, param_set: str, pi_cad=None, form: str = 'rigid',
         return StandardSet(robot, pi_cad)
     from legid_ros.core.errors import BadInputError
     raise BadInputError(f'unknown parameter set {param_set!r} ({", ".join(PARAM_SETS)})')
+
+
+def _core_name(param_set: str) -> str:
+    """The identifiability core of a set: itself if grouped, else the reduced set."""
+    return param_set if param_set in ('grouped', 'grouped_sides') else 'reduced'
 
 
 def param_bounds(param):
@@ -116,11 +127,12 @@ def known_bounds(param, lb: np.ndarray, ub: np.ndarray, known: Optional[dict]):
 
 def identify_zmp_newton(wrench: np.ndarray, zmp: np.ndarray, fz: np.ndarray, robot: Robot,
                         total_mass: float, param_set: str = 'reduced', form: str = 'rigid',
-                        reg: float = DEFAULT_REG_M2, eps: float = 1e-4, alpha: float = 1.0,
+                        reg=None, eps: float = 1e-4, alpha: float = 1.0,
                         max_iter: int = 300, pi_cad: Optional[np.ndarray] = None,
                         bounds=None, max_cond: float = DEFAULT_MAX_COND,
                         check: bool = True, lc_scale: float = 0.02,
-                        fallback: str = 'descent', known: Optional[dict] = None
+                        fallback: Optional[str] = None, known: Optional[dict] = None,
+                        reg_grid=REG_GRID_M2, identify_inertia: bool = False
                         ) -> IdentResult:
     """The ZMP method of Wu & Gao 2021.
 
@@ -130,35 +142,51 @@ def identify_zmp_newton(wrench: np.ndarray, zmp: np.ndarray, fz: np.ndarray, rob
         fz: Measured vertical force (N,) [N] (used only by the excitation check).
         robot: Robot.
         total_mass: Total-mass equality [kg].
-        param_set: 'reduced' (the 8 parameters of the ZMP reduced set) or 'standard'.
+        param_set: One of :data:`PARAM_SETS`: 'reduced' (the 8 parameters of the ZMP reduced
+            set), 'grouped', 'grouped_sides' (mass and 3-D COM per link group) or 'standard'.
         form: 'rigid' or 'point_mass' (Wu & Gao's eq. 8).
-        reg: Regularisation weight [m^2].
+        reg: Regularisation weight [m^2]; 'auto': chosen on a held-out slice over
+            ``reg_grid`` (:mod:`legid_ros.core.identification.solvers.reg_choice`); None
+            (default): 'auto' for the grouped sets, ``DEFAULT_REG_M2`` for the reduced and
+            standard sets (the paper's comparison). An explicit number always wins.
+        reg_grid: Weights [m^2] tried by 'auto'.
+        identify_inertia: Grouped sets: also identify the inertia about each COM.
         eps, alpha, max_iter: Newton settings (stop on ``||dx|| <= eps``).
         lc_scale: Prior spread of the axial COM offsets [m] (reduced set).
         fallback: Step when the Hessian is not positive definite: 'descent' (the paper) or
-            'gauss_newton' (see :func:`legid_ros.core.identification.solvers.newton.newton_solve`).
+            'gauss_newton' (see :func:`legid_ros.core.identification.solvers.newton.newton_solve`);
+            None: 'gauss_newton' for the grouped sets (their unseen directions leave the
+            Hessian indefinite for many steps), 'descent' otherwise.
         known: Parameters measured otherwise, held fixed (e.g. ``{'m_foot': 1.26}`` [kg] for
             a weighed foot); see :func:`known_bounds`.
     """
     t0 = time.perf_counter()
-    param = make_param(robot, param_set, pi_cad, form, lc_scale)
+    param = make_param(robot, param_set, pi_cad, form, lc_scale, identify_inertia)
+    if form == 'point_mass' and isinstance(param, StandardSet):
+        from legid_ros.core.errors import BadInputError
+        raise BadInputError('the point-mass form needs the reduced or a grouped set')
     if check:
         rows = zmp_rows(wrench, zmp, fz)
         excitation(robot, rows.T @ rows, len(zmp), param.pi_cad, max_cond=max_cond)
     lb, ub = known_bounds(param, *(bounds if bounds is not None else param_bounds(param)),
                           known)
+    if fallback is None:
+        fallback = 'gauss_newton' if isinstance(param, GroupedSet) else 'descent'
+    settings = dict(eps=eps, alpha=alpha, max_iter=max_iter, scales=param.scales(),
+                    fallback=fallback)
+    x_start, choice = param.cad(), None
+    if reg == 'auto' or (reg is None and isinstance(param, GroupedSet)):
+        choice = choose_zmp_reg(wrench, zmp, param, total_mass, lb, ub, reg_grid, **settings)
+        reg, x_start = choice.reg, choice.x
+    reg = DEFAULT_REG_M2 if reg is None else float(reg)
     obj = ZmpObjective(wrench, zmp, param, reg=reg)
-    if form == 'point_mass' and isinstance(param, StandardSet):
-        from legid_ros.core.errors import BadInputError
-        raise BadInputError('the point-mass form needs the reduced set')
-    res = newton_solve(obj, param.cad(), param.mass_row(), total_mass - param.fixed_mass, lb,
-                       ub, eps=eps, alpha=alpha, max_iter=max_iter, scales=param.scales(),
-                       fallback=fallback)
+    res = newton_solve(obj, x_start, param.mass_row(), total_mass - param.fixed_mass, lb, ub,
+                       **settings)
     pi = param.to_standard(res.x)
     val = obj(res.x, derivatives=False)
     rows = zmp_rows(wrench, zmp, fz)
     rep = excitation(robot, rows.T @ rows, len(zmp), pi, sigma_res=val.rms, raise_error=False,
-                     held=list(known or {}))
+                     held=list(known or {}), core=_core_name(param_set))
     return IdentResult(
         method='zmp_newton', pi=pi, x=res.x, names=list(param.names),
         param_names=StandardSet(robot).names, total_mass=total_mass,
@@ -167,9 +195,39 @@ def identify_zmp_newton(wrench: np.ndarray, zmp: np.ndarray, fz: np.ndarray, rob
         consistency=check_consistency(pi, robot.body_names), identifiable=rep.lines,
         n_samples=len(zmp),
         info={'param_set': param_set, 'form': form, 'reg_m2': reg, **solver_info(res),
+              **(choice.as_info() if choice is not None else {'reg_chosen': None}),
               'known': dict(known or {}),
               'newton_steps': res.newton_steps, 'descent_steps': res.descent_steps,
               'gauss_newton_steps': res.gauss_newton_steps, 'fallback': fallback})
+
+
+def choose_zmp_reg(wrench: np.ndarray, zmp: np.ndarray, param, total_mass: float,
+                   lb: np.ndarray, ub: np.ndarray, grid=REG_GRID_M2, **settings) -> RegChoice:
+    """Regularisation weight [m^2] of :func:`identify_zmp_newton` from a held-out slice.
+
+    Fits eq. (9) with the prior on the training blocks for each weight of ``grid`` and scores
+    the RMS ZMP residual on the held-out blocks
+    (:func:`legid_ros.core.identification.solvers.reg_choice.choose_reg`).
+
+    Args:
+        settings: :func:`newton_solve` settings.
+    """
+    held = held_out_mask(len(zmp))
+    train = ~held
+    c, free = param.mass_row(), total_mass - param.fixed_mass
+
+    def fit(reg, x):
+        obj = ZmpObjective(wrench[train], zmp[train], param, reg=reg)
+        return newton_solve(obj, x, c, free, lb, ub, **settings).x
+
+    block = np.cumsum(np.r_[True, np.diff(np.flatnonzero(held)) > 1]) - 1
+    wrench_h, zmp_h = wrench[held], zmp[held]
+
+    def score(x):
+        r2 = np.sum((model_zmp(wrench_h, param.to_standard(x))[0] - zmp_h) ** 2, axis=1)
+        return np.bincount(block, r2) / np.bincount(block)
+
+    return choose_reg(fit, score, param.cad(), grid, held_out_fraction=float(held.mean()))
 
 
 class NormalObjective:
@@ -218,7 +276,7 @@ def identify_normal_newton(H, h, bb, n, robot: Robot, total_mass: float, method:
     pi = param.to_standard(res.x)
     val = obj(res.x, derivatives=False)
     rep = excitation(robot, H, n, pi, sigma_res=1.0, raise_error=False,
-                     held=list(known or {}))
+                     held=list(known or {}), core=_core_name(param_set))
     return IdentResult(
         method=method, pi=pi, x=res.x, names=list(param.names),
         param_names=StandardSet(robot).names, total_mass=total_mass,
