@@ -27,7 +27,8 @@ from typing import Dict
 
 import numpy as np
 
-from legid_ros.bench.feedforward_report import write_markdown
+from legid_ros.bench import feedforward_floating
+from legid_ros.bench.feedforward_report import write_floating_markdown, write_markdown
 from legid_ros.core.feedforward import (GEARED_LEG_KD, GEARED_LEG_KP, FeedforwardModel,
                                         PdFeedforwardController, PdGains, from_identification,
                                         reflected_rotor_inertia)
@@ -68,6 +69,7 @@ def add_arguments(parser) -> None:
                              "force, or MuJoCo's constraint-based frictionloss (stiction)")
     parser.add_argument('--friction-scale', type=float, default=1.0,
                         help="multiplies the plant's true friction torques (description law)")
+    feedforward_floating.add_arguments(parser)
 
 
 def _log(msg: str) -> None:
@@ -275,8 +277,40 @@ def node_jitter_process(seconds: float, rt_priority: int = 0) -> Dict[str, float
     raise RuntimeError(f'node jitter run failed: {proc.stderr.strip()[-500:]}')
 
 
+def run_only_floating(args) -> dict:
+    """``--only floating``: the standing-biped part alone.
+
+    Its results replace the ``floating`` keys of ``<out>/feedforward.json`` when that file
+    exists (the other keys are kept as they were), so the full results are not lost; they
+    are also written alone to ``<out>/feedforward_floating.json`` and ``.md``.
+    """
+    import json
+
+    part = feedforward_floating.run_floating(args)
+    part['floating_meta']['command'] = 'legid bench feedforward --json --only floating' + ''.join(
+        f' --{k.replace("_", "-")} {v}' for k, v, d in (
+            ('floating_single', args.floating_single, 20.0),
+            ('floating_ident', args.floating_ident, 'zmp_qp'),
+            ('floating_ident_s', args.floating_ident_s, 60.0)) if v != d) + (
+        ' --floating-gains {:g} {:g}'.format(*args.floating_gains)
+        if list(args.floating_gains) != [feedforward_floating.FLOATING_KP,
+                                         feedforward_floating.FLOATING_KD] else '') + (
+        ' --floating-measured' if args.floating_measured else '')
+    out_dir = Path(getattr(args, 'out', 'bench'))
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / 'feedforward_floating.json').write_text(json.dumps(part, indent=2,
+                                                                  default=float))
+    write_floating_markdown(part, out_dir / 'feedforward_floating.md')
+    previous = out_dir / 'feedforward.json'
+    out = json.loads(previous.read_text()) if previous.is_file() else {}
+    out.update(part)
+    return out
+
+
 def run(args) -> dict:
     """Run the benchmark; results dict (also written to ``<out>/feedforward.md``)."""
+    if getattr(args, 'only', 'all') == 'floating':
+        return run_only_floating(args)
     t_start = time.perf_counter()
     robot = load_robot('leg3', floating_base=False)
     from legid_ros.core.synthetic.leg import make_truth
@@ -346,6 +380,8 @@ def run(args) -> dict:
         out['loop_jitter_ms_p50'] = best['loop_jitter_ms_p50']
         out['loop_jitter_ms_p99'] = best['loop_jitter_ms_p99']
         out['loop_jitter_ms_p99_normal_sched'] = runs[0]['loop_jitter_ms_p99']
+    _log(f'standing biped (floating base), {args.floating_single:.0f} s single support')
+    out.update(feedforward_floating.run_floating(args))
     checks = {
         'two_step_max_err': bool(np.all(mx['two_step'] <= TARGETS['max_err_rad'])),
         'reduction_vs_pd': bool(np.all(1 - mx['two_step'] / mx['pd']

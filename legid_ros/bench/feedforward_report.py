@@ -47,7 +47,49 @@ def markdown(out: dict) -> str:
                          + ' |')
     lines += ['', 'Checks: ' + ', '.join(f'{k} {"ok" if v else "NOT reached"}'
                                          for k, v in out['checks'].items()), '']
+    if 'floating' in out:
+        lines += floating_lines(out)
     return '\n'.join(lines)
+
+
+def floating_lines(out: dict) -> list:
+    """The standing biped's section (keys ``floating`` and ``floating_meta``)."""
+    fl, meta = out['floating'], out.get('floating_meta', {})
+    joints = meta.get('stance_leg_joints') or [j for j in fl['max_err_rad']['pd'] if j != 'max']
+    ident = meta.get('identification', {})
+    gains = meta.get('gains', {})
+    lines = ['## Standing biped, floating base (MuJoCo, out-of-model truth)', '',
+             f'Stand, weight shift, left-foot lift, {meta.get("single_support_s", 0):g} s of '
+             f'the single-support excitation of Wu & Gao 2021; PD Kp {gains.get("kp")} N.m/rad, '
+             f'Kd {gains.get("kd")} N.m.s/rad on every joint; identified parameters: '
+             f'{ident.get("method")} (consistent: {ident.get("consistent")}). Max error of '
+             'the stance (right) leg during single support [rad]:', '',
+             '| case | ' + ' | '.join(joints) + ' | max |', '|---' * (2 + len(joints)) + '|']
+    for case, row in fl['max_err_rad'].items():
+        lines.append(f'| {case} | ' + ' | '.join(f'{row[j]:.2e}' for j in joints)
+                     + f' | {row["max"]:.2e} |')
+    for key, label in (('ratio_identified_vs_urdf', 'identified / urdf'),
+                       ('ratio_identified_vs_pd', 'identified / pd')):
+        if key in meta:
+            lines.append(f'| {label} | ' + ' | '.join(f'{meta[key][j]:.2f}' for j in joints)
+                         + ' | |')
+    lines += ['', f'Feedforward compute time incl. contact QP: median {fl["tau_ff_us_median"]:.0f}'
+              f' us (single support {meta.get("tau_ff_us_median_single", float("nan")):.0f} us, '
+              f'double support {meta.get("tau_ff_us_median_double", float("nan")):.0f} us, p99 '
+              f'{meta.get("tau_ff_us_p99", float("nan")):.0f} us). Fell: {fl["fell"]}.']
+    if 'checks' in meta:
+        lines += ['', 'Floating checks: ' + ', '.join(
+            f'{k} {"ok" if v else "NOT reached"}' for k, v in meta['checks'].items())]
+    return lines + ['']
+
+
+def write_floating_markdown(out: dict, path: Path) -> None:
+    """Write the floating section alone (``--only floating``) to ``path``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    cmd = out.get('floating_meta', {}).get('command', '')
+    path.write_text('# Feedforward benchmark, floating part\n\n'
+                    + (f'Command: `{cmd}`.\n\n' if cmd else '')
+                    + '\n'.join(floating_lines(out)))
 
 
 def write_markdown(out: dict, path: Path) -> None:

@@ -75,6 +75,18 @@ class SoleContact:
         return c, lo, up
 
 
+def _inverse_motion(x: np.ndarray) -> np.ndarray:
+    """Inverse of a 6 x 6 motion transform ``[[R, B], [0, R]]`` (``B = [p]x R``):
+    ``[[R^T, -R^T B R^T], [0, R^T]]`` (the base block of a free flyer's LOCAL frame Jacobian
+    has this form)."""
+    rt = x[:3, :3].T
+    out = np.zeros((6, 6))
+    out[:3, :3] = rt
+    out[3:, 3:] = rt
+    out[:3, 3:] = -rt @ x[:3, 3:] @ rt
+    return out
+
+
 @dataclass
 class ContactSolution:
     """Wrenches of one QP solve.
@@ -125,7 +137,8 @@ class ContactQp:
         self._prob = osqp.OSQP()
         self._prob.setup(sp.diags(w).tocsc(), np.zeros(self.nx), a_csc, self._lo, self._up,
                          eps_abs=eps, eps_rel=eps, max_iter=4000, polishing=False,
-                         verbose=False, adaptive_rho=True, warm_starting=True)
+                         verbose=False, adaptive_rho=True, warm_starting=True,
+                         check_termination=5)
         # the compiled solver object: its update/solve skip the Python wrapper's per-call
         # bookkeeping (about 40 us of the 1 kHz budget); the public API otherwise
         self._solver = getattr(self._prob, '_solver', None)
@@ -134,17 +147,17 @@ class ContactQp:
         """Distribute ``base_need`` over the feet.
 
         Args:
-            base_jacobians: Base block of each stance sole's LOCAL Jacobian, (k, 6, 6).
+            base_jacobians: Base block of each stance sole's LOCAL Jacobian (a free flyer's:
+                a motion transform), k arrays (6, 6).
             base_need: Base rows of ``M a + h`` [N, N.m], (6,).
 
         Raises:
             InfeasibleProblemError: the cones and CoP bounds cannot carry ``base_need``.
             SolverError: any other status than solved.
         """
-        jb = np.asarray(base_jacobians, float)
-        if jb.shape != (len(self.feet), 6, 6):
-            raise BadInputError(f'base Jacobians have shape {jb.shape}, expected '
-                                f'({len(self.feet)}, 6, 6)')
+        jb = base_jacobians
+        if len(jb) != len(self.feet) or any(np.shape(j) != (6, 6) for j in jb):
+            raise BadInputError(f'expected {len(self.feet)} base Jacobians of shape (6, 6)')
         if len(self.feet) == 1:
             return self._solve_unique(jb[0], base_need)
         a_eq = self._a[:6]
@@ -179,7 +192,7 @@ class ContactQp:
     def _solve_unique(self, jb: np.ndarray, base_need: np.ndarray) -> ContactSolution:
         """One stance foot: the equality fixes the wrench (the QP's feasible set is a point);
         it is checked against the cone and CoP rows instead of iterating OSQP."""
-        w = np.linalg.solve(jb.T, base_need)
+        w = _inverse_motion(jb).T @ base_need
         c = self._a[6:, :6] @ w
         tol = 1e-9 * max(1.0, float(np.abs(base_need).max()))
         if np.any(c < self._lo[6:] - tol) or np.any(c > self._up[6:] + tol):

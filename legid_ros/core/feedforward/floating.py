@@ -194,6 +194,11 @@ class FloatingFeedforward(FeedforwardModel):
     def evaluate(self, q: np.ndarray, qd_d: np.ndarray, qdd_d: np.ndarray) -> FloatingTerms:
         """Feedforward with its contact wrenches and base state (inputs already checked).
 
+        The base twist and acceleration come from the first stance foot (its sole at rest:
+        ``v_base = -J_b^-1 J_j qd``, ``a_base = -J_b^-1 (J_j qdd + Jdot v)``, with ``J_b^-1``
+        the action of the sole's placement in the base frame); a consistent reference keeps
+        the other stance feet at rest too.
+
         Args:
             q: Joint positions [rad] (measured or desired). qd_d: desired joint velocities
                 [rad/s]. qdd_d: desired joint accelerations [rad/s^2].
@@ -209,41 +214,31 @@ class FloatingFeedforward(FeedforwardModel):
         a[:6] = 0.0
         a[6:] = qdd_d
         pin.computeJointJacobians(model, data, full)
+        first = self._sole_id[self.stance[0]]
         jacs = [pin.getFrameJacobian(model, data, self._sole_id[f], LOCAL) for f in self.stance]
-        if len(jacs) == 1:  # J_base = Ad(sole <- base): its inverse is the action of bMs
-            jj = jacs[0][:, 6:]
-            v[:6] = -self._b_x_s @ (jj @ qd_d)
-            pin.forwardKinematics(model, data, full, v, self._zero_v)
-            drift = pin.getFrameAcceleration(model, data, self._sole_id[self.stance[0]],
-                                             LOCAL).vector
-            a[:6] = -self._b_x_s @ (jj @ qdd_d + drift)
-        else:  # least squares over the stance feet (normal equations, 6 x 6)
-            jb = np.vstack([j[:, :6] for j in jacs])
-            jj = np.vstack([j[:, 6:] for j in jacs])
-            normal = jb.T @ jb
-            v[:6] = np.linalg.solve(normal, -jb.T @ (jj @ qd_d))
-            pin.forwardKinematics(model, data, full, v, self._zero_v)
-            drift = np.concatenate([pin.getFrameAcceleration(
-                model, data, self._sole_id[f], LOCAL).vector for f in self.stance])
-            a[:6] = np.linalg.solve(normal, -jb.T @ (jj @ qdd_d + drift))
+        jj = jacs[0][:, 6:]
+        v[:6] = -self._b_x_s @ (jj @ qd_d)
+        pin.forwardKinematics(model, data, full, v, self._zero_v)
+        drift = pin.getFrameAcceleration(model, data, first, LOCAL).vector
+        a[:6] = -self._b_x_s @ (jj @ qdd_d + drift)
         tau_full = pin.rnea(model, data, full, v, a)
         if self.measured is None:
-            sol = self.contact_qp(self.stance).solve(np.array([j[:, :6] for j in jacs]),
-                                                     tau_full[:6])
+            sol = self.contact_qp(self.stance).solve([j[:, :6] for j in jacs], tau_full[:6])
             wrenches = dict(zip(self.stance, sol.wrenches))
-            contact = sum(j.T @ w for j, w in zip(jacs, sol.wrenches))
+            contact = jacs[0].T @ sol.wrenches[0]
+            for j, w in zip(jacs[1:], sol.wrenches[1:]):
+                contact += j.T @ w
             resid = sol.base_residual
         else:
             wrenches, contact = {}, np.zeros(model.nv)
             for f in self.stance:
                 fid, w = self.measured[f]
-                jf = pin.getFrameJacobian(model, data, fid, LOCAL)
-                contact = contact + jf.T @ w
+                contact += pin.getFrameJacobian(model, data, fid, LOCAL).T @ w
                 wrenches[f] = w
             resid = float(np.abs(tau_full[:6] - contact[:6]).max())
         tau = tau_full[6:] - contact[6:] + self.rotor_inertia * qdd_d
         if self.friction is not None:
-            tau = tau + self.friction(qd_d)
+            tau += self.friction(qd_d)
         return FloatingTerms(tau, wrenches, v[:6].copy(), a[:6].copy(),
                              self.measured is not None, resid)
 
