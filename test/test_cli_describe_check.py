@@ -125,3 +125,25 @@ def test_check_reports_a_weight_the_contact_forces_do_not_carry(sim_bag, tmp_pat
     assert main(['check', '--robot', str(tmp_path / 'heavy.yaml'), '--bag', str(sim_bag)]) == 1
     out = capsys.readouterr().out
     assert 'contact forces sum to' in out and len(out.splitlines()) == 1
+
+
+@pytest.mark.parametrize('name, joints, feet', [('talos', 12, {'left', 'right'}),
+                                                ('solo12', 12, {'lf', 'rf', 'lh', 'rh'})])
+def test_shipped_descriptions_are_describe_output_within_ten_hand_edits(erd, tmp_path, name,
+                                                                         joints, feet):
+    """config/robots/<robot>.yaml is what the command in its header writes, up to at most 10
+    hand-edited lines (description_hand_edited_lines), and loads with its leg joints."""
+    import shlex
+
+    path = paths.share_dir() / 'config' / 'robots' / f'{name}.yaml'
+    shipped = path.read_text()
+    command = shlex.split(shipped.splitlines()[0].split('`')[1])
+    assert command[:2] == ['legid', 'describe']
+    args = command[1:]
+    i = args.index('--urdf') + 1
+    args[i] = str(next(erd.rglob(args[i])))
+    out = tmp_path / 'fresh.yaml'
+    assert main(args + ['--out', str(out)]) == 0
+    assert hand_edited_lines(out.read_text(), shipped) <= 10
+    robot = load_robot(path)
+    assert len(robot.actuated_joint_names) == joints and set(robot.feet) == feet

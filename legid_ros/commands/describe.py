@@ -9,6 +9,7 @@ and edit afterwards.
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 from pathlib import Path
 
@@ -68,10 +69,13 @@ def run(args: argparse.Namespace) -> int:
     result = describe_urdf(urdf, feet, locks, name=args.name,
                            corner_sensors=args.corner_sensors or bool(args.fsr_topic),
                            fsr_topic=args.fsr_topic or DEFAULT_FSR_TOPIC)
-    text = description_yaml(result, f'legid describe --urdf {urdf.name} --feet {args.feet}'
-                            + ''.join(f' --lock {x}' for x in args.lock)
-                            + (' --corner-sensors' if args.corner_sensors else '')
-                            + (f' --fsr-topic {args.fsr_topic}' if args.fsr_topic else ''))
+    command = ['legid', 'describe', '--urdf', urdf.name, '--feet', args.feet]
+    for item in args.lock:
+        command += ['--lock', item]
+    for flag, value in (('--name', args.name), ('--fsr-topic', args.fsr_topic)):
+        command += [flag, value] if value else []
+    command += ['--corner-sensors'] if args.corner_sensors else []
+    text = description_yaml(result, shlex.join(command))
     for line in result.warnings:
         print(f'legid describe: warning: {line}', file=sys.stderr)
     if args.out:

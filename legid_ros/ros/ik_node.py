@@ -1,7 +1,10 @@
 """The ik node: foot targets -> joint trajectories, extended Jacobian (Chen et al. 2021).
 
+The legs and their joints come from the description of parameter ``robot`` (built-in name or
+description YAML with ``legs:``; default the built-in quadruped, legs lf/rf/lh/rh).
+
 Subscribes ``legid/foot_targets`` (trajectory_msgs/MultiDOFJointTrajectory: one "joint" per
-leg named lf/rf/lh/rh, translation = foot position in that leg's hip frame [m], optional
+leg, named as in the description, translation = foot position in that leg's hip frame [m], optional
 linear velocities) and publishes ``legid/joint_trajectory`` (trajectory_msgs/JointTrajectory:
 four active joints per requested leg, positions [rad], velocities [rad/s] when the request has
 foot velocities). Services ``~/start_gait`` and ``~/stop_gait`` (std_srvs/Trigger) start and
@@ -29,6 +32,7 @@ from legid_ros.core.errors import LegidError, UnreachableTargetError
 from legid_ros.core.gait.slope import slope_stability, touchdown_friction
 from legid_ros.core.gait.trot import TASKS, TrotParams
 from legid_ros.core.ik.batch import LegIk
+from legid_ros.core.robot import load_robot
 from legid_ros.ros.conversions import diagnostic_msg
 from legid_ros.ros.conversions_ik import foot_targets_from_msg, joint_trajectory_msg
 from legid_ros.ros.executor import run_node
@@ -40,6 +44,8 @@ DIAG_NAME = 'legid ik'
 ANGLE = math.pi  # bound of every angle parameter [rad]
 # every setting is settable at run time: it applies from the next request or start_gait
 PARAMETERS = tuple(replace(spec, runtime=True) for spec in (
+    Param('robot', 'quadruped', 'robot whose legs are solved: built-in name or description '
+          'YAML with legs: (fixed base)'),
     Param('task', 'landing', "redundancy task: 'landing' (landing angle th5(t)) or 'hip' "
           '(th2(t))', choices=tuple(TASKS)),
     Param('stride_m', 0.2, 'stride length S [m]', low=0.0),
@@ -87,6 +93,7 @@ class IkNode(GuardedNode):
         self.create_service(Trigger, '~/start_gait', self._on_start)
         self.create_service(Trigger, '~/stop_gait', self._on_stop)
         self._ik: Optional[LegIk] = None
+        self._robot_name = None
         self._gait = None
         self._timer = None
         self._logged = set()
@@ -100,6 +107,8 @@ class IkNode(GuardedNode):
         """Refusal reason of a run-time change that makes the gait inconsistent."""
         try:
             self._params({**self.p, **changes})
+            if 'robot' in changes and changes['robot'] != self.p['robot']:
+                LegIk(self._params(), load_robot(changes['robot'], floating_base=False))
         except LegidError as exc:
             return str(exc)
         return None
@@ -118,10 +127,11 @@ class IkNode(GuardedNode):
 
     def _solver(self) -> LegIk:
         params = self._params()
-        if self._ik is None:
-            self._ik = LegIk(params)
+        if self._ik is None or self._robot_name != self.p.robot:
+            self._ik = LegIk(params, load_robot(self.p.robot, floating_base=False))
+            self._robot_name = self.p.robot
         elif self._ik.params != params:
-            self._ik = LegIk(params, self._ik.kin['lf'].robot)
+            self._ik = LegIk(params, self._ik.robot)
         return self._ik
 
     def _now(self) -> float:
@@ -180,7 +190,9 @@ class IkNode(GuardedNode):
             ik = self._solver()
             sched = ik.scheduler
             r = self.p.stability_threshold_m
-            st = slope_stability(sched, self.p.slope_rad, r=r if r > 0 else None, kin=ik.kin)
+            gait = ik.gait_cycle(self.p.gait_dt_s)  # refuses robots without 4 trot legs
+            st = slope_stability(sched, self.p.slope_rad, r=r if r > 0 else None,
+                                 kin=ik.kin_by_role)
             mu = self.p.friction_coefficient
             fr = touchdown_friction(sched, mu)
             if not st.ok:
@@ -188,7 +200,7 @@ class IkNode(GuardedNode):
                                  f'{abs(st.s1 - st.s2):.4f} m > r = {st.r:.4f} m')
             if not all(f.ok for f in fr.values()):
                 raise ValueError(f'touchdown direction outside the friction cone (mu = {mu})')
-            self._gait = ik.gait_cycle(self.p.gait_dt_s)
+            self._gait = gait
         except (LegidError, ValueError) as exc:
             self._fail('start_gait refused', exc)
             response.success, response.message = False, str(exc)

@@ -213,4 +213,44 @@ def test_config_yaml_matches_declared_defaults():
         assert type(cfg[name]) is type(default), name
         assert cfg[name] == pytest.approx(default) if isinstance(default, float) else \
             cfg[name] == default
-        assert '[' in description or name in ('task', 'frame_id'), name  # units stated
+        assert '[' in description or name in ('task', 'frame_id', 'robot'), name  # units stated
+
+
+def _renamed_quadruped(tmp_path):
+    """Description YAML of the built-in quadruped with its legs renamed (trot places kept)."""
+    import yaml
+
+    from legid_ros.core import paths
+    desc = yaml.safe_load(paths.config_path('quadruped.yaml').read_text())
+    names = {'lf': 'front_left', 'rf': 'front_right', 'lh': 'back_left', 'rh': 'back_right'}
+    desc['legs'] = {names[leg]: dict(entry, gait_role=leg) for leg, entry in desc['legs'].items()}
+    desc['urdf'] = str(paths.urdf_path('quadruped.urdf'))
+    path = tmp_path / 'renamed.yaml'
+    path.write_text(yaml.safe_dump(desc, sort_keys=False))
+    return path
+
+
+def test_robot_parameter_gives_the_legs_of_its_description(tmp_path):
+    """With robot = a description whose legs are renamed, requests name the new legs and get
+    the same joints; the old names are refused; a robot without legs is refused at run time."""
+    times, q, pos, vel = _known_request()
+    with ros_context() as (ctx, ex, nodes):
+        pr = Probe(ctx, ex, nodes, robot=str(_renamed_quadruped(tmp_path)),
+                   landing_amplitude_rad=0.0, landing_front_rad=TH50, landing_hind_rad=TH50)
+        renamed = {'front_left': pos['lf'], 'back_right': pos['rh']}
+        pr.pub.publish(foot_targets_msg(['front_left', 'back_right'], times, renamed))
+        assert spin_until(ex, lambda: len(pr.trajs) >= 1, 5.0)
+        pr.pub.publish(foot_targets_msg(['lf'], times, pos))
+        assert spin_until(ex, lambda: len(pr.errors()) >= 1, 5.0)
+        bad, = set_remote(ex, pr.io, '/ik', robot='biped')
+        assert not bad.successful and 'legs' in bad.reason
+        n_before = len(pr.trajs)
+        assert pr.call(pr.start).success
+        assert spin_until(ex, lambda: len(pr.trajs) > n_before, 5.0)
+        pr.call(pr.stop)
+    names, _, q_out = joint_trajectory_arrays(pr.trajs[0])
+    assert names[:4] == ['lf_hip_roll', 'lf_hip_pitch', 'lf_knee', 'lf_ankle_pitch']
+    assert np.max(np.abs(q_out - np.concatenate([q['lf'], q['rh']], axis=1))) < 1e-9
+    gait_names = list(pr.trajs[n_before].joint_names)
+    assert len(gait_names) == 16 and gait_names[4:8] == ['rf_hip_roll', 'rf_hip_pitch',
+                                                          'rf_knee', 'rf_ankle_pitch']

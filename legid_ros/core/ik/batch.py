@@ -11,7 +11,7 @@ import numpy as np
 from legid_ros.core.errors import BadInputError
 from legid_ros.core.gait.trot import PHASE, TrotParams, TrotScheduler, task_profile
 from legid_ros.core.ik.ejm import joint_velocities, solve_closed_form
-from legid_ros.core.ik.leg import LEGS, LegKinematics
+from legid_ros.core.ik.leg import LEGS, LegKinematics, gait_role, leg_names
 from legid_ros.core.robot import Robot, load_robot
 
 
@@ -37,19 +37,33 @@ class JointBatch:
 
 
 class LegIk:
-    """Closed-form extended-Jacobian IK of every leg of the quadruped.
+    """Closed-form extended-Jacobian IK of every leg of a robot with redundant legs.
+
+    The legs and their joints come from the robot's description (``legs:``); the built-in
+    quadruped is the default. The trot (:meth:`gait_cycle`) needs four legs whose trot places
+    (``gait_role``, or their names) are lf, rf, lh and rh; a leg without a place follows the
+    task profile of the front legs with phase 0.
 
     Args:
         params: Gait parameters; the task and its profile (phase per leg) come from here.
-        robot: Fixed-base quadruped; loaded when None.
+        robot: Robot (fixed base) with ``legs:`` in its description; the built-in quadruped
+            when None.
     """
 
     def __init__(self, params: Optional[TrotParams] = None, robot: Optional[Robot] = None):
         robot = robot or load_robot('quadruped', floating_base=False)
-        self.kin = {leg: LegKinematics(leg, robot) for leg in LEGS}
-        self.geo = self.kin['lf'].geometry
+        self.robot = robot
+        self.legs = leg_names(robot)
+        self.kin = {leg: LegKinematics(leg, robot) for leg in self.legs}
+        self.roles = {leg: gait_role(robot, leg) for leg in self.legs}
+        self.geo = self.kin_by_role.get(LEGS[0], self.kin[self.legs[0]]).geometry
         self.params = params or TrotParams()
         self._sched = None
+
+    @property
+    def kin_by_role(self) -> Dict[str, LegKinematics]:
+        """Kinematics of the legs with a trot place, keyed by it (lf, rf, lh, rh)."""
+        return {role: self.kin[leg] for leg, role in self.roles.items() if role is not None}
 
     @property
     def scheduler(self) -> TrotScheduler:
@@ -71,21 +85,23 @@ class LegIk:
         """
         unknown = [leg for leg in legs if leg not in self.kin]
         if unknown:
-            raise BadInputError(f'unknown legs {unknown}; legs: {", ".join(LEGS)}')
+            raise BadInputError(f'unknown legs {unknown}; legs: {", ".join(self.legs)}')
         t0 = time.perf_counter()
         times = np.asarray(times, float)
         names, qs, qds, dets = [], [], [], []
         period = self.params.period
         for leg in legs:
-            tc = np.mod(times - PHASE[leg] * period, period)
-            psi, psi_dot = task_profile(self.params, leg, tc)
-            sol = solve_closed_form(self.geo, positions[leg], self.params.task, psi, times=times,
+            role = self.roles[leg] or LEGS[0]
+            geo = self.kin[leg].geometry
+            tc = np.mod(times - (PHASE[role] if self.roles[leg] else 0.0) * period, period)
+            psi, psi_dot = task_profile(self.params, role, tc)
+            sol = solve_closed_form(geo, positions[leg], self.params.task, psi, times=times,
                                     leg=leg)
             names += self.kin[leg].joint_names
             qs.append(sol.q)
             dets.append(sol.min_abs_det)
             if velocities is not None:
-                qds.append(joint_velocities(self.geo, sol.q, positions[leg], velocities[leg],
+                qds.append(joint_velocities(geo, sol.q, positions[leg], velocities[leg],
                                             self.params.task, psi_dot))
         return JointBatch(joint_names=names, times=times, q=np.concatenate(qs, axis=1),
                           qd=np.concatenate(qds, axis=1) if velocities is not None else None,
@@ -95,7 +111,14 @@ class LegIk:
         """One trot cycle of all legs sampled every ``dt`` [s] (closed form: cycles repeat)."""
         if not dt > 0:
             raise BadInputError(f'sample period must be > 0, got {dt}')
+        by_role = {role: leg for leg, role in self.roles.items() if role is not None}
+        if set(by_role) != set(LEGS):
+            raise BadInputError(f'the trot needs legs in the places {", ".join(LEGS)}; robot '
+                                f'{self.robot.name!r} has {sorted(by_role)} (set gait_role '
+                                'under legs.<leg> in its description)')
         sched = self.scheduler
         times = np.arange(0.0, self.params.period - 1e-12, dt)
         plan = sched.plan(times)
-        return self.solve(list(LEGS), times, plan.pos, plan.vel)
+        legs = [by_role[role] for role in LEGS]
+        return self.solve(legs, times, {by_role[r]: plan.pos[r] for r in LEGS},
+                          {by_role[r]: plan.vel[r] for r in LEGS})

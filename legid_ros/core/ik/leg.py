@@ -16,15 +16,16 @@ Conventions (checked against pinocchio in ``test/core/test_ik_leg.py``):
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Tuple
+from typing import Optional, Tuple
 
 import numpy as np
 import pinocchio as pin
 
+from legid_ros.core.description.errors import DescriptionKeyError
 from legid_ros.core.errors import BadInputError, RobotDescriptionError
 from legid_ros.core.robot import Robot, load_robot
 
-LEGS = ('lf', 'rf', 'lh', 'rh')
+LEGS = ('lf', 'rf', 'lh', 'rh')  # legs of the built-in quadruped, and the trot's places
 
 
 @dataclass(frozen=True)
@@ -97,57 +98,135 @@ def from_leg_plane(th1: np.ndarray, xz: np.ndarray) -> np.ndarray:
     return np.stack([xz[..., 0], -zp * np.sin(th1), zp * np.cos(th1)], axis=-1)
 
 
+def leg_names(robot: Robot) -> Tuple[str, ...]:
+    """Legs of a robot's description (``legs:``), in description order.
+
+    Raises:
+        RobotDescriptionError: The description has no ``legs:``.
+    """
+    legs = robot.description.get('legs') or {}
+    if not isinstance(legs, dict) or not legs:
+        raise DescriptionKeyError('legs', f'robot {robot.name!r} describes no legs',
+                                  'add "legs: {NAME: {joints: [hip_roll, hip_pitch, knee, '
+                                  'ankle_pitch], foot_frame: FRAME}}"', str(robot.urdf_path))
+    return tuple(str(leg) for leg in legs)
+
+
+def gait_role(robot: Robot, leg: str) -> Optional[str]:
+    """Place of a leg in the trot (``lf``, ``rf``, ``lh``, ``rh``): its ``gait_role`` key,
+    else its name when it is one of these, else None."""
+    desc = (robot.description.get('legs') or {}).get(leg) or {}
+    role = desc.get('gait_role', leg if leg in LEGS else None)
+    if role is not None and role not in LEGS:
+        raise DescriptionKeyError(f'legs.{leg}.gait_role', f'{role!r} is not a trot place',
+                                  f'use one of {", ".join(LEGS)}', str(robot.urdf_path))
+    return role
+
+
 class LegKinematics:
     """Forward kinematics and Jacobian of one leg through pinocchio.
 
+    The leg comes from the description's ``legs.<leg>``: ``joints`` (hip roll about x, then
+    hip pitch, knee and ankle pitch about -y, as in Chen et al. 2021), ``foot_frame``, and an
+    optional passive prismatic ``spring`` before the foot. The link lengths are read from the
+    URDF and the planar model is checked against pinocchio's kinematics.
+
     Args:
-        leg: Leg name ('lf', 'rf', 'lh', 'rh').
-        robot: A loaded quadruped (fixed base); loaded if None.
+        leg: Leg name (a key of the description's ``legs``; 'lf', 'rf', 'lh', 'rh' for the
+            built-in quadruped).
+        robot: A loaded robot (fixed base); the built-in quadruped when None.
 
     Raises:
         BadInputError: Unknown leg name.
-        RobotDescriptionError: The URDF disagrees with the description's link lengths.
+        RobotDescriptionError: The leg's entry is incomplete, its joints are not in the
+            model, the URDF disagrees with the description's link lengths, or the leg does
+            not have the planar structure the IK assumes.
     """
 
     def __init__(self, leg: str, robot: Robot = None):
         self.robot = robot if robot is not None else load_robot('quadruped', floating_base=False)
-        legs = self.robot.description.get('legs') or {}
+        legs = {name: self.robot.description['legs'][name] for name in leg_names(self.robot)}
         if leg not in legs:
             raise BadInputError(f'unknown leg {leg!r}; legs: {", ".join(sorted(legs))}')
         self.leg = leg
         desc = legs[leg]
+        where = str(self.robot.urdf_path)
+        for key in ('joints', 'foot_frame'):
+            if key not in desc:
+                raise DescriptionKeyError(f'legs.{leg}.{key}', 'is missing',
+                                          'give joints [hip_roll, hip_pitch, knee, '
+                                          'ankle_pitch] and foot_frame', where)
         model = self.robot.model
         self.model = model
         self.data = model.createData()
-        self.joint_names = list(desc['joints'])
-        self.spring_name = desc['spring']
-        ids = [model.getJointId(j) for j in self.joint_names + [self.spring_name]]
-        if any(i >= model.njoints for i in ids):
-            raise RobotDescriptionError(f'leg {leg!r}: joints missing from the URDF')
+        self.joint_names = [str(j) for j in desc['joints']]
+        if len(self.joint_names) != 4:
+            raise DescriptionKeyError(f'legs.{leg}.joints', f'{len(self.joint_names)} joints',
+                                      'the redundant-leg IK needs 4: hip roll, hip pitch, '
+                                      'knee, ankle pitch', where)
+        self.spring_name = desc.get('spring')
+        names = self.joint_names + ([self.spring_name] if self.spring_name else [])
+        ids = [model.getJointId(j) for j in names]
+        missing = [n for n, i in zip(names, ids) if i >= model.njoints]
+        if missing:
+            raise DescriptionKeyError(f'legs.{leg}.joints', f'joints {missing} are not moving '
+                                      'joints of the model', 'name URDF joints (not locked '
+                                      'ones)', where)
         self.joint_ids = ids[:4]
-        self.spring_id = ids[4]
+        self.spring_id = ids[4] if self.spring_name else None
         self.q_idx = np.array([model.joints[i].idx_q for i in ids[:4]])
         self.v_idx = np.array([model.joints[i].idx_v for i in ids[:4]])
-        self.spring_q = model.joints[self.spring_id].idx_q
+        self.spring_q = model.joints[self.spring_id].idx_q if self.spring_name else None
         self.foot_frame = self.robot.frame_id(desc['foot_frame'])
         lengths = [float(np.linalg.norm(model.jointPlacements[i].translation))
-                   for i in (ids[2], ids[3], ids[4])]
+                   for i in (ids[2], ids[3])] + [self._distal_length()]
         yaml_l = self.robot.description.get('link_lengths_m') or {}
         for name, value in zip(('l1', 'l2', 'l3'), lengths):
             if name in yaml_l and abs(yaml_l[name] - value) > 1e-9:
                 raise RobotDescriptionError(
                     f'leg {leg!r}: {name} is {value} m in the URDF, {yaml_l[name]} m in the '
-                    'description', str(self.robot.urdf_path))
+                    'description', where)
         lower = model.lowerPositionLimit[self.q_idx].copy()
         upper = model.upperPositionLimit[self.q_idx].copy()
         self.geometry = LegGeometry(*lengths, lower=lower, upper=upper)
         self._q = pin.neutral(model)
+        self._check_planar(where)
+
+    def _distal_length(self) -> float:
+        """Ankle axis to foot at zero spring compression [m]."""
+        model = self.model
+        if self.spring_id is not None:
+            return float(np.linalg.norm(model.jointPlacements[self.spring_id].translation))
+        frame = model.frames[self.foot_frame]
+        if frame.parentJoint != self.joint_ids[3]:
+            raise DescriptionKeyError(f'legs.{self.leg}.foot_frame', 'is not on the ankle '
+                                      'pitch link', 'name a frame fixed to the link after the '
+                                      'last joint, or give the spring joint',
+                                      str(self.robot.urdf_path))
+        return float(np.linalg.norm(frame.placement.translation))
+
+    def _check_planar(self, where: str) -> None:
+        """The planar model of the IK reproduces pinocchio's foot positions."""
+        mid = np.where(np.isfinite(self.geometry.lower) & np.isfinite(self.geometry.upper),
+                       0.5 * (self.geometry.lower + self.geometry.upper), 0.0)
+        for q_leg in (mid, mid + [0.05, -0.1, 0.1, -0.05]):
+            th1, xz = to_leg_plane(self.fk(q_leg))
+            model_xz = planar_fk(q_leg[1:], self.geometry)
+            if abs(th1 - q_leg[0]) > 1e-6 or np.linalg.norm(xz - model_xz) > 1e-6:
+                raise DescriptionKeyError(
+                    f'legs.{self.leg}', 'does not have the planar structure of the IK (foot '
+                    f'{np.linalg.norm(xz - model_xz) * 1000:.1f} mm off the planar model)',
+                    'the IK needs hip roll about x and three pitch joints about -y in line, '
+                    'with the foot below the ankle at zero angles', where)
 
     def configuration(self, q_leg: np.ndarray, spring: float = 0.0) -> np.ndarray:
         """Full model configuration with this leg at ``q_leg`` (4 joints [rad]), others 0."""
         q = self._q.copy()
         q[self.q_idx] = q_leg
-        q[self.spring_q] = spring
+        if self.spring_q is not None:
+            q[self.spring_q] = spring
+        elif spring:
+            raise BadInputError(f'leg {self.leg!r} has no spring joint')
         return q
 
     def hip_placement(self) -> pin.SE3:
