@@ -47,7 +47,9 @@ import numpy as np
 
 from legid_ros.bench.identify_report import write_markdown
 from legid_ros.bench.pipeline_estimator import online_update_timing
-from legid_ros.core.metrics import identifiable_reduced_errors
+from legid_ros.bench.accuracy_errors import GROUPED
+from legid_ros.core.identification.parameters.grouped import GroupedSet
+from legid_ros.core.metrics import identifiable_grouped_errors, identifiable_reduced_errors
 
 METHODS = ('zmp_newton', 'torque_ls', 'zmp_qp', 'floating_qp', 'sdp', 'primitives')
 # Wu & Gao compare the reduced set: ZMP Newton and the torque baseline on the reduced set.
@@ -56,6 +58,10 @@ OPTIONS = {'zmp_newton': {}, 'torque_ls': {'param_set': 'reduced'}, 'zmp_qp': {}
 # extra row: zmp_newton with the swinging foot weighed by its ankle F/T
 # (core.identification.rows.foot_ft)
 FT_FOOT = 'zmp_newton_ft'
+# extra rows: the grouped set (mass and 3-D COM per link group, legs mirrored or per side;
+# core.identification.parameters.grouped), reg chosen on a held-out slice; their identifiable
+# errors are in their own set
+GROUPED_ROWS = ('zmp_newton_grouped', 'zmp_newton_grouped_ft', 'zmp_newton_sides_ft')
 # Wu & Gao's Table 2: lc0..lc3 [mm], m0..m3 [kg]
 PUBLISHED_TABLE2 = {'CAD nominal': [210.6, 191.9, 55.2, 76.1, 13.87, 3.67, 3.19, 2.41],
                'ZMP-based': [212.1, 189.7, 56.3, 74.3, 14.85, 3.41, 2.91, 1.26],
@@ -77,6 +83,8 @@ def add_arguments(parser) -> None:
     parser.add_argument('--no-ft-foot', dest='ft_foot', action='store_false',
                         help='skip the extra zmp_newton row with the foot weighed by its ankle '
                              'F/T sensor')
+    parser.add_argument('--no-grouped', dest='grouped', action='store_false',
+                        help='skip the extra zmp_newton rows on the grouped set')
     parser.add_argument('--no-table2', dest='table2', action='store_false',
                         help='skip the second truth (Wu & Gao\'s Table 2, inside the reduced set)')
     parser.add_argument('--quick', action='store_true',
@@ -127,11 +135,15 @@ def _evaluate_rate(rate, args, robot, methods, table):
         else []
     if 'zmp_newton' in methods and args.ft_foot:
         extra.append(FT_FOOT)
+    if 'zmp_newton' in methods and getattr(args, 'grouped', True):
+        extra += [m for m in GROUPED_ROWS if args.ft_foot or 'ft' not in m]
     out = {m: {'x': [], 'dev': [], 'consistent': [], 'time_s': [], 'converged': [],
                'torque': [], 'inv_m': [], 'inv_c': [], 'inv_off': [], 'id_m': [], 'id_c': [],
                'unc': []}
            for m in list(methods) + extra}
     truth = red.from_standard(val.pi_true)
+    grouped = {m: GroupedSet(robot, per_side=GROUPED[m][1]['param_set'] == 'grouped_sides')
+               for m in out if m in GROUPED}
     bar = _progress(args.runs * (len(out) + 1), f'{rate:g} Hz')
     for run in range(args.runs):
         rec = simulate_biped(SyntheticConfig(duration_s=args.duration, rate_hz=rate,
@@ -140,7 +152,7 @@ def _evaluate_rate(rate, args, robot, methods, table):
         bar.update(1)
         for m in out:
             s = samples.take(slice(0, samples.n, 2)) if (
-                m in ('zmp_newton', FT_FOOT) and rate > 200) else samples
+                m in ('zmp_newton', FT_FOOT, *GROUPED_ROWS) and rate > 200) else samples
             t0 = time.perf_counter()
             if m == 'torque_ls_gain_error':
                 # efforts = current x torque constant: each joint's constant off by up to +-e
@@ -152,6 +164,8 @@ def _evaluate_rate(rate, args, robot, methods, table):
             elif m == FT_FOOT:
                 # the swinging foot weighed by its ankle F/T, then the ZMP with its mass held
                 res = identify(rec, robot, 'zmp_newton', samples=s, foot_from_ft=True)
+            elif m in GROUPED:
+                res = identify(rec, robot, GROUPED[m][0], samples=s, **GROUPED[m][1])
             else:
                 res = identify(rec, robot, m, samples=s, **OPTIONS[m])
             out[m]['time_s'].append(time.perf_counter() - t0)
@@ -160,7 +174,11 @@ def _evaluate_rate(rate, args, robot, methods, table):
             out[m]['inv_m'].append(inv['mass_err_pct'])
             out[m]['inv_c'].append(inv['com_err_mm'])
             out[m]['inv_off'].append(inv['thigh_offset_kg'])
-            _identifiable_errors(out[m], res.uncertainty, out[m]['x'][-1], truth, red.n_groups)
+            if m in GROUPED:
+                _grouped_errors(out[m], res.uncertainty, res.pi, val.pi_true, grouped[m])
+            else:
+                _identifiable_errors(out[m], res.uncertainty, out[m]['x'][-1], truth,
+                                     red.n_groups)
             out[m]['dev'].append(dev(res.pi))
             out[m]['torque'].append(torque_err(res.pi))
             out[m]['consistent'].append(bool(res.consistency.ok))
@@ -213,6 +231,16 @@ def _identifiable_errors(d, unc, x, truth, g) -> None:
         d['id_c'].append(np.full(g, np.nan))
         return
     mass, com = identifiable_reduced_errors(unc, x, truth, g)
+    d['id_m'].append(mass)
+    d['id_c'].append(com)
+
+
+def _grouped_errors(d, unc, pi, pi_true, grp) -> None:
+    """Append one run's errors (grouped set ``grp``: per unit mass [%], COM norm [mm]) in the
+    combinations its own uncertainty calls identifiable."""
+    d['unc'].append(unc)
+    mass, com = identifiable_grouped_errors(unc, grp.from_standard(pi),
+                                            grp.from_standard(pi_true), grp)
     d['id_m'].append(mass)
     d['id_c'].append(com)
 
@@ -294,7 +322,7 @@ def _truth_figures(args, robot, methods, rates, truth_class) -> dict:
     main = per_rate[f'{rates[0]:g}']
     results['zmp_dev_mm'] = {k: main['zmp_dev_mm'].get(k) for k in
                              ('cad', 'truth', 'torque_ls', 'zmp_newton', 'zmp_qp',
-                              'torque_ls_gain_error') if k in main['zmp_dev_mm']}
+                              'torque_ls_gain_error', *GROUPED_ROWS) if k in main['zmp_dev_mm']}
     zn = [per_rate[k]['methods'].get('zmp_newton') for k in per_rate]
     zn = [z for z in zn if z]
     keys = ('mass_err_pct_max', 'com_err_mm_max', 'mass_err_pct_max_groups',
@@ -306,6 +334,10 @@ def _truth_figures(args, robot, methods, rates, truth_class) -> dict:
     kf = [z for z in kf if z]
     if kf:
         results.update({f'{k}_ft_foot': max(z[k] for z in kf) for k in keys})
+    for row in GROUPED_ROWS:  # per row, the largest over the rates (in its own set)
+        got = [per_rate[k]['methods'][row] for k in per_rate if row in per_rate[k]['methods']]
+        if got:
+            results[row] = {k: max(z[k] for z in got) for k in keys if 'invariance' not in k}
     cover = {f'{m}@{k}': per_rate[k]['methods'][m]['std_coverage']['ratio']
              for k in per_rate for m in per_rate[k]['methods']}
     results['std_coverage'] = cover
