@@ -23,7 +23,7 @@ import numpy as np
 import pinocchio as pin
 
 from legid_ros.core.description.errors import DescriptionKeyError, suggest
-from legid_ros.core.description.spec import FrameSpec
+from legid_ros.core.description.spec import FrameSpec, finite_vector
 from legid_ros.core.errors import RobotDescriptionError
 
 
@@ -99,14 +99,7 @@ def _lock(model: pin.Model, desc: dict, to_urdf: Dict[str, str],
             raise DescriptionKeyError(key, 'is not a moving joint of the URDF',
                                       suggest(name, names, 'URDF joints'), path)
         j = model.getJointId(urdf_name)
-        nv = model.joints[j].nv
-        try:
-            val = np.asarray(value, float).reshape(-1)
-        except (TypeError, ValueError):
-            val = np.zeros(0)
-        if val.size != nv or not np.all(np.isfinite(val)):
-            raise DescriptionKeyError(key, f'{value!r} is not {nv} finite number(s)',
-                                      f'give {nv} value(s) [rad or m]', path)
+        val = np.asarray(finite_vector(value, key, model.joints[j].nv, path), float)
         jm = model.joints[j]
         if jm.nq == 1:
             lo, hi = model.lowerPositionLimit[jm.idx_q], model.upperPositionLimit[jm.idx_q]

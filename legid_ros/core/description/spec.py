@@ -138,7 +138,9 @@ def _mapping(desc: dict, key: str, path: Optional[str]) -> dict:
     return value
 
 
-def _vector(value, key: str, size: int, path: Optional[str], default=None) -> tuple:
+def finite_vector(value, key: str, size: int, path: Optional[str] = None,
+                  default=None) -> tuple:
+    """``size`` finite numbers from a YAML value (``default`` when None), else an error."""
     if value is None and default is not None:
         return tuple(default)
     try:
@@ -146,8 +148,9 @@ def _vector(value, key: str, size: int, path: Optional[str], default=None) -> tu
     except (TypeError, ValueError):
         vec = np.zeros(0)
     if vec.size != size or not np.all(np.isfinite(vec)):
-        raise DescriptionKeyError(key, f'{value!r} is not {size} finite numbers',
-                                  f'write [{", ".join(["0.0"] * size)}]-like list', path)
+        raise DescriptionKeyError(key, f'{value!r} is not {size} finite number(s)',
+                                  'write one number' if size == 1 else
+                                  f'write a list like [{", ".join(["0.0"] * size)}]', path)
     return tuple(float(x) for x in vec)
 
 
@@ -165,8 +168,8 @@ def parse_frames(desc: dict, path: Optional[str] = None) -> List[FrameSpec]:
             raise DescriptionKeyError(f'{key}.{sorted(unknown)[0]}', 'is not a frame key',
                                       'use parent, xyz [m] and rpy [rad]', path)
         out.append(FrameSpec(name=str(name), parent=str(spec['parent']),
-                             xyz=_vector(spec.get('xyz'), f'{key}.xyz', 3, path, (0, 0, 0)),
-                             rpy=_vector(spec.get('rpy'), f'{key}.rpy', 3, path, (0, 0, 0)),
+                             xyz=finite_vector(spec.get('xyz'), f'{key}.xyz', 3, path, (0, 0, 0)),
+                             rpy=finite_vector(spec.get('rpy'), f'{key}.rpy', 3, path, (0, 0, 0)),
                              key=key))
     return out
 
@@ -196,7 +199,7 @@ def _sensors(name: str, f: dict, sole_frame: str, path: Optional[str]):
         frame = str(s.get('frame', sname))
         if 'xyz' in s:
             frames.append(FrameSpec(name=frame, parent=sole_frame,
-                                    xyz=_vector(s['xyz'], f'{skey}.xyz', 3, path),
+                                    xyz=finite_vector(s['xyz'], f'{skey}.xyz', 3, path),
                                     rpy=(0.0, 0.0, 0.0), key=skey))
         sensors.append(ForceSensor(name=sname, topic=str(s['topic']), frame=frame))
     if f.get('sensor_frames') is not None:
@@ -233,7 +236,7 @@ def parse_feet(desc: dict, path: Optional[str] = None):
         feet[str(name)] = Foot(
             name=str(name), link=str(f['link']), sole_frame=sole, ft_frame=f.get('ft_frame'),
             sole_size=None if size is None else np.asarray(
-                _vector(size, f'{key}.sole_size_m', 2, path), float),
+                finite_vector(size, f'{key}.sole_size_m', 2, path), float),
             sensor_frames=[s.frame for s in sensors], wrench_topic=str(wrench_topic),
             fsr_topic_prefix=str(f.get('fsr_topic_prefix', f'{name}_foot/fsr')),
             ankle_ft_topic=None if raw_topic is None else str(raw_topic),
@@ -250,7 +253,7 @@ def parse_link_groups(desc: dict, path: Optional[str] = None) -> Dict[str, LinkG
             if not isinstance(g, dict) or k not in g:
                 raise DescriptionKeyError(f'{key}.{k}', 'is missing',
                                           'give links, axis, lc_cad_m and mass_cad_kg', path)
-        axis = np.asarray(_vector(g['axis'], f'{key}.axis', 3, path), float)
+        axis = np.asarray(finite_vector(g['axis'], f'{key}.axis', 3, path), float)
         if np.linalg.norm(axis) == 0:
             raise DescriptionKeyError(f'{key}.axis', 'is zero', 'give a non-zero vector', path)
         com = g.get('com_cad_m')
@@ -258,5 +261,5 @@ def parse_link_groups(desc: dict, path: Optional[str] = None) -> Dict[str, LinkG
             name=str(name), links=[str(x) for x in g['links']], axis=axis / np.linalg.norm(axis),
             lc_cad=float(g['lc_cad_m']), mass_cad=float(g['mass_cad_kg']),
             com_cad=None if com is None else np.asarray(
-                _vector(com, f'{key}.com_cad_m', 3, path), float))
+                finite_vector(com, f'{key}.com_cad_m', 3, path), float))
     return groups

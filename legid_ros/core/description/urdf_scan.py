@@ -77,7 +77,8 @@ class UrdfLink:
     origin: pin.SE3 = field(default_factory=pin.SE3.Identity)
 
 
-def _origin(el) -> pin.SE3:
+def urdf_origin(el) -> pin.SE3:
+    """Pose of an element's ``<origin>`` (identity when it has none)."""
     o = el.find('origin') if el is not None else None
     if o is None:
         return pin.SE3.Identity()
@@ -102,8 +103,8 @@ def _shape(col) -> Optional[Shape]:
             size = [float(el.get('radius', 0))]
         else:
             size = [float(x) for x in el.get('scale', '1 1 1').split()]
-            return Shape('mesh', _origin(col), np.asarray(size, float), el.get('filename', ''))
-        return Shape(kind, _origin(col), np.asarray(size, float))
+            return Shape('mesh', urdf_origin(col), np.asarray(size, float), el.get('filename', ''))
+        return Shape(kind, urdf_origin(col), np.asarray(size, float))
     return None
 
 
@@ -130,7 +131,7 @@ def scan_urdf(path: Union[str, Path]) -> Dict[str, UrdfLink]:
             link.parent_joint = el.get('name')
             link.parent_link = el.find('parent').get('link')
             link.joint_type = el.get('type', '')
-            link.origin = _origin(el)
+            link.origin = urdf_origin(el)
     return links
 
 

@@ -140,7 +140,7 @@ def test_locking_a_continuous_joint_uses_its_angle(tmp_path):
 @pytest.mark.parametrize('changes, key, fix', [
     ({'locked_joints': {'l_kne': 0.1}}, 'locked_joints.l_kne', "did you mean 'l_knee'"),
     ({'locked_joints': {'l_knee': 9.0}}, 'locked_joints.l_knee', 'within'),
-    ({'locked_joints': {'l_knee': 'x'}}, 'locked_joints.l_knee', 'value'),
+    ({'locked_joints': {'l_knee': 'x'}}, 'locked_joints.l_knee', 'one number'),
     ({'joint_name_map': {'LK': 'no_joint'}}, 'joint_name_map.LK', 'URDF joints'),
     ({'frames': {'x': {'xyz': [0, 0, 0]}}}, 'frames.x', 'parent'),
     ({'frames': {'x': {'parent': 'trnk'}}}, 'frames.x.parent', "did you mean 'trunk'"),
