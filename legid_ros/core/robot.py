@@ -169,9 +169,15 @@ def _resolve(robot: Union[str, Path]):
         ypath = p
     else:
         ypath = paths.config_path(f'{robot}.yaml')
+        shipped = paths.config_path(f'robots/{robot}.yaml')  # described robots (docs/robots.md)
+        if not ypath.is_file() and shipped.is_file():
+            ypath = shipped
         if not ypath.is_file():
             known = ', '.join(paths.available_robots())
-            raise RobotDescriptionError(f'unknown robot {str(robot)!r}; built-in robots: {known}')
+            extra = sorted(q.stem for q in paths.config_path('robots').glob('*.yaml'))
+            raise RobotDescriptionError(f'unknown robot {str(robot)!r}; built-in robots: {known}'
+                                        + (f'; described robots: {", ".join(extra)}'
+                                           if extra else ''))
     if not ypath.is_file():
         raise RobotDescriptionError('robot description not found', str(ypath))
     try:
@@ -228,7 +234,8 @@ def load_robot(robot: Union[str, Path] = 'biped', floating_base: bool = True,
     """Load a robot into pinocchio.
 
     Args:
-        robot: Built-in robot name ('biped', 'quadruped', ...) or path of a description YAML
+        robot: Built-in robot name ('biped', 'quadruped', ...; also the described robots of
+            ``config/robots/``: 'talos', 'solo12') or path of a description YAML
             (its ``urdf`` may be relative to the YAML, a built-in URDF name, or a
             ``package://`` URI, see :mod:`legid_ros.core.description.resources`).
         floating_base: Add a free-flyer root joint.

@@ -108,3 +108,16 @@ def test_check_urdf_accepts_every_urdf(name):
                          text=True, check=False)
     assert out.returncode == 0, out.stderr
     assert 'Successfully Parsed XML' in out.stdout
+
+
+@pytest.mark.parametrize('name, feet', [('talos', 2), ('solo12', 4)])
+def test_described_robots_load_by_name(name, feet):
+    """The robots of config/robots/ (example-robot-data URDFs) load by name: 12 leg joints,
+    their feet; an unknown name lists them."""
+    from legid_ros.core.description.resources import package_dir
+    if package_dir('example-robot-data') is None:
+        pytest.skip('example-robot-data is not installed')
+    robot = load_robot(name)
+    assert len(robot.actuated_joint_names) == 12 and len(robot.feet) == feet
+    with pytest.raises(RobotDescriptionError, match=name):
+        load_robot('no_such_robot')
