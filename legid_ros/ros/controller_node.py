@@ -16,6 +16,15 @@ command is never published. At start-up it refuses, in one line, ``joint_names``
 permutation of the model's joints and an ``ident_file`` it cannot use. ``kp``, ``kd``,
 ``state_timeout_s`` and ``diagnostics_period_s`` may change at run time (``ros2 param set``);
 the other parameters are read only.
+
+A floating-base description with feet (``robot`` with ``feet`` and sole sizes, loaded with
+``floating_base: true``, e.g. the biped) gets the contact-consistent whole-body feedforward
+(:class:`legid_ros.core.feedforward.FloatingFeedforward`): the node also subscribes
+``legid/window`` (the buffer's windows) and takes the stance feet, their measured wrenches
+and the IMU orientation from the latest usable row when it is younger than
+``contact_timeout_s``; otherwise the stance feet are ``stance_feet`` and the contact QP
+distributes the load. Parameters from ``legid/parameters`` must then be physically
+consistent. ``legid/feedforward`` keeps its format (one value per ``joint_names`` joint).
 """
 
 from __future__ import annotations
@@ -34,12 +43,18 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory
 
-from legid_ros.core.errors import BadInputError, LegidError
-from legid_ros.core.feedforward import (FeedforwardModel, PdFeedforwardController, PdGains,
-                                        ReferenceTrajectory, default_gains, from_identification,
-                                        reflected_rotor_inertia)
-from legid_ros.core.robot import Robot, load_robot
-from legid_ros.ros.conversions import diagnostic_msg, parameters_from_msg, stamp_to_sec
+from legid_ros.core.buffer.window import unpack_window
+from legid_ros.core.errors import (BadInputError, InconsistentParametersError,
+                                   InfeasibleProblemError, LegidError, SolverError)
+from legid_ros.core.feedforward import (FeedforwardModel, FloatingFeedforward,
+                                        PdFeedforwardController, PdGains, ReferenceTrajectory,
+                                        default_gains, floating_from_identification,
+                                        from_identification, reflected_rotor_inertia)
+from legid_ros.core.feedforward.contact_state import reading_from_window, sensor_offsets
+from legid_ros.core.inertial import check_consistency
+from legid_ros.core.robot import Robot, body_names, load_robot
+from legid_ros.ros.conversions import (diagnostic_msg, parameters_from_msg, stamp_to_sec,
+                                       window_from_msg)
 from legid_ros.ros.executor import run_node
 from legid_ros.ros.parameters import Param, ParameterRefusedError, declare_parameters
 from legid_ros.ros.robustness import BoundedCache, GuardedNode
@@ -49,9 +64,27 @@ DIAG_NAME = 'legid controller'
 NAME_CACHE_SIZE = 16
 ROBOT_PARAMETERS = (
     Param('robot', 'leg3', 'built-in robot name or description YAML path'),
-    Param('floating_base', False, 'model the root as a free flyer (evaluated with the base at '
-          'rest)'),
+    Param('floating_base', False, 'model the root as a free flyer: with feet, the '
+          'contact-consistent whole-body feedforward; without, evaluated with the base at rest'),
 )
+
+
+def has_feet(robot: Robot) -> bool:
+    """Whether the node uses the floating-base path: a free flyer with soled feet."""
+    return robot.floating and any(f.sole_size is not None for f in robot.feet.values())
+
+
+def floating_parameters(robot: Robot) -> Tuple[Param, ...]:
+    """Extra parameters of the floating-base path (only declared for it)."""
+    feet = [f for f, ft in robot.feet.items() if ft.sole_size is not None]
+    return (
+        Param('stance_feet', feet, 'feet on the ground when no fresh buffer row says which '
+              '(the contact QP distributes the load over them)', runtime=True),
+        Param('contact_timeout_s', 0.5, 'use the buffer\'s contact state and wrenches only '
+              'when its latest row is younger than this [s]', low=0.0, runtime=True),
+        Param('use_measured_wrenches', True, 'use the measured foot wrenches of the buffer '
+              'rows (else always the contact QP)', runtime=True),
+    )
 
 
 def parameters(robot: Robot) -> Tuple[Param, ...]:
@@ -79,7 +112,7 @@ def parameters(robot: Robot) -> Tuple[Param, ...]:
               'to); 0: normal scheduling [-]', low=0, high=99),
         Param('jitter_window', 20000, 'timer periods kept for the jitter statistics [-]',
               low=0),
-    )
+    ) + (floating_parameters(robot) if has_feet(robot) else ())
 
 
 def _doubles(values) -> array.array:
@@ -107,9 +140,12 @@ class ControllerNode(GuardedNode):
                 f'model joints {model_joints}: the commands would go to the wrong joints')
         self.out_index = np.array([model_joints.index(n) for n in self.out_names])
         self.model_joints = model_joints
-        self.ff = FeedforwardModel(self.robot, rotor_inertia=reflected_rotor_inertia(self.robot))
+        self.floating = has_feet(self.robot)
+        rotor = reflected_rotor_inertia(self.robot)
+        self.ff = (FloatingFeedforward(self.robot, rotor_inertia=rotor) if self.floating
+                   else FeedforwardModel(self.robot, rotor_inertia=rotor))
         if p.ident_file:
-            self.ff = load_ident_file(self.robot, p.ident_file)
+            self.ff = load_ident_file(self.robot, p.ident_file, self.floating)
         self.controller = PdFeedforwardController.for_robot(
             self.robot, self.ff if p.use_feedforward else None, gains=PdGains(p.kp, p.kd))
         self.rotor_names = [f'{j}.rotor_J' for j in model_joints]
@@ -122,6 +158,12 @@ class ControllerNode(GuardedNode):
         self.counts = {'published': 0, 'skipped': 0, 'bad_states': 0, 'bad_references': 0,
                        'bad_parameters': 0, 'parameter_updates': 0, 'references': 0,
                        'nonfinite_commands': 0}
+        self.contact = None  # latest ContactReading of the buffer (floating path)
+        self.contact_time = -np.inf
+        if self.floating:
+            self.counts.update({'bad_windows': 0, 'contact_failures': 0,
+                                'measured_contact_cycles': 0, 'qp_contact_cycles': 0})
+            self._offsets = sensor_offsets(self.robot)
         self._rejected_since_publication: Dict[str, int] = {}
         self._logged = set()
         self.period = 1.0 / p.rate_hz
@@ -138,6 +180,9 @@ class ControllerNode(GuardedNode):
                                  QoSProfile(depth=10))
         self.create_subscription(Float64MultiArray, 'legid/parameters', self._on_parameters,
                                  QoSProfile(depth=10))
+        if self.floating:
+            self.create_subscription(Float64MultiArray, 'legid/window', self._on_window,
+                                     QoSProfile(depth=10))
         if p.rt_priority > 0:
             try:
                 os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(p.rt_priority))
@@ -229,6 +274,11 @@ class ControllerNode(GuardedNode):
             if not np.all(np.isfinite(values)):
                 raise BadInputError('parameters hold NaN or inf')
             n_pi = len(self.ff.parameter_names)
+            if self.floating and names[:n_pi] == self.ff.parameter_names:
+                report = check_consistency(values[:n_pi], body_names(self.ff.model))
+                if not report.ok:
+                    raise InconsistentParametersError(
+                        f'parameters not physically consistent: {report.failing}', report)
             if names == self.ff.parameter_names:
                 self.ff.set_parameters(values)
             elif names == self.ff.parameter_names + self.rotor_names:
@@ -243,6 +293,29 @@ class ControllerNode(GuardedNode):
         except (LegidError, ValueError, IndexError, TypeError) as exc:
             self._report('bad_parameters', exc)
 
+    def _on_window(self, msg: Float64MultiArray) -> None:
+        """The buffer's window: keep the contact state of its latest usable row."""
+        try:
+            window, schema = window_from_msg(msg)
+            self.contact = reading_from_window(unpack_window(window, schema), self.robot,
+                                               self._offsets)
+            self.contact_time = time.monotonic()
+        except (LegidError, ValueError, IndexError, TypeError, KeyError) as exc:
+            self._report('bad_windows', exc)
+
+    def _set_contacts(self) -> None:
+        """Contact state of this cycle: the buffer's latest row if fresh, else the QP over
+        ``stance_feet``."""
+        c = self.contact
+        if c is not None and time.monotonic() - self.contact_time <= self.p.contact_timeout_s:
+            wrenches = c.wrenches if self.p.use_measured_wrenches else None
+            self.ff.set_contacts(c.stance, wrenches, c.frames, c.base_quat)
+            self.counts['measured_contact_cycles' if wrenches is not None
+                        else 'qp_contact_cycles'] += 1
+        else:
+            self.ff.set_contacts(list(self.p.stance_feet))
+            self.counts['qp_contact_cycles'] += 1
+
     # ------------------------------------------------------------------ cycle
     def _tick(self) -> None:
         now_mono = time.perf_counter()
@@ -255,7 +328,12 @@ class ControllerNode(GuardedNode):
         try:
             now = self._now()
             q_d, qd_d, qdd_d = self.reference.sample(now)
+            if self.floating:
+                self._set_contacts()
             out = self.controller.step(self.q, self.qd, q_d, qd_d, qdd_d)
+        except (InfeasibleProblemError, SolverError) as exc:  # only the contact QP raises these
+            self._report('contact_failures', exc)
+            return
         except (LegidError, ValueError) as exc:
             self._report('bad_references', exc)
             return
@@ -318,15 +396,19 @@ class ControllerNode(GuardedNode):
                                              message, values))
 
 
-def load_ident_file(robot: Robot, path: str) -> FeedforwardModel:
-    """The feedforward model of an identification result YAML.
+def load_ident_file(robot: Robot, path: str, floating: bool = False) -> FeedforwardModel:
+    """The feedforward model of an identification result YAML (the contact-consistent
+    floating-base one when ``floating``).
 
     Raises:
         ParameterRefusedError: Missing, unreadable or not matching the robot.
     """
     from legid_ros.core.identification.result import LegIdentResult
     try:
-        return from_identification(robot, LegIdentResult.load(path))
+        result = LegIdentResult.load(path)
+        if floating:
+            return floating_from_identification(robot, result)
+        return from_identification(robot, result)
     except (LegidError, ValueError, OSError, KeyError, TypeError, AttributeError) as exc:
         raise ParameterRefusedError('controller', 'ident_file', f'cannot use {path!r}: '
                                     f'{type(exc).__name__}: {exc}'.replace('\n', ' ')) from None

@@ -14,12 +14,14 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from legid_ros.core.feedforward import (FeedforwardModel, PdFeedforwardController, PdGains,
+from legid_ros.core.buffer.schema import BufferConfig, ChannelSchema
+from legid_ros.core.feedforward import (FeedforwardModel, FloatingFeedforward,
+                                        PdFeedforwardController, PdGains,
                                         reflected_rotor_inertia)
 from legid_ros.core.inertial import get_parameters, parameter_names
 from legid_ros.core.robot import load_robot
 from legid_ros.ros.controller_node import DIAG_NAME, ControllerNode
-from legid_ros.ros.conversions import diagnostic_values, parameters_msg
+from legid_ros.ros.conversions import diagnostic_values, parameters_msg, window_msg
 
 from pipeline_helpers import set_remote
 
@@ -33,15 +35,16 @@ REF = {'hip_abad': (0.06, 0.2, 1.0), 'hip_flex': (0.41, -0.1, -2.0), 'knee': (1.
 class Harness:
     """A controller node plus a test node that feeds and records it."""
 
-    def __init__(self):
+    def __init__(self, overrides=None):
         ns = f'controller_test_{os.getpid()}'  # private topics: no cross-talk on a shared domain
-        self.ctl = ControllerNode(namespace=ns, parameter_overrides=[
+        self.ctl = ControllerNode(namespace=ns, parameter_overrides=overrides or [
             Parameter('robot', value='leg3'), Parameter('joint_names', value=OUT_ORDER),
             Parameter('rate_hz', value=500.0), Parameter('state_timeout_s', value=5.0)])
         self.io = rclpy.create_node('controller_test_io', namespace=ns)
         self.pub_state = self.io.create_publisher(JointState, 'joint_states', 10)
         self.pub_ref = self.io.create_publisher(JointTrajectory, 'legid/reference', 10)
         self.pub_par = self.io.create_publisher(Float64MultiArray, 'legid/parameters', 10)
+        self.pub_win = self.io.create_publisher(Float64MultiArray, 'legid/window', 10)
         self.ff, self.cmd, self.diag = [], [], []
         self.io.create_subscription(Float64MultiArray, 'legid/feedforward', self.ff.append, 10)
         self.io.create_subscription(JointState, 'legid/command', self.cmd.append, 10)
@@ -199,3 +202,55 @@ def test_runtime_gains_change_the_command(harness):
     _, tau2 = _expected(leg, gains=gains)
     assert not np.allclose(tau2, tau)
     assert harness.spin_until(lambda: np.allclose(harness.cmd[-1].effort, tau2, atol=1e-9))
+
+
+@pytest.fixture
+def biped_harness():
+    rclpy.init()
+    h = Harness([Parameter('robot', value='biped'), Parameter('floating_base', value=True),
+                 Parameter('rate_hz', value=500.0), Parameter('state_timeout_s', value=5.0)])
+    yield h
+    h.close()
+    rclpy.shutdown()
+
+
+def test_floating_biped_uses_contact_consistent_feedforward(biped_harness):
+    """A floating biped gets the whole-body feedforward: the contact QP over stance_feet
+    without buffer rows, the measured wrench of a buffer row once one arrives."""
+    from legid_ros.core.synthetic.motion import BipedIK, Target
+
+    h = biped_harness
+    biped = load_robot('biped', floating_base=True)
+    names = biped.actuated_joint_names
+    ik = BipedIK(biped, biped.model)
+    q, ok = ik.solve(ik.initial(), Target(np.array([0.02, 0.13, 0.0]), 0.0,
+                                          np.array([0.0, 0.02]), 0.5, 0.0))
+    assert ok
+    q = q[7:]
+    qdd = np.linspace(-0.5, 0.5, len(names))
+    h.pub_state.publish(JointState(name=names, position=q.tolist(), velocity=[0.0] * 12))
+    h.pub_ref.publish(JointTrajectory(joint_names=names, points=[JointTrajectoryPoint(
+        positions=q.tolist(), velocities=[0.0] * 12, accelerations=qdd.tolist(),
+        time_from_start=Duration())]))
+    core = FloatingFeedforward(biped, rotor_inertia=reflected_rotor_inertia(biped))
+    core.set_contacts(('left', 'right'))
+    expected_qp = core.torque(q, np.zeros(12), qdd)
+    assert h.spin_until(lambda: len(h.ff) >= 2)
+    assert len(h.ff[-1].data) == 12
+    np.testing.assert_allclose(h.ff[-1].data, expected_qp, atol=1e-6)
+    # a buffer row: right foot only, 6-axis wrench at its F/T frame
+    schema = ChannelSchema.for_config(BufferConfig(joint_names=names, feet=['left', 'right']))
+    row = np.zeros(len(schema))
+    row[schema.index('ok')] = 1.0
+    row[schema.index('contact.right')] = 1.0
+    for k in range(4):
+        row[schema.index(('imu.qx', 'imu.qy', 'imu.qz', 'imu.qw')[k])] = np.nan
+    w = np.array([2.0, -1.0, 320.0, 1.5, -2.0, 0.1])
+    for a, v in zip(('fx', 'fy', 'fz', 'tx', 'ty', 'tz'), w):
+        row[schema.index(f'wrench.right.{a}')] = v
+    h.pub_win.publish(window_msg(row[None, :], schema))
+    core.set_contacts(('right',), {'right': w}, {'right': 'r_ankle_ft'})
+    expected_meas = core.torque(q, np.zeros(12), qdd)
+    assert not np.allclose(expected_meas, expected_qp, atol=1e-3)
+    assert h.spin_until(lambda: np.allclose(h.ff[-1].data, expected_meas, atol=1e-6))
+    assert h.ctl.counts['measured_contact_cycles'] > 0
