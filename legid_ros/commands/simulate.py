@@ -36,6 +36,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument('--engine', choices=['synthetic', 'mujoco'], default='synthetic',
                         help='exact synthetic data or MuJoCo physics')
     parser.add_argument('--force', action='store_true', help='overwrite an existing bag')
+    parser.add_argument('--protocol', choices=['right', 'swap'], default='right',
+                        help="excitation: 'right' (single support on the right foot, Wu & Gao "
+                        "2021; the benchmarks' protocol) or 'swap' (right, a double-support "
+                        'transfer, then the left: both feet weighed by their ankle F/T; '
+                        'synthetic engine)')
+    parser.add_argument('--payload-kg', type=float, default=0.0,
+                        help='mass added to the trunk at --payload-at-s [kg] (synthetic engine)')
+    parser.add_argument('--payload-at-s', type=float, default=0.0,
+                        help='run time when the payload is added [s]')
+    parser.add_argument('--imu-yaw-offset-deg', type=float, default=0.0,
+                        help='heading error of the recorded IMU orientation [deg]')
+    parser.add_argument('--imu-yaw-drift-deg-s', type=float, default=0.0,
+                        help='heading drift of the recorded IMU orientation [deg/s]')
 
 
 def _mujoco():
@@ -70,12 +83,22 @@ def run(args: argparse.Namespace) -> int:
                              friction=FrictionModel.none() if args.no_friction
                              else FrictionModel(),
                              zmp_margin=args.zmp_margin, speed_scale=args.speed,
-                             robot=args.robot)
+                             robot=args.robot, protocol=args.protocol,
+                             payload_kg=args.payload_kg, payload_at_s=args.payload_at_s,
+                             imu_yaw_offset_deg=args.imu_yaw_offset_deg,
+                             imu_yaw_drift_deg_s=args.imu_yaw_drift_deg_s)
     if args.truth == 'cad':
         config.truth = {}
     start = time.perf_counter()
     if args.engine == 'mujoco':
+        if args.protocol != 'right' or args.payload_kg > 0:
+            raise BadInputError('the mujoco engine runs the right-support protocol without a '
+                                'payload only (--protocol right, --payload-kg 0)')
         rec = _mujoco()(config)
+        if args.imu_yaw_offset_deg or args.imu_yaw_drift_deg_s:
+            from legid_ros.core.synthetic.scenario import imu_heading_error
+            rec.imu_quat = imu_heading_error(rec.imu_quat, rec.t, args.imu_yaw_offset_deg,
+                                             args.imu_yaw_drift_deg_s)
     else:
         rec = simulate_biped(config, robot)
     sim_s = time.perf_counter() - start
@@ -88,5 +111,11 @@ def run(args: argparse.Namespace) -> int:
     if zmp is not None:
         print(f'true ZMP range x [{zmp[:, 0].min() * 1e3:.1f}, {zmp[:, 0].max() * 1e3:.1f}] mm,'
               f' y [{zmp[:, 1].min() * 1e3:.1f}, {zmp[:, 1].max() * 1e3:.1f}] mm')
+    if 'phases' in rec.meta:
+        print('phases: ' + ', '.join(f'{name} {t0:.1f}-{t1:.1f} s'
+                                     for name, t0, t1 in rec.meta['phases']))
+    if 'payload' in rec.meta:
+        print(f"payload {rec.meta['payload']['mass_kg']:g} kg on the trunk at "
+              f"{rec.meta['payload']['at_s']:g} s")
     print(f'simulation {sim_s:.1f} s, total {total:.1f} s')
     return 0

@@ -20,6 +20,7 @@ for every placement.
 
 from __future__ import annotations
 
+import math
 from typing import Dict, List, Optional
 
 import numpy as np
@@ -130,18 +131,19 @@ class StreamKinematics:
             fz = np.column_stack([np.einsum('nj,nj->n', (tilt @ r)[:, 2], f[:, :3])
                                   for (_, r), f in zip(ft, force)])
         contact = (fz > self.contact_force_n).astype(float)
-        p_wb = np.empty((n, 3))
-        r_wb = np.empty((n, 3, 3))
         extra = np.empty((n, 5))
+        anchor = np.empty((n, 3))
+        fz_rows = fz.tolist()
         for k in range(n):
-            if self.support is not None:
-                r_wb[k] = _rot_z(self.heading) @ r_sb[self.support][k]
-            self._update_support(fz[k], r_wb[k], [s[k] for s in sole_b],
-                                 [r[k] for r in r_sb])
-            r_wb[k] = _rot_z(self.heading) @ r_sb[self.support][k]
-            p_wb[k] = self.anchor - r_wb[k] @ sole_b[self.support][k]
-            extra[k, :3] = self.support, self.anchor[0], self.anchor[1]
+            self._update_support(fz_rows[k], k, sole_b, r_sb)
+            anchor[k] = self.anchor
+            extra[k, 0] = self.support
             extra[k, 4] = self.heading
+        extra[:, 1:3] = anchor[:, :2]
+        sup = extra[:, 0].astype(int)
+        rows = np.arange(n)
+        r_wb = _rot_z(extra[:, 4]) @ np.stack(r_sb)[sup, rows]
+        p_wb = anchor - np.einsum('nij,nj->ni', r_wb, np.stack(sole_b)[sup, rows])
         if self.force_mode == 'wrench':
             r_wf = [r_wb @ r for _, r in ft]
             f_w = [np.einsum('nij,nj->ni', r, f[:, :3]) for r, f in zip(r_wf, force)]
@@ -199,17 +201,17 @@ class StreamKinematics:
         self._r_tilt = last.copy()
         return out
 
-    def _update_support(self, fz: np.ndarray, r_wb: np.ndarray, sole_b: List[np.ndarray],
+    def _update_support(self, fz: List[float], k: int, sole_b: List[np.ndarray],
                         r_sb: List[np.ndarray]):
-        """Keep or change the support foot; at a change, anchor and heading of the new sole
-        keep the base pose ``r_wb`` (of the old support) continuous."""
-        known = np.isfinite(fz)
-        if not known.any():
+        """Keep or change the support foot at row ``k`` (``fz``: its normal force per foot
+        [N]); at a change, anchor and heading of the new sole keep the base pose continuous."""
+        known = [math.isfinite(f) for f in fz]
+        if not any(known):
             if self.support is None:
                 self.support = 0
             return
-        f = np.where(known, fz, -np.inf)
-        best = int(np.argmax(f))
+        f = [v if ok else -math.inf for v, ok in zip(fz, known)]
+        best = max(range(len(f)), key=f.__getitem__)
         if self.support is None:
             self.support = best
             self.anchor = np.zeros(3)
@@ -218,11 +220,12 @@ class StreamKinematics:
         current = f[self.support] if known[self.support] else 0.0
         if best != self.support and f[best] > self.switch_ratio * max(current, 1e-9) \
                 and f[best] > self.contact_force_n:
-            p_wb = self.anchor - r_wb @ sole_b[self.support]
-            anchor = p_wb + r_wb @ sole_b[best]
+            r_wb = _rot_z(self.heading) @ r_sb[self.support][k]
+            p_wb = self.anchor - r_wb @ sole_b[self.support][k]
+            anchor = p_wb + r_wb @ sole_b[best][k]
             anchor[2] = 0.0
             # r_wb = Rz(heading_new) r_sb[best]: same rotation as Rz(heading) r_sb[support]
-            m = r_wb @ r_sb[best].T
+            m = r_wb @ r_sb[best][k].T
             self.heading = float(np.arctan2(m[1, 0], m[0, 0]))
             self.support = best
             self.anchor = anchor

@@ -208,6 +208,10 @@ def _simulate_swap(robot, cfg, model, after, rng, t, pi_true, pi_cad) -> Recordi
     """The support-swap protocol (:mod:`legid_ros.core.synthetic.swap`)."""
     phases = plan_swap(robot, model, cfg.duration_s, rng, cfg.zmp_margin, cfg.speed_scale,
                        cfg.segment_s, cfg.knots_per_segment)
+    if phases[-1].t0 > cfg.duration_s - 1.0:
+        raise BadInputError(f'{cfg.duration_s:g} s is too short for the support swap: the '
+                            f'left single support would start at {phases[-1].t0:.1f} s; '
+                            f'give at least {phases[-1].t0 + 2.0:.0f} s')
     imu_id = robot.frame_id(robot.imu_frame)
     sw = swap_dynamics(robot, model, phases, t, imu_id)
     if after is not None:

@@ -24,7 +24,8 @@ from scipy.interpolate import CubicSpline
 from legid_ros.core.errors import SolverError
 from legid_ros.core.robot import Robot
 from legid_ros.core.synthetic.dynamics import ContactDynamics, contact_dynamics
-from legid_ros.core.synthetic.motion import BipedIK, Target, guard_zmp, plan_knots
+from legid_ros.core.synthetic.motion import (BipedIK, JointTrajectory, Target, guard_zmp,
+                                             plan_knots)
 
 #: Left sole centre while both feet stand, in the right sole frame [m] (heading 0, flat).
 LEFT_STAND = np.array([0.02, 0.13, 0.0])
@@ -92,12 +93,12 @@ def plan_swap(robot: Robot, model: pin.Model, duration_s: float, rng: np.random.
     The two single-support parts share what the transfer leaves, about half each (the
     planner covers a second more than it is asked for).
     """
-    single = max(0.5 * (duration_s - sum(TRANSFER_S) / speed_scale) - 1.0, 1.0)
+    single = max(0.5 * (duration_s - sum(TRANSFER_S) / speed_scale), 1.0)
     sole_r = robot.frame_id(robot.feet['right'].sole_frame)
     sole_l = robot.frame_id(robot.feet['left'].sole_frame)
     limit = np.asarray(robot.feet['right'].sole_size) / 2 - zmp_margin - 0.001
-    traj = plan_knots(robot, model, single, rng, zmp_margin, speed_scale, segment_s,
-                      knots_per_segment)
+    traj = _trimmed(plan_knots(robot, model, single, rng, zmp_margin, speed_scale, segment_s,
+                               knots_per_segment), single)
     guard_zmp(traj, model, sole_r, traj.knot_times[-1], limit)
     phases = [Phase('right', 0.0, traj.spline(), ('right',), 'right')]
     ik_r = BipedIK(robot, model, 'right')
@@ -126,6 +127,15 @@ def plan_swap(robot: Robot, model: pin.Model, duration_s: float, rng: np.random.
     guard_zmp(traj_l, model, sole_l, traj_l.knot_times[-1], limit)
     phases.append(Phase('left', phases[-1].t1, traj_l.spline(), ('left',), 'left'))
     return phases
+
+
+def _trimmed(traj: JointTrajectory, need_s: float) -> JointTrajectory:
+    """The prefix of whole moves whose length is closest to ``need_s`` [s] (at least one)."""
+    ends = np.cumsum(traj.seg_durations)
+    keep = int(np.argmin(np.abs(ends - need_s))) + 1
+    k = keep * traj.knots_per_segment + 1
+    return JointTrajectory(traj.knots_q[:k], traj.seg_durations[:keep].copy(),
+                           traj.knots_per_segment, traj.targets[:k])
 
 
 def evaluate(phases: List[Phase], t: np.ndarray):
