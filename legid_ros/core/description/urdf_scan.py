@@ -37,16 +37,20 @@ class Shape:
     mesh: str = ''
 
     def corners(self, base_dir: Optional[Path] = None) -> np.ndarray:
-        """Points bounding the shape, in its link frame (8 box corners, mesh vertices) [m].
+        """Points bounding the shape in its link frame [m]: the 8 corners of its box (of the
+        mesh's bounding box), or a sphere's 6 extreme points.
 
         Raises:
             RobotDescriptionError: A mesh file that cannot be found or read.
         """
+        if self.kind == 'sphere':  # its extreme points: the lowest is where it touches
+            ext = np.vstack([np.eye(3), -np.eye(3)]) * self.size[0]
+            return ext @ self.pose.rotation.T + self.pose.translation
         if self.kind == 'mesh':
             local = stl_vertices(resolve_uri(self.mesh, base_dir)) * self.size
             lo, hi = local.min(axis=0), local.max(axis=0)
         else:
-            half = {'box': lambda s: s / 2, 'sphere': lambda s: np.full(3, s[0]),
+            half = {'box': lambda s: s / 2,
                     'cylinder': lambda s: np.array([s[0], s[0], s[1] / 2])}[self.kind](self.size)
             lo, hi = -half, half
         box = np.array([[x, y, z] for x in (lo[0], hi[0]) for y in (lo[1], hi[1])

@@ -120,3 +120,15 @@ def test_primitives_from_collision_shapes_only_when_they_match_the_cad_com(tmp_p
     assert group['links'] == ['l_leg', 'r_leg']
     assert group['lc_cad_m'] == pytest.approx(-com) and group['mass_cad_kg'] == 1.0
     assert np.allclose(group['axis'], [0, 0, -1])
+
+
+def test_sphere_feet_are_point_feet_at_their_lowest_point(erd):
+    """ANYmal's spherical feet (r = 31 mm, centre 23.25 mm above the foot frame) are point
+    feet whose contact frame is at the sphere's bottom; legs group as LF/RF/LH/RH."""
+    result = describe_urdf(erd / 'anymal_b_simple_description/robots/anymal.urdf',
+                           ['LF_FOOT', 'RF_FOOT', 'LH_FOOT', 'RH_FOOT'])
+    desc = result.description
+    assert {f['contact'] for f in desc['feet'].values()} == {'point'}
+    assert desc['frames']['lf_sole']['xyz'] == pytest.approx([0.0, 0.0, 0.02325 - 0.031])
+    assert desc['link_groups']['thigh']['links'] == ['LF_THIGH', 'RF_THIGH', 'LH_THIGH',
+                                                     'RH_THIGH']
