@@ -82,3 +82,15 @@ def test_bad_problem_set_up_is_refused():
         build_contact_qp(_feet(), force_weight=0.0)
     with pytest.raises(BadInputError):
         build_contact_qp(_feet()).solve([np.eye(6)], np.zeros(6))
+
+
+def test_active_bounds_are_left_to_osqp():
+    """A weight far over one foot activates bounds: OSQP solves it and every row holds."""
+    jb = [_base_block(pin.SE3(np.eye(3), np.array([0.0, y, -0.5]))) for y in (0.07, -0.07)]
+    need = np.array([0.0, 0.0, 300.0, 300.0 * 0.1, 0.0, 0.0])  # COM 3 cm beyond the left foot
+    sol = build_contact_qp(_feet()).solve(jb, need)
+    assert sol.status == 'solved' and sol.iterations > 0
+    np.testing.assert_allclose(sum(j.T @ w for j, w in zip(jb, sol.wrenches)), need, atol=1e-3)
+    for foot, w in zip(_feet(), sol.wrenches):
+        _check_constraints(foot, w, tol=1e-3)
+    assert sol.wrenches[1, 2] < 0.15 * need[2]  # the left foot carries (almost) all

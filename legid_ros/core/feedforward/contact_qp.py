@@ -14,15 +14,17 @@ weighted wrench norm under, per foot:
 
 :func:`build_contact_qp` sets the problem up once per stance set (the constraint rows are
 constant; only the equality's coefficients and right-hand side change);
-:meth:`ContactQp.solve` updates and solves it and checks OSQP's status (typed errors). With one
-stance foot the equality alone fixes the wrench: it is solved directly (a 6 x 6 system) and
-checked against the same rows, which is the QP's answer without OSQP's iterations.
+:meth:`ContactQp.solve` updates and solves it and checks OSQP's status (typed errors). Two
+exact shortcuts come first: with one stance foot the equality alone fixes the wrench (a 6 x 6
+system, checked against the same rows); with more, the equality-constrained minimiser is
+computed in closed form and, when no cone or CoP row is active at it, it is the QP's optimum.
+OSQP runs only when an inequality is active.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence, Tuple
+from typing import Optional, Sequence, Tuple
 
 import numpy as np
 import osqp
@@ -134,6 +136,7 @@ class ContactQp:
         self._eq_idx = np.flatnonzero(self._eq).astype(np.int64)
         self._eq_rows, self._eq_cols = rws[self._eq], cols[self._eq]
         w = np.tile(np.asarray(weights, float), k)
+        self._w_inv = 1.0 / w
         self._prob = osqp.OSQP()
         self._prob.setup(sp.diags(w).tocsc(), np.zeros(self.nx), a_csc, self._lo, self._up,
                          eps_abs=eps, eps_rel=eps, max_iter=4000, polishing=False,
@@ -163,6 +166,9 @@ class ContactQp:
         a_eq = self._a[:6]
         for i, j in enumerate(jb):
             a_eq[:, 6 * i:6 * i + 6] = j.T
+        sol = self._solve_interior(a_eq, base_need)
+        if sol is not None:
+            return sol
         lo, up = self._lo, self._up
         lo[:6] = base_need
         up[:6] = base_need
@@ -188,6 +194,19 @@ class ContactQp:
         resid = float(np.abs(self._a[:6] @ x - base_need).max())
         return ContactSolution(x.reshape(-1, 6), status, int(iters), resid)
 
+    def _solve_interior(self, a_eq: np.ndarray, base_need: np.ndarray
+                        ) -> Optional[ContactSolution]:
+        """The equality-constrained minimiser ``w = W^-1 A^T (A W^-1 A^T)^-1 b``; when it meets
+        every cone and CoP row it is the QP's optimum (no inequality active) and OSQP is not
+        needed; ``None`` otherwise."""
+        aw = a_eq * self._w_inv
+        w = aw.T @ np.linalg.solve(aw @ a_eq.T, base_need)
+        c = self._a[6:] @ w
+        tol = 1e-9 * max(1.0, float(np.abs(base_need).max()))
+        if np.any(c < self._lo[6:] + tol) or np.any(c > self._up[6:] - tol):
+            return None  # an inequality is (nearly) active: OSQP decides
+        resid = float(np.abs(a_eq @ w - base_need).max())
+        return ContactSolution(w.reshape(-1, 6), 'solved (no inequality active)', 0, resid)
 
     def _solve_unique(self, jb: np.ndarray, base_need: np.ndarray) -> ContactSolution:
         """One stance foot: the equality fixes the wrench (the QP's feasible set is a point);
