@@ -178,17 +178,17 @@ class FloatingFeedforward(FeedforwardModel):
         model, data, full = self.model, self.data, self._q
         full[:7] = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0)
         full[7:] = q
-        pin.framesForwardKinematics(model, data, full)
-        b_m_s = data.oMf[self._sole_id[self.stance[0]]]  # first stance sole in the base frame
+        pin.forwardKinematics(model, data, full)
+        # first stance sole in the base frame (the base is at the origin here)
+        b_m_s = pin.updateFramePlacement(model, data, self._sole_id[self.stance[0]])
         self._b_x_s = b_m_s.action  # its inverse is the sole Jacobian's base block
         if self.base_quat is None:
             m = b_m_s.inverse()  # base in the sole frame
         else:
             rot = pin.Quaternion(self.base_quat[3], *self.base_quat[:3]).toRotationMatrix()
             if self._imu_id is not None:  # IMU orientation -> base orientation
-                rot = rot @ data.oMf[self._imu_id].rotation.T
-            sole = data.oMf[self._sole_id[self.stance[0]]]
-            m = pin.SE3(rot, -rot @ sole.translation)
+                rot = rot @ pin.updateFramePlacement(model, data, self._imu_id).rotation.T
+            m = pin.SE3(rot, -rot @ b_m_s.translation)
         full[:7] = pin.SE3ToXYZQUAT(m)
 
     def evaluate(self, q: np.ndarray, qd_d: np.ndarray, qdd_d: np.ndarray) -> FloatingTerms:
