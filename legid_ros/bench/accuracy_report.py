@@ -4,7 +4,11 @@ from __future__ import annotations
 
 LABELS = {'cad': 'CAD', 'torque_ls': 'torque LS', 'floating_qp': 'floating-base',
           'zmp_newton': 'ZMP Newton', 'zmp_qp': 'ZMP QP', 'sdp': 'SDP',
-          'zmp_newton_ft': 'ZMP Newton + ankle F/T foot'}
+          'zmp_newton_ft': 'ZMP Newton + ankle F/T foot',
+          'zmp_newton_grouped': 'ZMP Newton, grouped set',
+          'zmp_newton_grouped_ft': 'ZMP Newton, grouped set + ankle F/T foot',
+          'zmp_newton_sides_ft': 'ZMP Newton, grouped per side + ankle F/T feet',
+          'zmp_qp_grouped': 'ZMP rows, grouped set (Newton)'}
 CAL_SUFFIX = '_cal'
 
 
@@ -101,6 +105,33 @@ def _one_truth(r: dict, title: str) -> str:
               'the error in the directions the ZMP can see. "identifiable": the reduced-set error '
               'without its components along the combinations each run\'s own uncertainty calls '
               'not identifiable (`core.identification.uncertainty`), mean over the runs.']
+    grouped = [m for m, t in r['methods'].items() if t.get('identifiable_core')]
+    if grouped:
+        lines += ['', '"grouped set" (`core/identification/parameters/grouped.py`): mass and 3-D '
+                  'COM per link group, legs mirrored ("per side": each side its own), inertia '
+                  'about the COM at CAD; `zmp_newton` chooses its regularisation weight on a '
+                  'held-out slice (chosen per run: '
+                  + '; '.join(f'{label(m)} {r["methods"][m].get("reg_chosen_per_run")}'
+                              for m in grouped)
+                  + ' m²). Their "identifiable" figures are in their own set: per group (or '
+                  'side) the mass error and the norm of the 3-D COM error, against the truth\'s '
+                  'grouped parameters (mirrored set: the mean of left and mirrored right), in '
+                  'the combinations their own uncertainty (on the grouped core) calls '
+                  'identifiable.']
+    if r.get('zmp_dev_ratio_to_floor'):
+        lines += ['', 'ZMP deviation / the truth\'s own (exact sensors): ' + ', '.join(
+            f'{label(m)} {v:.2f}' for m, v in r['zmp_dev_ratio_to_floor'].items()
+            if not m.startswith('cad')) + '.']
+    if r.get('best_ft_method'):
+        m = r['best_ft_method']
+        t = r['methods'][m]
+        lines += ['', f'Best method with the ankle F/T (issue 14): {label(m)}, identifiable '
+                  f'mass error max {t["mass_err_pct_max_identifiable"]:.2f} %, COM error max '
+                  f'{t["com_err_mm_max_identifiable"]:.2f} mm (per group: mass '
+                  + ', '.join(f'{k} {v:+.2f}' for k, v in t['mass_err_pct_identifiable'].items())
+                  + ' %; COM ' + ', '.join(f'{k} {v:.2f}'
+                                          for k, v in t['com_err_mm_identifiable'].items())
+                  + ' mm).']
     if 'zmp_newton_ft' in r['methods']:
         lines += ['', '"+ ankle F/T foot": the swinging foot weighed by MuJoCo\'s ankle '
                   'force/torque sensor (`core/identification/rows/foot_ft.py`), then ZMP Newton '

@@ -45,7 +45,7 @@ from pathlib import Path
 
 import numpy as np
 
-from legid_ros.bench.identify_report import write_markdown
+from legid_ros.bench.identify_report import GROUPED_ROWS, write_markdown
 from legid_ros.bench.pipeline_estimator import online_update_timing
 from legid_ros.bench.accuracy_errors import GROUPED
 from legid_ros.core.identification.parameters.grouped import GroupedSet
@@ -58,10 +58,9 @@ OPTIONS = {'zmp_newton': {}, 'torque_ls': {'param_set': 'reduced'}, 'zmp_qp': {}
 # extra row: zmp_newton with the swinging foot weighed by its ankle F/T
 # (core.identification.rows.foot_ft)
 FT_FOOT = 'zmp_newton_ft'
-# extra rows: the grouped set (mass and 3-D COM per link group, legs mirrored or per side;
-# core.identification.parameters.grouped), reg chosen on a held-out slice; their identifiable
-# errors are in their own set
-GROUPED_ROWS = ('zmp_newton_grouped', 'zmp_newton_grouped_ft', 'zmp_newton_sides_ft')
+# extra rows GROUPED_ROWS: the grouped set (mass and 3-D COM per link group, legs mirrored or
+# per side; core.identification.parameters.grouped), reg chosen on a held-out slice; their
+# identifiable errors are in their own set
 # Wu & Gao's Table 2: lc0..lc3 [mm], m0..m3 [kg]
 PUBLISHED_TABLE2 = {'CAD nominal': [210.6, 191.9, 55.2, 76.1, 13.87, 3.67, 3.19, 2.41],
                'ZMP-based': [212.1, 189.7, 56.3, 74.3, 14.85, 3.41, 2.91, 1.26],

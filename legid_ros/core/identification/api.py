@@ -199,9 +199,9 @@ def _check_held(method: str, opts: dict) -> None:
     zmp = method == 'zmp_newton'
     if (opts.get('foot_from_ft') and not held_ok) or (
             opts.get('known') and not (zmp or held_ok)):
-        raise BadInputError('known and foot_from_ft need a method on the reduced or a grouped '
-                            "set: zmp_newton, or a linear-row method with param_set 'reduced', "
-                            "'grouped' or 'grouped_sides'")
+        raise BadInputError('known and foot_from_ft need a reduced-set method or one on a '
+                            "grouped set: zmp_newton, or a linear-row method with param_set "
+                            "'reduced', 'grouped' or 'grouped_sides'")
 
 
 def weighed_mass_names(robot: Robot, feet, param_set: str) -> dict:
