@@ -71,9 +71,9 @@ PARAMETERS = (
           'never holds rows back before its first sample'),
     Param('raw_decoding', True, 'subscribe to serialized messages and decode them directly '
           '(about half the CPU of rclpy deserialisation)'),
-    Param('queue_depth', 5000, 'subscription queue depth of every sensor topic [messages] '
-          '(5000: 5 s of samples at 1 kHz, so a node starved of CPU for seconds catches up '
-          'without losing any)', low=1),
+    Param('queue_depth', 1000, 'subscription queue depth of every sensor topic [messages] '
+          '(1000: 1 s of samples at 1 kHz, so a node starved of CPU for up to a second catches '
+          'up without losing any; deeper queues grow the memory while they fill)', low=1),
     Param('diagnostics_period_s', 1.0, 'period of the /diagnostics status [s]', low=0.0,
           open_low=True, runtime=True),
     Param('world_frame', 'world', 'frame_id of the measured ZMP'),

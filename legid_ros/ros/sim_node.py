@@ -64,8 +64,8 @@ PARAMETERS = (
     Param('start_delay_s', 0.5, 'wait before the first sample, to let subscribers connect [s]',
           low=0.0),
     Param('recording', '', 'optional .npz Recording to stream instead of simulating'),
-    Param('queue_depth', 5000, 'publisher queue depth [messages] (5000: 5 s of samples at '
-          '1 kHz, so a subscriber starved of CPU for seconds loses nothing)', low=1),
+    Param('queue_depth', 1000, 'publisher queue depth [messages] (1000: 1 s of samples at '
+          '1 kHz, so a subscriber starved of CPU for up to a second loses nothing)', low=1),
     Param('protocol', 'auto', "excitation: 'swap' (single support on the right, a "
           "double-support transfer, single support on the left: both feet weighed), 'right' "
           "(single support on the right foot, Wu & Gao 2021) or 'auto' (swap with the "

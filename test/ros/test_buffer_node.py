@@ -111,3 +111,22 @@ def test_ankle_ft_channels_follow_the_parameter():
                                                                 'tz')]
     assert {'/left_foot/wrench_raw', '/right_foot/wrench_raw'} <= subs_on
     assert not any(t.endswith('wrench_raw') for t in subs_off)
+
+
+def test_a_second_long_burst_loses_no_sample(recording):
+    """The sim publishes the whole 0.8 s run in one timer call while the buffer cannot run (one
+    thread): with the default queues every sample still reaches a window (a 0.5 s queue lost
+    them, as a CPU-starved buffer did in the soak)."""
+    with ros_context() as (ctx, ex, nodes):
+        buf = BufferNode(context=ctx, parameter_overrides=params(force_sensing='wrench',
+                                                                 idle_flush_s=0.2))
+        sim = SimNode(recording=recording, context=ctx, parameter_overrides=params(
+            real_time_factor=40.0, publish_period_s=0.05, loop=False, publish_forces='wrench',
+            start_delay_s=0.3, wait_for_subscribers=1))
+        nodes += [buf, sim]
+        for n in nodes:
+            ex.add_node(n)
+        spin_until(ex, lambda: sim.finished and buf.buffer.rows_emitted >= recording.n, 30.0)
+        assert sim.published == recording.n
+        assert buf.received['joint_states'] == recording.n
+        assert buf.buffer.rows_emitted == recording.n
