@@ -263,16 +263,26 @@ class NormalObjective:
 def identify_normal_newton(H, h, bb, n, robot: Robot, total_mass: float, method: str,
                            param_set: str = 'reduced', reg: float = 1e-3, eps: float = 1e-4,
                            max_iter: int = 300, pi_cad=None, bounds=None,
-                           lc_scale: float = 0.02, known: Optional[dict] = None
-                           ) -> IdentResult:
-    """Newton on a linear LS cost in a (possibly nonlinear) parameterisation."""
+                           lc_scale: float = 0.02, known: Optional[dict] = None,
+                           fallback: Optional[str] = None, x0=None) -> IdentResult:
+    """Newton on a linear LS cost in a (possibly nonlinear) parameterisation.
+
+    ``H, h, bb, n``: sufficient statistics of the rows in standard parameters (``sum A^T A``,
+    ``sum A^T b``, ``sum b^2``, samples); ``param_set`` any of :data:`PARAM_SETS`; ``reg``
+    dimensionless (weight of ``sum ((x - x_cad) / s)^2`` per sample); ``fallback`` as
+    :func:`identify_zmp_newton` (None: 'gauss_newton' on the grouped sets); ``x0`` a start
+    (default CAD; e.g. the previous solution of an online estimator).
+    """
     t0 = time.perf_counter()
     param = make_param(robot, param_set, pi_cad, lc_scale=lc_scale)
     lb, ub = known_bounds(param, *(bounds if bounds is not None else param_bounds(param)),
                           known)
+    if fallback is None:
+        fallback = 'gauss_newton' if isinstance(param, GroupedSet) else 'descent'
     obj = NormalObjective(H, h, bb, n, param, reg)
-    res = newton_solve(obj, param.cad(), param.mass_row(), total_mass - param.fixed_mass, lb,
-                       ub, eps=eps, max_iter=max_iter, scales=param.scales())
+    res = newton_solve(obj, param.cad() if x0 is None else x0, param.mass_row(),
+                       total_mass - param.fixed_mass, lb, ub, eps=eps, max_iter=max_iter,
+                       scales=param.scales(), fallback=fallback)
     pi = param.to_standard(res.x)
     val = obj(res.x, derivatives=False)
     rep = excitation(robot, H, n, pi, sigma_res=1.0, raise_error=False,
