@@ -54,9 +54,12 @@ class BipedMotion:
         return ('right',) if t >= self.single_support_s else ('left', 'right')
 
     def sample(self, t) -> tuple:
-        """``(q, qd, qdd)`` at time ``t`` [s] (nearest earlier sample, held at the ends)."""
-        k = int(np.clip(np.searchsorted(self.t, t, side='right') - 1, 0, len(self.t) - 1))
-        return self.q[k], self.qd[k], self.qdd[k]
+        """``(q, qd, qdd)`` at time ``t`` [s]: linear between samples, held at the ends."""
+        dt = self.t[1] - self.t[0]
+        s = min(max(float(t) / dt, 0.0), len(self.t) - 1.0)
+        k = min(int(s), len(self.t) - 2)
+        w = s - k
+        return tuple((1.0 - w) * a[k] + w * a[k + 1] for a in (self.q, self.qd, self.qdd))
 
 
 def _move(ik: BipedIK, q0: np.ndarray, start: Target, end: Target, duration_s: float,
