@@ -134,7 +134,7 @@ def test_payload_republishes_truth_and_imu_heading_is_corrupted():
 
 def test_swap_is_the_default_protocol_and_mujoco_refuses_it():
     """make_recording runs the support swap under 'auto' (synthetic); mujoco refuses a swap."""
-    rec = make_recording('synthetic', 9.0, 1, 'none', 'auto')
+    rec = make_recording('synthetic', 12.0, 1, 'none', 'auto')
     assert rec.meta['support_foot'] == 'swap'
     assert rec.foot_wrench['left'][:, 2].max() > 100.0
     with pytest.raises(BadInputError):
