@@ -13,7 +13,8 @@ last window). Where they are lost: ``drop_runs`` (start [s after the first sampl
 ``listener_missed`` (samples this listener itself missed: drops are counted only among those
 it saw) and ``node_diagnostics`` (the last /diagnostics values of the sim, the buffer and the
 estimator: samples published, received, rows emitted, windows published, input events). The
-sim streams only once the buffer and the listener subscribe (``wait_for_subscribers``).
+sim streams only once the buffer, the controller and the listener subscribe
+(``wait_for_subscribers``).
 """
 
 from __future__ import annotations
@@ -30,9 +31,9 @@ from legid_ros.bench.node_procs import NodeProcess, bench_env, free_domain
 
 #: Statuses of /diagnostics whose last values the result keeps (where samples are lost).
 DIAGNOSTICS = ('legid buffer', 'legid sim', 'legid estimator')
-#: Subscribers of joint_states the sim waits for before streaming: the buffer and this bench's
-#: listener (so no sample is published before both listen).
-LISTENERS = 2
+#: Subscribers of joint_states the sim waits for before streaming: the buffer, the controller
+#: and this bench's listener (so no sample is published before all of them listen).
+LISTENERS = 3
 #: Joint-state period of the sim [s]; larger steps between two samples the listener saw (but
 #: shorter than the lap gap) are samples the listener itself missed.
 PERIOD_S = 1e-3
