@@ -17,9 +17,8 @@ from typing import Dict, List
 import numpy as np
 
 from legid_ros.core import signals
-from legid_ros.core.buffer.sensor_buffer import Buffer, BufferConfig
-from legid_ros.core.buffer.kinematics import StreamKinematics
-from legid_ros.core.buffer.window import WindowData, unpack_window
+from legid_ros.core.buffer.window import WindowData
+from legid_ros.core.pipeline.replay import recording_windows
 from legid_ros.core.identification.online import OnlineEstimator
 from legid_ros.core.robot import load_robot
 from legid_ros.core.synthetic import SyntheticConfig, simulate_biped
@@ -28,18 +27,7 @@ from legid_ros.core.synthetic import SyntheticConfig, simulate_biped
 def _windows(duration_s: float, seed: int) -> List[WindowData]:
     rec = simulate_biped(SyntheticConfig(duration_s=duration_s, seed=seed))
     robot = load_robot('biped')
-    cfg = BufferConfig(joint_names=robot.actuated_joint_names, feet=list(robot.feet),
-                       force_mode='wrench')
-    buf = Buffer(cfg, StreamKinematics(robot, 'wrench'))
-    wins = []
-    for k in range(0, rec.n, 100):
-        sl = slice(k, min(k + 100, rec.n))
-        buf.add_imus(rec.t[sl], rec.imu_quat[sl], rec.imu_gyro[sl], rec.imu_acc[sl])
-        for foot in cfg.feet:
-            buf.add_wrenches(foot, rec.t[sl], rec.foot_wrench[foot][sl])
-        buf.add_joint_states(rec.t[sl], rec.joint_names, rec.q[sl], rec.qd[sl], rec.tau[sl])
-        wins += buf.flush()
-    return [unpack_window(w, buf.schema) for w in wins]
+    return list(recording_windows(rec, robot, 'wrench', ankle_ft=False))
 
 
 def _fold(est: OnlineEstimator, w: WindowData, offset: float, step: int) -> int:

@@ -5,7 +5,11 @@ Subscribes ``legid/window``; folds each new row once into the sufficient statist
 solves every ``update_period_s``. Publishes ``legid/parameters`` (standard parameters, names in
 the layout; transient local), ``legid/zmp/predicted``, ``legid/markers`` and ``/diagnostics``
 (solve time, residual, condition number, consistency); a solution that is not physically
-consistent is never published. Services ``~/save`` (identified URDF + YAML + state) and
+consistent is never published: the solvers enforce consistency (LMIs, or a parameter set whose
+points are all consistent), nothing is substituted. ``/diagnostics`` carries the standard
+deviation of every core parameter (group masses [kg], COM offsets [m]) and the poorly
+determined combinations; the markers draw each group's COM sphere with a radius of its COM
+standard deviation. Forgetting is defined in time (``forgetting_half_life_s``). Services ``~/save`` (identified URDF + YAML + state) and
 ``~/reset``. With ``use_ankle_ft``, windows carrying raw ankle F/T channels add the swinging
 feet's F/T rows (the ZMP alone cannot tell the foot mass from the shank's). The state
 (:mod:`legid_ros.ros.estimator_files`) is saved on ``~/save`` and shutdown, restored at start.
@@ -29,21 +33,21 @@ from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import Trigger
 from visualization_msgs.msg import MarkerArray
 
-from legid_ros.core import signals
 from legid_ros.core.atomic_files import quarantine, remove_stale_temps
 from legid_ros.core.buffer.window import unpack_window
 from legid_ros.core.errors import LegidError, NotIdentifiableError, SolverNotConvergedError
 from legid_ros.core.identification.online import OnlineEstimator
+from legid_ros.core.identification.online.solve import default_reg
 from legid_ros.core.identification.rows.regressors import support_base_state
 from legid_ros.core.identification.rows.zmp import model_zmp_from_state
 from legid_ros.core.inertial import check_consistency
-from legid_ros.core.pipeline.published_parameters import with_cad_inertia
+from legid_ros.core.pipeline.online_folding import FoldSettings, WindowFolder
 from legid_ros.core.pipeline.scene import SceneBuilder
 from legid_ros.core.robot import load_robot
 from legid_ros.ros import conversions as cv
 from legid_ros.ros.estimator_files import load_state, save_state, write_identified
 from legid_ros.ros.estimator_parameters import (  # noqa: F401  (re-exported)
-    DIAG_NAME, METHODS, PARAMETERS, near_uniform, refuse_method)
+    DIAG_NAME, METHODS, PARAMETERS, param_set_of, refuse_method)
 from legid_ros.ros.executor import run_node
 from legid_ros.ros.node_util import latched_qos
 from legid_ros.ros.parameters import declare_parameters
@@ -80,8 +84,7 @@ class EstimatorNode(GuardedNode):
         self.create_service(Trigger, '~/reset', self._on_reset)
         p.timer('update_period_s', self._update)
         p.timer('diagnostics_period_s', self._on_diag_timer)
-        self.last_t = -np.inf
-        self.longest = 0
+        self.folder = WindowFolder(self._fold_settings())
         self.windows = 0
         self.folded = 0
         self.new_since_update = 0
@@ -105,21 +108,31 @@ class EstimatorNode(GuardedNode):
     def _new_estimator(self) -> OnlineEstimator:
         p = self.p
         return OnlineEstimator(
-            self.robot, method=METHODS[p.method], forgetting=p.forgetting,
-            reg=p.regularization, total_mass=p.total_mass_kg if p.total_mass_kg > 0 else None,
+            self.robot, method=METHODS[p.method],
+            param_set=param_set_of(p.method, p.param_set),
+            half_life_s=p.forgetting_half_life_s,
+            reg=p.regularization if p.regularization >= 0 else None,
+            total_mass=p.total_mass_kg if p.total_mass_kg > 0 else None,
             min_samples=p.min_samples,
             ft_sigma=(p.ankle_ft_force_sigma_n, p.ankle_ft_moment_sigma_nm))
+
+    def _fold_settings(self) -> FoldSettings:
+        p = self.p
+        return FoldSettings(margin_rows=int(p.fold_margin_rows),
+                            derivative_window_s=p.derivative_window_s, smooth_zmp=p.smooth_zmp,
+                            fold_step=int(p.fold_step), use_ankle_ft=p.use_ankle_ft,
+                            jump_back_s=p.jump_back_s)
 
     def _apply_parameters(self, changes):
         """Run-time estimator settings (timers follow their periods; the rest is read on use)."""
         self.diag_gate.period_s = self.p.diagnostics_period_s
         est = self.est
-        est.forgetting = changes.get('forgetting', est.forgetting)
+        if 'forgetting_half_life_s' in changes:
+            est.half_life_s = changes['forgetting_half_life_s']
         est.min_samples = changes.get('min_samples', est.min_samples)
         if 'regularization' in changes:
-            est.reg = changes['regularization']
-            if est._qp is not None:  # the QP adds reg to its diagonal at every solve
-                est._qp.reg = est.reg
+            reg = changes['regularization']
+            est.reg = reg if reg >= 0 else default_reg(est.param_set)
 
     # ------------------------------------------------------------------ input
     def _event(self, kind: str, message: str, level: str = 'warn'):
@@ -143,46 +156,13 @@ class EstimatorNode(GuardedNode):
         win, schema = cv.window_from_msg(msg)
         data = unpack_window(win, schema)
         self.windows += 1
-        if data.n == 0:
-            return
-        if data.t[-1] < self.last_t - self.p['jump_back_s']:
-            self._event('clock_jump_back', 'window stamps jumped back: new segment')
-            self.last_t = -np.inf
-        self.longest = max(self.longest, data.n)
-        new = data.t > self.last_t
-        if data.n >= self.longest:
-            new[max(data.n - int(self.p['fold_margin_rows']), 1):] = False
-        idx = np.flatnonzero(new)
-        if idx.size == 0:
-            return
-        self.last_t = float(data.t[idx[-1]])
-        win_s = self.p['derivative_window_s']
-        q_s, qd, qdd = signals.savgol_derivatives(data.t, data.q, win_s)
-        zmp_s = signals.savgol_derivatives(data.t, data.zmp_support, win_s)[0] \
-            if self.p['smooth_zmp'] else data.zmp_support
-        step = max(int(self.p['fold_step']), 1)
-        idx = idx[::step]
-        usable = data.ok & near_uniform(data.t, self.p['derivative_window_s'])
-        if not usable[idx].all():
-            self._event('irregular_sampling', 'rows near missing joint states (drops) or stale '
-                        'sensors were not used')
-        fz = np.where(usable, data.fz, np.nan)
-        ankle, swing = None, None
-        if self.p['use_ankle_ft'] and data.ankle_ft:
-            ankle = {f: w[idx] for f, w in data.ankle_ft.items()}
-            col = {f: i for i, f in enumerate(data.feet)}
-            swing = {f: data.contact[idx, col[f]] < 0.5 for f in ankle}
-        n = self.est.add_window(
-            data.t[idx], q_s[idx], qd[idx], qdd[idx], zmp=zmp_s[idx],
-            fz=fz[idx], imu_quat=data.imu_quat[idx], support=data.support[idx],
-            tau=data.tau[idx] if self.est.method != 'zmp' else None,
-            foot_wrench={f: w[idx] for f, w in data.foot_wrench.items()} or None,
-            ankle_ft=ankle, swing=swing)
-        self.folded += n
-        self.new_since_update += n
-        if n < idx.size:
-            self._event('rows_dropped', f'{idx.size - n} rows without valid data were not used')
-        self._publish_views(data, qd, qdd)
+        out = self.folder.fold(self.est, data)
+        for kind, message in out.events:
+            self._event(kind, message)
+        self.folded += out.folded
+        self.new_since_update += out.folded
+        if out.new_rows:
+            self._publish_views(data, out.view_row, out.qd, out.qdd)
 
     # ---------------------------------------------------------------- solving
     def _update(self):
@@ -209,13 +189,6 @@ class EstimatorNode(GuardedNode):
             self.rejected += 1
             self._event('nonfinite_solution', 'solution not finite; not published', 'error')
             return
-        if self.p['inertia_about_com'] == 'cad':
-            try:
-                pi = with_cad_inertia(pi, self.est.param.pi_cad)
-            except LegidError as exc:
-                self.rejected += 1
-                self._event('inconsistent_solution', f'{exc}; not published', 'error')
-                return
         report = check_consistency(pi, self.robot.body_names)
         self.consistent = report.ok
         if not report.ok:
@@ -231,9 +204,7 @@ class EstimatorNode(GuardedNode):
         self.pub_params.publish(cv.parameters_msg(pi, names))
         self.scene.set_parameters(pi)
 
-    def _publish_views(self, data, qd, qdd):
-        k = data.n - 1 - int(self.p['fold_margin_rows']) if data.n >= self.longest else data.n - 1
-        k = max(k, 0)
+    def _publish_views(self, data, k, qd, qdd):
         if not data.ok[k] or not np.isfinite(data.q[k]).all():
             return
         frame = self.p['world_frame']
@@ -303,8 +274,17 @@ class EstimatorNode(GuardedNode):
             if self.published is not None:
                 extra = {'method': self.p['method'], 'samples': int(self.est.normal.n)}
                 if self.result is not None:
-                    extra.update({'residual_rms': float(self.result.residual_rms),
-                                  'condition_number': float(self.result.condition_number)})
+                    r = self.result
+                    extra.update({'residual_rms': float(r.residual_rms),
+                                  'condition_number': float(r.condition_number),
+                                  'param_set': self.est.param_set,
+                                  'consistent_by': r.info.get('consistent_by', ''),
+                                  'forgetting_half_life_s': float(self.est.half_life_s)})
+                    if r.uncertainty is not None:
+                        u = r.uncertainty
+                        extra['std'] = {n: float(v) for n, v in zip(u.names, u.std)}
+                        extra['poorly_determined'] = [
+                            c for c, ok in zip(u.combinations, u.identifiable) if not ok]
                 written += map(str, write_identified(Path(self.p['output_dir']), self.robot,
                                                      self.published[0], extra))
             response.success = True
@@ -316,7 +296,7 @@ class EstimatorNode(GuardedNode):
 
     def _on_reset(self, request, response):
         self.est.reset()
-        self.last_t = -np.inf
+        self.folder.reset()
         self.result = None
         self.published = None
         self.new_since_update = 0
@@ -351,8 +331,11 @@ class EstimatorNode(GuardedNode):
                            'condition_number': r.condition_number,
                            'consistent': bool(self.consistent),
                            'raw_solution_consistent': r.consistency.ok,
-                           'inertia_about_com': self.p['inertia_about_com'],
-                           'qp_status': r.info.get('status', '')})
+                           'param_set': self.est.param_set,
+                           'consistent_by': r.info.get('consistent_by', ''),
+                           'forgetting_half_life_s': self.est.half_life_s,
+                           'solver_status': r.info.get('status', '')})
+            values.update(uncertainty_values(r.uncertainty))
             if not self.consistent:
                 level, message = 'error', 'last solution inconsistent (not published)'
         if (self.events or self.problems.counts) and level == 'ok':
@@ -366,6 +349,20 @@ class EstimatorNode(GuardedNode):
         now = self.get_clock().now().nanoseconds * 1e-9
         self.pub_diag.publish(cv.diagnostic_msg(now, DIAG_NAME, 'legid_ros', level or lv,
                                                 message or msg, values))
+
+
+def uncertainty_values(unc) -> dict:
+    """Diagnostic values of an :class:`Uncertainty`: std per core parameter, poor combinations."""
+    if unc is None:
+        return {}
+    out = {}
+    for name, std in zip(unc.names, unc.std):
+        unit = 'kg' if name.startswith('m_') else 'm'
+        out[f'std.{name}_{unit}'] = f'{std:.3g}'
+    poor = [c for c, ok in zip(unc.combinations, unc.identifiable) if not ok]
+    out['poorly_determined'] = '; '.join(poor[:4]) + (f' (+{len(poor) - 4})'
+                                                      if len(poor) > 4 else '')
+    return out
 
 
 def main(args=None) -> int:

@@ -1,29 +1,37 @@
 """Parameters and start-up rules of the estimator node (:mod:`legid_ros.ros.estimator_node`).
 
 ``PARAMETERS`` is the node's parameter table; :func:`refuse_method` refuses a method the force
-sensing cannot feed; :func:`near_uniform` marks the rows whose derivative window holds no gap.
+sensing cannot feed; :func:`param_set_of` gives the parameter set a method solves.
 """
 
 from __future__ import annotations
 
-import numpy as np
 
-from legid_ros.core.identification.solvers.standard import DEFAULT_REG
+from legid_ros.core.pipeline.online_folding import near_uniform  # noqa: F401 (re-exported)
 from legid_ros.ros.parameters import Param, ParameterRefusedError
 
-METHODS = {'zmp_qp': 'zmp', 'zmp': 'zmp', 'torque_ls': 'torque', 'torque': 'torque',
-           'floating_qp': 'floating', 'floating': 'floating'}
+METHODS = {'zmp_qp': 'zmp', 'zmp': 'zmp', 'zmp_newton': 'zmp', 'torque_ls': 'torque',
+           'torque': 'torque', 'floating_qp': 'floating', 'floating': 'floating'}
+#: Parameter set each method solves unless ``param_set`` says otherwise.
+DEFAULT_SET = {'zmp_newton': 'reduced'}
+PARAM_SETS = ('', 'standard', 'reduced', 'grouped', 'grouped_sides')
 PARAMETERS = (
     Param('robot', 'biped', 'built-in robot name or path of a description YAML'),
-    Param('method', 'zmp_qp', 'online method: zmp_qp (ZMP rows, Wu & Gao 2021), torque_ls, '
-          'floating_qp', choices=tuple(METHODS)),
+    Param('method', 'zmp_newton', 'online method: zmp_qp (ZMP rows, standard set, QP; LMIs when '
+          'the QP solution is inconsistent), zmp_newton (ZMP rows, Newton on the reduced set of '
+          'Wu & Gao 2021 or param_set), torque_ls, floating_qp', choices=tuple(METHODS)),
+    Param('param_set', '', "parameter set: '' (the method's: reduced for zmp_newton, else "
+          "standard), standard, reduced (mass + axial COM per link group), grouped (mass + 3-D "
+          'COM per group), grouped_sides (per group and side)', choices=PARAM_SETS),
     Param('force_sensing', '', "the buffer's force sensing: 'wrench' (6-axis per foot), 'fsr' "
           "(sole sensors) or '' (the description's force_sensing); floating_qp needs 'wrench'",
           choices=('', 'wrench', 'fsr')),
-    Param('forgetting', 1.0, 'forgetting factor per sample, (0, 1] (1 = remember everything) '
-          '[-]', low=0.0, high=1.0, open_low=True, runtime=True),
-    Param('regularization', DEFAULT_REG, 'weight of the prior toward CAD [-]', low=0.0,
-          runtime=True),
+    Param('forgetting_half_life_s', 0.0, 'forgetting in time: a sample weighs half after this '
+          'long [s] (0 = remember everything; independent of fold_step and window size)',
+          low=0.0, runtime=True),
+    Param('regularization', -1.0, 'weight of the prior toward CAD [-] (< 0: the parameter '
+          "set's default, 0.01 for the standard set, 0.025 for the others: the batch methods')",
+          low=-1.0, runtime=True),
     Param('total_mass_kg', 0.0, 'total-mass equality [kg] (0 = from the measured normal '
           'forces)', low=0.0),
     Param('min_samples', 500, 'samples folded before the first solve [samples]', low=0,
@@ -32,7 +40,7 @@ PARAMETERS = (
           runtime=True),
     Param('fold_margin_rows', 50, 'rows at the end of a window left for the next window (the '
           'Savitzky-Golay derivatives are poorest at the edge) [rows]', low=0),
-    Param('derivative_window_s', 0.05, 'Savitzky-Golay window (zero phase inside the window) '
+    Param('derivative_window_s', 0.1, 'Savitzky-Golay window (zero phase inside the window) '
           'for joint positions, velocities, accelerations and the ZMP [s]', low=0.0,
           open_low=True),
     Param('smooth_zmp', True, 'smooth the measured ZMP with the same Savitzky-Golay window as '
@@ -43,9 +51,6 @@ PARAMETERS = (
           '[N]', low=0.0, open_low=True),
     Param('ankle_ft_moment_sigma_nm', 0.1, 'scale of the ankle F/T moment rows [N.m]',
           low=0.0, open_low=True),
-    Param('inertia_about_com', 'cad', "'cad': publish the identified masses and COMs with the "
-          "CAD inertia about each COM (the ZMP reduced set, Wu & Gao 2021); 'identified': the "
-          'full solution', choices=('cad', 'identified'), runtime=True),
     Param('fold_step', 10, 'fold every k-th new row (10: 100 Hz from 1 kHz, like legid '
           'identify; Wu & Gao 2021 sampled at 20 Hz) [rows]', low=1),
     Param('jump_back_s', 0.5, 'a window this much older than the last is a clock jump [s]',
@@ -64,18 +69,9 @@ PARAMETERS = (
 DIAG_NAME = 'legid estimator'
 
 
-def near_uniform(t: np.ndarray, window_s: float) -> np.ndarray:
-    """Rows whose derivative window holds no sampling gap (> 1.5 median step) [bool]."""
-    ok = np.ones(len(t), bool)
-    if len(t) < 3:
-        return ok
-    dt = np.diff(t)
-    med = float(np.median(dt))
-    gaps = np.flatnonzero(dt > 1.5 * med)
-    half = int(np.ceil(0.5 * window_s / med)) if med > 0 else 0
-    for g in gaps:
-        ok[max(g - half + 1, 0):g + half + 1] = False
-    return ok
+def param_set_of(method: str, param_set: str) -> str:
+    """The parameter set solved by ``method`` (``param_set`` '' = the method's default)."""
+    return param_set or DEFAULT_SET.get(method, 'standard')
 
 
 def refuse_method(method: str, sensing: str) -> None:

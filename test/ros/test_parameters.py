@@ -71,7 +71,7 @@ def test_read_only_parameter_is_refused_with_a_reason(recording):
             assert not result.successful and 'read-only' in result.reason, (target, name)
         assert nodes[0].get_parameter('window_length').value == 200
         assert nodes[0].p['window_length'] == 200
-        assert nodes[1].get_parameter('method').value == 'zmp_qp'
+        assert nodes[1].get_parameter('method').value == 'zmp_newton'
 
 
 def test_out_of_range_or_unknown_value_is_refused(recording):
@@ -81,9 +81,8 @@ def test_out_of_range_or_unknown_value_is_refused(recording):
         nodes += [buf, est, ctl, ik, _]
         cases = ((buf, 'diagnostics_period_s', -1.0, 'out of range'),
                  (buf, 'flush_every', 0, 'out of range'),
-                 (est, 'forgetting', 1.5, 'out of range'),
-                 (est, 'forgetting', 0.0, '> 0'),
-                 (est, 'inertia_about_com', 'both', 'one of'),
+                 (est, 'forgetting_half_life_s', -1.0, 'out of range'),
+                 (est, 'regularization', -2.0, 'out of range'),
                  (ctl, 'kp', [1.0, 2.0], 'per model joint'),
                  (ctl, 'kd', [1.0, -2.0, 3.0], '>= 0'),
                  (ik, 'duty', 1.0, 'duty'),
@@ -130,16 +129,16 @@ def test_runtime_diagnostics_period_is_applied():
 
 
 def test_runtime_estimator_settings_reach_the_estimator():
-    """forgetting, regularization and min_samples set at run time are the estimator's."""
+    """Half-life, regularization and min_samples set at run time are the estimator's."""
     with ros_context() as (ctx, ex, nodes):
         est = EstimatorNode(context=ctx, parameter_overrides=params(state_file=''))
         nodes.append(est)
-        results = est.set_parameters([Parameter('forgetting', value=0.999),
+        results = est.set_parameters([Parameter('forgetting_half_life_s', value=30.0),
                                       Parameter('regularization', value=0.5),
                                       Parameter('min_samples', value=42),
                                       Parameter('publish_markers', value=False)])
         assert all(r.successful for r in results)
-        assert (est.est.forgetting, est.est.reg, est.est.min_samples) == (0.999, 0.5, 42)
+        assert (est.est.half_life_s, est.est.reg, est.est.min_samples) == (30.0, 0.5, 42)
         assert est.p['publish_markers'] is False
 
 

@@ -1,0 +1,405 @@
+"""Online identification: fold windows into sufficient statistics, solve warm-started.
+
+The online form of the linear ZMP rows (our rebuild of the ZMP-feedback identification of Wu & Gao
+2021; torque and floating-base rows too). Each window's rows (ZMP rows by default) are computed
+once and folded into ``H = sum w A^T A``, ``h = sum w A^T b`` with a forgetting weight ``w`` per
+sample defined in time (:mod:`.forgetting`: a half-life in seconds, independent of how many rows
+are folded); each :meth:`OnlineEstimator.update` solves on those statistics (:mod:`.solve`): the
+parameter QP on the standard set, re-solved under the pseudo-inertia LMIs when its solution is
+inconsistent, or the bound-constrained Newton on a smaller set (Wu & Gao's reduced set, the
+grouped set) whose points are all consistent. The cost of an update does not depend on how long
+the estimator has been running.
+
+Rows are divided by ``row_sigma`` (expected noise: 2 mm for ZMP rows, 0.5 N.m for torques,
+1 for floating-base rows), so ``reg`` has the meaning of
+:mod:`legid_ros.core.identification.solvers.standard`. Joint-torque rows need the contact
+wrench of one foot only: samples in double support are dropped from them (counted), as the
+offline path does. ZMP rows use the total ZMP and hold in double support.
+
+With ``ankle_ft`` readings, every sample where a foot swings adds that foot's F/T rows
+(:mod:`.ankle_ft`): the ZMP alone cannot tell the foot mass from the shank's.
+
+Each update also gives the standard deviations of the core parameters (group masses and COM
+offsets) and the poorly determined combinations, from the residual and the information matrix
+(:func:`legid_ros.core.identification.uncertainty.normal_uncertainty`).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Dict, Optional
+
+import numpy as np
+
+from legid_ros.core import signals
+from legid_ros.core.errors import BadInputError, LegidError, NotIdentifiableError
+from legid_ros.core.identification.identifiability import DEFAULT_MAX_COND, excitation
+from legid_ros.core.identification.online.ankle_ft import FT_SIGMA, AnkleFtRows
+from legid_ros.core.identification.online.forgetting import TimeForgetting
+from legid_ros.core.identification.online.solve import make_solver
+from legid_ros.core.identification.parameters.sets import StandardSet
+from legid_ros.core.identification.result import IdentResult
+from legid_ros.core.identification.rows.linear import GRAVITY, Normal
+from legid_ros.core.identification.rows.regressors import (coulomb_viscous_columns,
+                                                           compute_regressors,
+                                                           support_base_state, zmp_rows)
+from legid_ros.core.identification.rows.zmp import model_zmp
+from legid_ros.core.identification.uncertainty import normal_uncertainty
+from legid_ros.core.inertial import check_consistency
+from legid_ros.core.robot import Robot
+
+ROW_SIGMA = {'zmp': 0.002, 'torque': 0.5, 'floating': 1.0}
+ROWS_PER_SAMPLE = {'zmp': 2}  # torque: nj, floating: nv
+
+
+class OnlineEstimator:
+    """Recursive identification from windows of samples.
+
+    Args:
+        robot: Floating-base robot.
+        method: Row kind: 'zmp' (default), 'torque' or 'floating'.
+        param_set: 'standard' (QP, LMI re-solve when inconsistent) or a set of
+            :func:`legid_ros.core.identification.solvers.zmp_newton.make_param` ('reduced':
+            Wu & Gao 2021's; 'grouped', ...), solved by Newton.
+        half_life_s: Forgetting half-life in time [s] (0: remember everything).
+        reg: Regularisation weight toward CAD (None: the set's default, see :mod:`.solve`).
+        total_mass: Total-mass equality [kg] (default: forgetting-weighted mean of ``fz / g``).
+        row_sigma: Row normalisation (default :data:`ROW_SIGMA`).
+        pi_cad: Prior parameters (default: the model's).
+        use_imu: Base roll/pitch from the IMU quaternion when given.
+        window_s: Savitzky-Golay window for missing velocities/accelerations [s].
+        max_cond: Excitation threshold; :meth:`update` raises NotIdentifiableError above it.
+        min_samples: Samples needed before the first update.
+        ft_sigma: Ankle F/T row normalisation ``(force [N], moment [N.m])``: the expected
+            noise of the raw reading plus model error (default :data:`FT_SIGMA`).
+    """
+
+    def __init__(self, robot: Robot, method: str = 'zmp', param_set: str = 'standard',
+                 half_life_s: float = 0.0, reg: Optional[float] = None,
+                 total_mass: Optional[float] = None, row_sigma: Optional[float] = None,
+                 pi_cad: Optional[np.ndarray] = None, use_imu: bool = True,
+                 window_s: float = 0.15, max_cond: float = DEFAULT_MAX_COND,
+                 min_samples: int = 50, ft_sigma=FT_SIGMA):
+        if method not in ROW_SIGMA:
+            raise BadInputError(f'unknown online method {method!r} ({", ".join(ROW_SIGMA)})')
+        self.robot = robot
+        self.method = method
+        self.forgetting = TimeForgetting(half_life_s)
+        self.fixed_total_mass = total_mass
+        self.sigma = ROW_SIGMA[method] if row_sigma is None else float(row_sigma)
+        self.param = StandardSet(robot, pi_cad)
+        self.solver = make_solver(robot, param_set, self.param, reg)
+        self._ft_sigma = ft_sigma
+        AnkleFtRows(robot, self.param.size, ft_sigma)  # validates ft_sigma now
+        self.use_imu = use_imu
+        self.window_s = window_s
+        self.max_cond = max_cond
+        self.min_samples = min_samples
+        self.nj = robot.model.nv - 6
+        self.nf = 0 if method == 'zmp' else 2 * self.nj
+        self.link_names = robot.body_names
+        self.reset()
+
+    @property
+    def param_set(self) -> str:
+        """Name of the parameter set solved."""
+        return self.solver.param_set
+
+    @property
+    def reg(self) -> float:
+        """Regularisation weight toward CAD [-] (settable)."""
+        return self.solver.reg
+
+    @reg.setter
+    def reg(self, value: float) -> None:
+        self.solver.reg = float(value)
+
+    @property
+    def half_life_s(self) -> float:
+        """Forgetting half-life [s] (settable; 0 = remember everything)."""
+        return self.forgetting.half_life_s
+
+    @half_life_s.setter
+    def half_life_s(self, value: float) -> None:
+        self.forgetting = TimeForgetting(value, t_ref=self.forgetting.t_ref)
+
+    @property
+    def ft_sigma(self) -> np.ndarray:
+        """Ankle F/T row scales ``(force [N], moment [N.m])``."""
+        return self.ankle.ft_sigma
+
+    @property
+    def ft_rows(self) -> float:
+        """Ankle F/T rows folded (forgetting-weighted)."""
+        return self.ankle.rows
+
+    @property
+    def ft_dropped(self) -> int:
+        """Swing samples whose ankle F/T reading was not finite."""
+        return self.ankle.dropped
+
+    def reset(self) -> None:
+        """Forget all data and the last solution."""
+        self.normal = Normal(self.param.size + self.nf)
+        self.ankle = AnkleFtRows(self.robot, self.param.size, self._ft_sigma)
+        self.mass_sum = 0.0
+        self.mass_n = 0.0
+        self.x = self.solver.cad_x()
+        self.pi = self.param.cad()
+        self.dropped = 0
+        self.double_support_dropped = 0
+        self.forgetting.t_ref = -np.inf
+        self.last_zmp_pred = np.zeros((0, 2))
+
+    @property
+    def total_mass(self) -> float:
+        """Total mass used by the equality [kg]."""
+        if self.fixed_total_mass is not None:
+            return float(self.fixed_total_mass)
+        if self.mass_n <= 0:
+            return float(self.param.mass_row() @ self.param.cad())
+        return self.mass_sum / self.mass_n
+
+    def add_window(self, t: np.ndarray, q: np.ndarray, qd: Optional[np.ndarray] = None,
+                   qdd: Optional[np.ndarray] = None, zmp: Optional[np.ndarray] = None,
+                   fz: Optional[np.ndarray] = None, imu_quat: Optional[np.ndarray] = None,
+                   support='right', tau: Optional[np.ndarray] = None,
+                   foot_wrench: Optional[Dict[str, np.ndarray]] = None,
+                   ankle_ft: Optional[Dict[str, np.ndarray]] = None,
+                   swing: Optional[Dict[str, np.ndarray]] = None,
+                   contact: Optional[Dict[str, np.ndarray]] = None) -> int:
+        """Fold one window of samples into the statistics.
+
+        Args:
+            t: Times [s] (N,).
+            q: Joint positions (N, nj) [rad].
+            qd, qdd: Joint velocities/accelerations, or None (Savitzky-Golay on the window).
+            zmp: Measured ZMP in the support-sole frame (N, 2) [m] (method 'zmp').
+            fz: Measured total vertical force (N,) [N].
+            imu_quat: IMU orientation [x, y, z, w] (N, 4), optional.
+            support: Support foot per sample (N,) or one name.
+            tau: Joint efforts (N, nj) [N.m] (methods 'torque', 'floating').
+            foot_wrench: Per foot, wrench in its F/T frame (N, 6) (method 'floating').
+            ankle_ft: Per foot, the raw ankle F/T reading ``[f, n]`` in its F/T frame (N, 6)
+                [N, N.m] (leg-on-foot wrench, :mod:`legid_ros.core.identification.rows.foot_ft`).
+                Used on the samples folded where that foot is not ``support`` and ``swing`` allows.
+                Samples whose reading is non-finite lose their F/T rows only (counted in
+                ``ft_dropped``).
+            swing: Per foot of ``ankle_ft``, (N,) bool: the foot touches nothing (e.g. the
+                buffer's contact flag is off). Default: every sample where it is not the
+                support foot; pass it when the robot walks (double support).
+            contact: Per foot, (N,) bool: the foot is in contact. Method 'torque' drops the
+                samples with more than one foot in contact (counted in
+                ``double_support_dropped``); default: single support everywhere.
+
+        Returns:
+            Number of samples folded (non-finite samples are dropped and counted).
+
+        Raises:
+            BadInputError: Wrong shapes, missing inputs, an unknown foot or a foot without an
+                F/T frame.
+        """
+        t = np.asarray(t, float)
+        q = np.atleast_2d(np.asarray(q, float))
+        n = t.size
+        if q.shape != (n, self.nj):
+            raise BadInputError(f'q has shape {q.shape}, expected ({n}, {self.nj})')
+        if qd is None or qdd is None:
+            _, d1, d2 = signals.savgol_derivatives(t, q, self.window_s)
+            qd = d1 if qd is None else np.asarray(qd, float)
+            qdd = d2 if qdd is None else np.asarray(qdd, float)
+        need = [t[:, None], q, qd, qdd]
+        if self.method == 'zmp':
+            if zmp is None or fz is None:
+                raise BadInputError('online ZMP identification needs zmp and fz')
+            need += [zmp, fz]
+        else:
+            if tau is None:
+                raise BadInputError(f'online {self.method} identification needs tau')
+            need.append(tau)
+        if self.method == 'floating':
+            if foot_wrench is None:
+                raise BadInputError('online floating-base identification needs foot_wrench')
+            need += list(foot_wrench.values())
+        ft = self.ankle.check(ankle_ft, n)
+        free = {foot: self._mask(swing, foot, n, True) for foot in ft}
+        quat = None if (imu_quat is None or not self.use_imu) else np.asarray(imu_quat, float)
+        if quat is not None:
+            need.append(quat)
+        ok = signals.finite_rows(*need)
+        if fz is not None:
+            ok &= np.asarray(fz, float) > signals.MIN_FZ
+        self.dropped += int(np.sum(~ok))
+        if self.method == 'torque' and contact:
+            touching = sum(self._mask(contact, foot, n, False).astype(int) for foot in contact)
+            double = ok & (touching > 1)
+            self.double_support_dropped += int(np.sum(double))
+            ok &= ~double
+        sup = np.broadcast_to(np.asarray(support, dtype=object), (n,))
+        idx = np.flatnonzero(ok)
+        if idx.size == 0:
+            return 0
+        decay, w = self.forgetting.advance(t[idx])
+        st = support_base_state(self.robot, q[idx], qd[idx], qdd[idx], sup[idx],
+                                None if quat is None else quat[idx])
+        kinds = {'zmp': ('wrench',), 'torque': ('wrench', 'torque'),
+                 'floating': ('wrench', 'floating')}[self.method]
+        regs = compute_regressors(self.robot, st['q'], st['v'], st['a'], sup[idx], kinds,
+                                  tau=None if tau is None else np.asarray(tau, float)[idx],
+                                  foot_wrench=None if foot_wrench is None else
+                                  {k: np.asarray(v, float)[idx] for k, v in foot_wrench.items()})
+        a, b = self._rows(regs, idx, zmp, fz, tau, qd)
+        per = a.shape[0] // idx.size
+        self.normal.fold(a, b, float(np.sum(w)), weights=np.repeat(w, per), forget=decay)
+        if self.method == 'zmp':
+            fzs = np.asarray(fz, float)[idx]
+            self.mass_sum = decay * self.mass_sum + float(w @ fzs) / GRAVITY
+            self.mass_n = decay * self.mass_n + float(np.sum(w))
+        self.ankle.decay(decay)
+        self.ankle.fold(ft, {f: m[idx] for f, m in free.items()}, idx, sup[idx], st, w)
+        self.last_zmp_pred = model_zmp(regs.wrench, self.pi)[0]
+        return int(idx.size)
+
+    @staticmethod
+    def _mask(masks, foot: str, n: int, default: bool) -> np.ndarray:
+        """Per-sample bool mask of ``foot`` from ``masks`` (``default`` when absent)."""
+        if masks is None or foot not in masks:
+            return np.full(n, default)
+        m = np.asarray(masks[foot], bool)
+        if m.shape != (n,):
+            raise BadInputError(f'mask of foot {foot!r} has shape {m.shape}, expected ({n},)')
+        return m
+
+    def _rows(self, regs, idx, zmp, fz, tau, qd):
+        """Unit-variance rows ``(a, b)`` of the folded samples, samples in order."""
+        if self.method == 'zmp':
+            a = zmp_rows(regs.wrench, np.asarray(zmp, float)[idx],
+                         np.asarray(fz, float)[idx]) / self.sigma
+            return a, np.zeros(a.shape[0])
+        qdi = qd[idx]
+        if self.method == 'torque':
+            a = np.concatenate([np.hstack([regs.torque[k], coulomb_viscous_columns(qdi[k])])
+                                for k in range(idx.size)])
+            b = np.asarray(tau, float)[idx].reshape(-1)
+        else:
+            blocks = []
+            for k in range(idx.size):
+                fr = np.zeros((self.robot.model.nv, self.nf))
+                fr[6:] = coulomb_viscous_columns(qdi[k])
+                blocks.append(np.hstack([regs.floating[k], fr]))
+            a = np.concatenate(blocks)
+            b = regs.floating_rhs.reshape(-1)
+        return a / self.sigma, b / self.sigma
+
+    def update(self) -> IdentResult:
+        """Solve on the current statistics (warm start: last solution).
+
+        Raises:
+            NotIdentifiableError: Too few samples or poorly excited core.
+            SolverNotConvergedError: The solver stopped short of its tolerance (the last
+                solution stays).
+        """
+        t0 = time.perf_counter()
+        npi = self.param.size
+        if self.normal.n < self.min_samples:
+            raise NotIdentifiableError(f'only {self.normal.n:.0f} samples folded, need '
+                                       f'{self.min_samples}', float('inf'), ['all parameters'])
+        hs, gs, recover = self.normal.eliminate(npi)
+        hs = hs + self.ankle.normal.H  # F/T rows have no friction columns: Schur unchanged
+        gs = gs + self.ankle.normal.h
+        bb = self.normal.bb + self.ankle.normal.bb
+        rep = excitation(self.robot, hs, self.normal.n, self.param.pi_cad,
+                         max_cond=self.max_cond)
+        total = self.total_mass
+        out = self.solver.solve(hs, gs, bb, self.normal.n, total, self.x)
+        self.x, self.pi = out.x, out.pi
+        fr = recover(self.pi)
+        full = np.concatenate([self.pi, fr if fr is not None else []])
+        res2 = max(self.normal.residual_sq(full), 0.0)
+        rms = float(np.sqrt(res2 / max(self.normal.n, 1e-12))) * self.sigma
+        dropped = {'non-finite or unloaded': self.dropped} if self.dropped else {}
+        if self.ankle.dropped:
+            dropped['non-finite ankle F/T'] = self.ankle.dropped
+        if self.double_support_dropped:
+            dropped['double support (torque rows)'] = self.double_support_dropped
+        cons = check_consistency(self.pi, self.link_names)
+        unc = self._uncertainty(hs, res2 + self.ankle.normal.residual_sq(self.pi))
+        return IdentResult(
+            method=f'online_{self.method}', pi=self.pi.copy(), x=np.asarray(out.x).copy(),
+            names=self._set_names(), param_names=self.param.names, total_mass=total,
+            condition_number=rep.condition_number, residual_rms=rms,
+            solve_time_s=time.perf_counter() - t0, iterations=out.iterations,
+            consistency=cons, identifiable=rep.lines, friction=fr,
+            n_samples=int(round(self.normal.n)), dropped=dropped, uncertainty=unc,
+            info={'status': out.status, 'qp_time_s': out.solve_time_s, 'reg': self.reg,
+                  'param_set': self.param_set, 'consistent_by': out.consistent_by,
+                  'half_life_s': self.half_life_s, 'ankle_ft_rows': float(self.ankle.rows),
+                  'ankle_ft_residual_rms_sigma': self.ankle.residual_rms(self.pi)})
+
+    def _set_names(self):
+        return list(getattr(self.solver.param, 'names', self.param.names))
+
+    def _uncertainty(self, info: np.ndarray, rss: float):
+        """Core standard deviations, or None where the core has none (no link groups)."""
+        rows_per = ROWS_PER_SAMPLE.get(self.method, self.nj if self.method == 'torque'
+                                       else self.robot.model.nv)
+        try:
+            return normal_uncertainty(self.robot, self.pi, info, rss,
+                                      rows_per * self.normal.n + self.ankle.rows)
+        except (LegidError, np.linalg.LinAlgError, ValueError):
+            return None
+
+    def state_dict(self) -> Dict[str, np.ndarray]:
+        """Plain numpy arrays of the whole state (for ``np.savez``)."""
+        ft = self.ankle.normal
+        return {'H': self.normal.H.copy(), 'h': self.normal.h.copy(),
+                'bb': np.array(self.normal.bb), 'n': np.array(self.normal.n),
+                'x': np.asarray(self.x, float).copy(), 'pi': self.pi.copy(),
+                'mass_sum': np.array(self.mass_sum), 'mass_n': np.array(self.mass_n),
+                'dropped': np.array(self.dropped),
+                'double_support_dropped': np.array(self.double_support_dropped),
+                'method': np.array(self.method), 'param_set': np.array(self.param_set),
+                'half_life_s': np.array(self.half_life_s),
+                'reg': np.array(self.reg), 'sigma': np.array(self.sigma),
+                'ft_H': ft.H.copy(), 'ft_h': ft.h.copy(), 'ft_bb': np.array(ft.bb),
+                'ft_n': np.array(ft.n), 'ft_rows': np.array(self.ankle.rows),
+                'ft_dropped': np.array(self.ankle.dropped),
+                'ft_sigma': self.ankle.ft_sigma.copy(),
+                **({'t_ref': np.array(self.forgetting.t_ref)}
+                   if np.isfinite(self.forgetting.t_ref) else {})}
+
+    def load_state_dict(self, state: Dict[str, np.ndarray]) -> None:
+        """Restore a state from :meth:`state_dict` (same robot, method and parameter set).
+
+        States written before the time-based forgetting and the parameter sets are read too
+        (standard set; their per-sample forgetting factor is not carried over).
+        """
+        saved_set = str(state['param_set']) if 'param_set' in state else 'standard'
+        if (str(state['method']) != self.method or state['H'].shape != self.normal.H.shape
+                or saved_set != self.param_set):
+            raise BadInputError(f'state is for method {str(state["method"])!r}, set '
+                                f'{saved_set!r} with {state["H"].shape[0]} columns; estimator: '
+                                f'{self.method!r}, set {self.param_set!r} with '
+                                f'{self.normal.H.shape[0]}')
+        self.normal.H = np.array(state['H'], float)
+        self.normal.h = np.array(state['h'], float)
+        self.normal.bb = float(state['bb'])
+        self.normal.n = float(state['n'])
+        self.x = np.array(state['x'], float)
+        self.pi = np.array(state['pi'], float) if 'pi' in state else self.x.copy()
+        self.mass_sum = float(state['mass_sum'])
+        self.mass_n = float(state['mass_n'])
+        self.dropped = int(state['dropped'])
+        self.double_support_dropped = int(state.get('double_support_dropped', 0))
+        self.forgetting.t_ref = float(state['t_ref']) if 't_ref' in state else -np.inf
+        self.reg = float(state['reg'])
+        self.sigma = float(state['sigma'])
+        self.ankle = AnkleFtRows(self.robot, self.param.size,
+                                 state['ft_sigma'] if 'ft_sigma' in state else self._ft_sigma)
+        if 'ft_H' in state:  # states saved before the ankle F/T rows have none
+            self.ankle.normal.H = np.array(state['ft_H'], float)
+            self.ankle.normal.h = np.array(state['ft_h'], float)
+            self.ankle.normal.bb = float(state['ft_bb'])
+            self.ankle.normal.n = float(state['ft_n']) if 'ft_n' in state else 0.0
+            self.ankle.rows = float(state['ft_rows'])
+            self.ankle.dropped = int(state['ft_dropped'])

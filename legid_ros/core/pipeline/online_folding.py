@@ -1,0 +1,148 @@
+"""Folding the buffer's overlapping windows into the online estimator, each row once (no ROS).
+
+The estimator node's input logic: windows overlap (a new window every ``hop`` rows), so only
+rows newer than the last folded one are used, and the last ``margin_rows`` of a full window wait
+for the next window (the Savitzky-Golay derivatives are poorest at the edge). The window's joint
+positions (and optionally the ZMP) get zero-phase Savitzky-Golay derivatives; every
+``fold_step``-th new row is folded with its ankle F/T reading (swinging feet), contact flags
+and support foot. Rows near a sampling gap or with a stale stream lose their force (so they are
+dropped and counted by the estimator), never the window.
+
+Both the node (:mod:`legid_ros.ros.estimator_node`) and the in-process replay of
+``legid bench online`` use :class:`WindowFolder`, so the benchmark measures the node's path.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import List, Optional, Tuple
+
+import numpy as np
+
+from legid_ros.core import signals
+from legid_ros.core.buffer.window import WindowData
+from legid_ros.core.identification.online import OnlineEstimator
+
+
+@dataclass
+class FoldSettings:
+    """How windows are folded.
+
+    Attributes:
+        margin_rows: Rows at the end of a full window left for the next one [rows].
+        derivative_window_s: Savitzky-Golay window for q, its derivatives and the ZMP [s].
+        smooth_zmp: Smooth the measured ZMP with the same window as q.
+        fold_step: Fold every k-th new row [rows].
+        use_ankle_ft: Fold the swinging feet's raw ankle F/T readings.
+        jump_back_s: A window this much older than the last folded row is a clock jump [s].
+    """
+
+    margin_rows: int = 50
+    derivative_window_s: float = 0.1
+    smooth_zmp: bool = True
+    fold_step: int = 10
+    use_ankle_ft: bool = True
+    jump_back_s: float = 0.5
+
+
+@dataclass
+class FoldOutcome:
+    """What one window gave.
+
+    Attributes:
+        new_rows: Rows newer than the last folded one (before ``fold_step``).
+        folded: Samples the estimator folded.
+        events: ``(kind, message)`` of anything abnormal (clock jump, dropped rows, ...).
+        view_row: Index of the newest folded-or-waiting row to display (or None).
+        qd, qdd: Smoothed joint velocities and accelerations of the whole window.
+    """
+
+    new_rows: int = 0
+    folded: int = 0
+    events: List[Tuple[str, str]] = field(default_factory=list)
+    view_row: Optional[int] = None
+    qd: Optional[np.ndarray] = None
+    qdd: Optional[np.ndarray] = None
+
+
+def near_uniform(t: np.ndarray, window_s: float) -> np.ndarray:
+    """Rows whose derivative window holds no sampling gap (> 1.5 median step) [bool]."""
+    ok = np.ones(len(t), bool)
+    if len(t) < 3:
+        return ok
+    dt = np.diff(t)
+    med = float(np.median(dt))
+    gaps = np.flatnonzero(dt > 1.5 * med)
+    half = int(np.ceil(0.5 * window_s / med)) if med > 0 else 0
+    for g in gaps:
+        ok[max(g - half + 1, 0):g + half + 1] = False
+    return ok
+
+
+class WindowFolder:
+    """Feeds windows to an :class:`OnlineEstimator`, each row at most once.
+
+    Args:
+        settings: Folding settings (read at every window: they may change at run time).
+    """
+
+    def __init__(self, settings: Optional[FoldSettings] = None):
+        self.settings = settings or FoldSettings()
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget the last folded stamp (a new segment or an estimator reset)."""
+        self.last_t = -np.inf
+        self.longest = 0
+
+    def fold(self, est: OnlineEstimator, data: WindowData) -> FoldOutcome:
+        """Fold the new rows of ``data`` into ``est``.
+
+        Raises:
+            BadInputError: From the estimator (wrong shapes; the window is lost).
+        """
+        s = self.settings
+        out = FoldOutcome()
+        if data.n == 0:
+            return out
+        if data.t[-1] < self.last_t - s.jump_back_s:
+            out.events.append(('clock_jump_back', 'window stamps jumped back: new segment'))
+            self.last_t = -np.inf
+        self.longest = max(self.longest, data.n)
+        full = data.n >= self.longest
+        new = data.t > self.last_t
+        if full:
+            new[max(data.n - int(s.margin_rows), 1):] = False
+        idx = np.flatnonzero(new)
+        out.view_row = max(data.n - 1 - int(s.margin_rows), 0) if full else data.n - 1
+        if idx.size == 0:
+            return out
+        self.last_t = float(data.t[idx[-1]])
+        out.new_rows = int(idx.size)
+        win_s = s.derivative_window_s
+        q_s, out.qd, out.qdd = signals.savgol_derivatives(data.t, data.q, win_s)
+        zmp = signals.savgol_derivatives(data.t, data.zmp_support, win_s)[0] \
+            if s.smooth_zmp else data.zmp_support
+        idx = idx[::max(int(s.fold_step), 1)]
+        usable = data.ok & near_uniform(data.t, win_s)
+        if not usable[idx].all():
+            out.events.append(('irregular_sampling', 'rows near missing joint states (drops) '
+                               'or stale sensors were not used'))
+        fz = np.where(usable, data.fz, np.nan)
+        col = {f: i for i, f in enumerate(data.feet)}
+        contact = {f: data.contact[idx, col[f]] > 0.5 for f in data.feet} \
+            if data.contact is not None else None
+        ankle, swing = None, None
+        if s.use_ankle_ft and data.ankle_ft:
+            ankle = {f: w[idx] for f, w in data.ankle_ft.items()}
+            swing = {f: ~contact[f] for f in ankle} if contact else None
+        out.folded = est.add_window(
+            data.t[idx], q_s[idx], out.qd[idx], out.qdd[idx], zmp=zmp[idx], fz=fz[idx],
+            imu_quat=data.imu_quat[idx], support=data.support[idx],
+            tau=data.tau[idx] if est.method != 'zmp' else None,
+            foot_wrench={f: w[idx] for f, w in data.foot_wrench.items()} or None,
+            ankle_ft=ankle, swing=swing, contact=contact)
+        if out.folded < idx.size:
+            out.events.append(('rows_dropped', f'{idx.size - out.folded} rows without valid '
+                               'data were not used'))
+        return out

@@ -1,0 +1,62 @@
+"""Tests of the online solvers: consistency by constraint, parameter sets, double support."""
+
+import numpy as np
+import pytest
+
+from legid_ros.core.identification.online import OnlineEstimator
+from legid_ros.core.identification.solvers.zmp_newton import identify_normal_newton
+
+
+def _feed(est, samples, stop=None, size=50, **extra):
+    n = samples.n if stop is None else stop
+    for k in range(0, n, size):
+        sl = slice(k, min(k + size, n))
+        est.add_window(samples.t[sl], samples.q[sl, 7:], samples.v[sl, 6:], samples.a[sl, 6:],
+                       samples.zmp[sl], samples.fz[sl], None, 'right',
+                       tau=samples.tau[sl] if est.method != 'zmp' else None,
+                       **{k2: {f: m[sl] for f, m in v.items()} for k2, v in extra.items()})
+
+
+def test_reduced_set_equals_newton_on_the_same_statistics(biped, run_a, samples_a):
+    """Online Newton on the reduced set is the batch Newton on its statistics, consistent."""
+    est = OnlineEstimator(biped, param_set='reduced', use_imu=False, pi_cad=run_a.pi_cad)
+    _feed(est, samples_a)
+    res = est.update()
+    batch = identify_normal_newton(est.normal.H, est.normal.h, est.normal.bb, est.normal.n,
+                                   biped, est.total_mass, 'check', reg=est.reg,
+                                   pi_cad=run_a.pi_cad)
+    assert res.x == pytest.approx(batch.x, rel=1e-4, abs=1e-5)
+    assert res.info['consistent_by'] == 'parameterisation' and res.consistency.ok
+    assert res.names[:2] == ['lc_trunk', 'lc_thigh']
+
+
+def test_standard_set_is_consistent_by_the_lmis(biped, samples_a):
+    """With a weak prior the QP leaves the consistent set; the LMI re-solve brings it back."""
+    est = OnlineEstimator(biped, reg=1e-4, use_imu=False, min_samples=10)
+    _feed(est, samples_a, stop=200)
+    res = est.update()
+    assert res.info['consistent_by'] == 'lmi'
+    assert res.consistency.ok
+    assert 'LMI' in res.info['status']
+
+
+def test_torque_rows_drop_double_support(biped, samples_a):
+    """Torque rows skip samples with both feet in contact and count them."""
+    est = OnlineEstimator(biped, method='torque', use_imu=False)
+    contact = {'right': np.ones(samples_a.n, bool), 'left': np.zeros(samples_a.n, bool)}
+    contact['left'][100:160] = True
+    _feed(est, samples_a, stop=300, contact=contact)
+    assert est.double_support_dropped == 60
+    assert est.normal.n == 240
+
+
+def test_update_reports_core_standard_deviations(biped, samples_a):
+    """Every update carries a finite std for the group masses and names poor combinations."""
+    est = OnlineEstimator(biped, param_set='reduced', use_imu=False)
+    _feed(est, samples_a)
+    unc = est.update().uncertainty
+    assert unc is not None
+    std = dict(zip(unc.names, unc.std))
+    assert 0 < std['m_trunk'] < np.inf
+    assert len(unc.combinations) == len(unc.names) - 1  # the total-mass plane
+    assert not all(unc.identifiable)  # ZMP data leave some combinations poorly determined
