@@ -23,7 +23,8 @@ from scipy.interpolate import CubicSpline
 
 from legid_ros.core.errors import SolverError
 from legid_ros.core.robot import Robot
-from legid_ros.core.synthetic.dynamics import ContactDynamics, contact_dynamics
+from legid_ros.core.synthetic.dynamics import (ContactDynamics, contact_dynamics,
+                                               zmp_from_wrench)
 from legid_ros.core.synthetic.motion import (BipedIK, JointTrajectory, Target, guard_zmp,
                                              plan_knots)
 
@@ -204,7 +205,7 @@ def swap_dynamics(robot: Robot, model: pin.Model, phases: List[Phase], t: np.nda
         else:
             _split(model, data, robot, d, ids, full, sel, sole_w)
     # every part's wrench: about the world origin in world axes
-    full['zmp'] = _zmp(full['wrench'])
+    full['zmp'] = zmp_from_wrench(full['wrench'])
     return SwapDynamics(ContactDynamics(**full), sole_w, stance)
 
 
@@ -230,13 +231,8 @@ def _moved(d: ContactDynamics, m: pin.SE3) -> ContactDynamics:
     # wrench about the left sole origin in its axes -> about the world origin in world axes
     wrench = d.wrench @ m.toDualActionMatrix().T
     return ContactDynamics(q=q, v=d.v, a=d.a, wrench=wrench, tau_motor=d.tau_motor,
-                           tau_full=d.tau_full, zmp=_zmp(wrench), imu_quat=quat,
+                           tau_full=d.tau_full, zmp=zmp_from_wrench(wrench), imu_quat=quat,
                            imu_gyro=d.imu_gyro, imu_acc=d.imu_acc)
-
-
-def _zmp(wrench: np.ndarray) -> np.ndarray:
-    from legid_ros.core.synthetic.dynamics import zmp_from_wrench
-    return zmp_from_wrench(wrench)
 
 
 def _at_sole(model, data, q: np.ndarray, wrench_world: np.ndarray, sole_id: int) -> np.ndarray:
