@@ -344,7 +344,10 @@ class Buffer:
 
         Args:
             force: Process every pending row now (hold streams that lag).
-            final: Also return a shorter window with the rows not yet in any window.
+            final: Also return a window ending at the newest row when some rows are not yet in
+                any window: those rows plus the usual overlap (``length - hop`` earlier rows of
+                the segment), so a consumer has the context its filters need; it is shorter
+                than a full window.
         """
         windows = self._windows_on_jump
         self._windows_on_jump = []
@@ -367,7 +370,8 @@ class Buffer:
                 self._last_emitted = rows[-1, 0]
                 windows += self._append(rows)
         if final and self._since_window > 0:
-            windows.append(self._window(min(self._count, self._since_window)))
+            overlap = self.cfg.length - self.cfg.hop
+            windows.append(self._window(min(self._count, self._since_window + overlap)))
         return windows
 
     def _assemble_safely(self, ts: List[float], samples) -> np.ndarray:

@@ -307,3 +307,17 @@ def test_row_that_cannot_be_processed_costs_only_itself():
     seen = np.unique(np.concatenate([w[:, 0] for w in wins]))
     np.testing.assert_allclose(seen, np.delete(times, 50))
     assert buf.events['processing_error'] == 1
+
+
+def test_final_window_keeps_the_filter_context():
+    """A segment's final window ends at its newest row and keeps the usual overlap, so a few
+    leftover rows never arrive alone (too few for a derivative fit); it is not full length."""
+    buf = Buffer(_cfg())
+    times = np.arange(93) * 1e-3  # 3 rows after the last full window
+    wins = _feed(buf, times)
+    last = buf.flush(force=True, final=True)
+    assert len(last) == 1 and len(last[0]) == 3 + 10
+    np.testing.assert_allclose(last[0][-1, 0], times[-1])
+    seen = np.unique(np.concatenate([w[:, 0] for w in wins + last]))
+    np.testing.assert_allclose(seen, times)
+    assert buf.rows_emitted == 93
