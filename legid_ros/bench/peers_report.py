@@ -14,15 +14,16 @@ def _table(header, rows) -> str:
 
 
 def _case_rows(c: dict) -> list:
-    t, w, k, p = (c['torque_rel_rms_pct_mean'], c['wall_s'], c['consistent'],
-                  c['param_err_pct'])
+    t, w, k, p, u = (c['torque_rel_rms_pct_mean'], c['wall_s'], c['consistent'],
+                     c['param_err_pct'], c['cpu_s'])
     r = c['ratio_ours_over_figaroh']
     return [[c['name'], f"legid_ros ({c['ours_method']})", _f(t['ours']), _f(p['ours']),
-             k['ours'], _f(w['ours'], '{:.3f}')],
+             k['ours'], _f(w['ours'], '{:.3f}'), _f(u['ours'], '{:.3f}')],
             [c['name'], f"FIGAROH ({c['figaroh_variant']})", _f(t['figaroh']),
-             _f(p['figaroh']), k['figaroh'], _f(w['figaroh'], '{:.3f}')],
+             _f(p['figaroh']), k['figaroh'], _f(w['figaroh'], '{:.3f}'),
+             _f(u['figaroh'], '{:.3f}')],
             [c['name'], 'ratio ours / FIGAROH', _f(r['torque_rel_rms_pct_mean']),
-             _f(r['param_err_pct'], '{:.3f}'), '', _f(r['wall_s'])]]
+             _f(r['param_err_pct'], '{:.3f}'), '', _f(r['wall_s']), _f(r['cpu_s'])]]
 
 
 def markdown(r: dict) -> str:
@@ -37,7 +38,7 @@ def markdown(r: dict) -> str:
     for c in compared:
         rows += _case_rows(c)
     lines.append(_table(['case', 'tool', 'held-out torque err [%]', 'param err [%]',
-                         'consistent', 'wall [s]'], rows))
+                         'consistent', 'wall [s]', 'CPU [s]'], rows))
     for c in compared:
         lines += ['', f"## {c['name']}: per joint held-out error [%]", '',
                   _table(['tool'] + c['joints'],
@@ -47,14 +48,14 @@ def markdown(r: dict) -> str:
                                           or [None] * len(c['joints']))]]),
                   '', 'Every method and variant:', '',
                   _table(['tool', 'method', 'status', 'torque err [%]', 'param err [%]',
-                          'consistent', 'wall [s]'],
+                          'consistent', 'wall [s]', 'CPU [s]'],
                          [['legid_ros', k, 'ok', _f(_mean(v.get('torque_rel_rms_pct'))),
                            _f(v.get('param_err_pct')), v.get('consistent'),
-                           _f(v.get('wall_s'), '{:.3f}')]
+                           _f(v.get('wall_s'), '{:.3f}'), _f(v.get('cpu_s'), '{:.3f}')]
                           for k, v in c['methods']['ours'].items()]
                          + [['FIGAROH', k, v['status'], _f(_mean(v.get('torque_rel_rms_pct'))),
                              _f(v.get('param_err_pct')), v.get('consistent'),
-                             _f(v.get('wall_s'), '{:.3f}')]
+                             _f(v.get('wall_s'), '{:.3f}'), _f(v.get('cpu_s'), '{:.3f}')]
                             for k, v in c['methods']['figaroh'].items()]),
                   '', f"Aims: {c.get('aims')}. {c.get('note', '')}"]
     for c in r['cases']:
