@@ -281,8 +281,9 @@ def run_only_floating(args) -> dict:
     """``--only floating``: the standing-biped part alone.
 
     Its results replace the ``floating`` keys of ``<out>/feedforward.json`` when that file
-    exists (the other keys are kept as they were), so the full results are not lost; they
-    are also written alone to ``<out>/feedforward_floating.json`` and ``.md``.
+    exists (the other keys are kept as they were, and ``feedforward.md`` is rewritten from
+    the merged results), so the full results are not lost; they are also written alone to
+    ``<out>/feedforward_floating.json`` and ``.md``.
     """
     import json
 
@@ -304,6 +305,8 @@ def run_only_floating(args) -> dict:
     previous = out_dir / 'feedforward.json'
     out = json.loads(previous.read_text()) if previous.is_file() else {}
     out.update(part)
+    if 'joint_names' in out and 'checks' in out:  # full results: refresh their report too
+        write_markdown(out, out_dir / 'feedforward.md')
     return out
 
 

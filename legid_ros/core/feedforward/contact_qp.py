@@ -131,6 +131,9 @@ class ContactQp:
         self._a = a
         a_csc = sp.csc_matrix((a[rws, cols], (rws, cols)), shape=a.shape)
         a_csc.sort_indices()
+        # the inequality rows as one ``C2 w <= b2`` for the shortcuts' feasibility test
+        self._c2 = np.vstack([a[6:], -a[6:]])
+        self._b2 = np.concatenate([up[6:], -lo[6:]])
         big = float(osqp.constant('OSQP_INFTY'))
         self._lo, self._up = np.clip(lo, -big, big), np.clip(up, -big, big)
         self._eq_idx = np.flatnonzero(self._eq).astype(np.int64)
@@ -201,9 +204,7 @@ class ContactQp:
         needed; ``None`` otherwise."""
         aw = a_eq * self._w_inv
         w = aw.T @ np.linalg.solve(aw @ a_eq.T, base_need)
-        c = self._a[6:] @ w
-        tol = 1e-9 * max(1.0, float(np.abs(base_need).max()))
-        if np.any(c < self._lo[6:] + tol) or np.any(c > self._up[6:] - tol):
+        if (self._c2 @ w - self._b2).max() > -1e-9 * (1.0 + abs(base_need[2])):
             return None  # an inequality is (nearly) active: OSQP decides
         resid = float(np.abs(a_eq @ w - base_need).max())
         return ContactSolution(w.reshape(-1, 6), 'solved (no inequality active)', 0, resid)
@@ -212,9 +213,7 @@ class ContactQp:
         """One stance foot: the equality fixes the wrench (the QP's feasible set is a point);
         it is checked against the cone and CoP rows instead of iterating OSQP."""
         w = _inverse_motion(jb).T @ base_need
-        c = self._a[6:, :6] @ w
-        tol = 1e-9 * max(1.0, float(np.abs(base_need).max()))
-        if np.any(c < self._lo[6:] - tol) or np.any(c > self._up[6:] + tol):
+        if (self._c2 @ w - self._b2).max() > 1e-9 * (1.0 + abs(base_need[2])):
             raise InfeasibleProblemError('contact QP is infeasible: the stance foot cannot '
                                          'carry the base wrench',
                                          f'{self.feet[0].name} wrench {np.round(w, 2)} outside '
