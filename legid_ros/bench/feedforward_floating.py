@@ -56,7 +56,8 @@ def add_arguments(parser) -> None:
                         help='length of the identification recording [s]')
     parser.add_argument('--floating-measured', action='store_true',
                         help='feedforward with the measured ankle wrenches and the IMU '
-                        'instead of the contact QP and flat stance soles')
+                        'instead of the contact QP and flat stance soles (the biped falls: '
+                        'the wrenches are fed back with unit gain)')
 
 
 def _log(msg: str) -> None:
@@ -129,12 +130,12 @@ def run_floating(args) -> Dict[str, dict]:
         t0 = time.perf_counter()
         res = run_biped(robot, ctl, motion, cfg, label, progress=sys.stderr.isatty())
         err = res.single_support_max_error(stance_leg)
-        err['max'] = max(err.values())
+        err['max'] = float(np.max(list(err.values())))  # NaN if never in single support
         max_err[label] = err
         fell[label] = res.fell
         if models[label] is not None:
             us['single'].append(res.ff_us[res.single])
-            us['double'].append(res.ff_us[~res.single])
+            us['double'].append(res.ff_us[~res.single & (res.ff_us > 0)])
         meta_runs[label] = {'fell': res.fell, 'ff_failures': res.ff_failures,
                             'saturated_cycles': res.saturated_cycles,
                             'trunk_tilt_max_rad': float(res.trunk_tilt_rad.max()),

@@ -20,10 +20,10 @@ the other parameters are read only.
 A floating-base description with feet (``robot`` with ``feet`` and sole sizes, loaded with
 ``floating_base: true``, e.g. the biped) gets the contact-consistent whole-body feedforward
 (:class:`legid_ros.core.feedforward.FloatingFeedforward`): the node also subscribes
-``legid/window`` (the buffer's windows) and takes the stance feet, their measured wrenches
-and the IMU orientation from the latest usable row when it is younger than
-``contact_timeout_s``; otherwise the stance feet are ``stance_feet`` and the contact QP
-distributes the load. Parameters from ``legid/parameters`` must then be physically
+``legid/window`` (the buffer's windows) and takes the stance feet and the IMU orientation
+(and, with ``use_measured_wrenches``, the measured foot wrenches) from the latest usable row
+when it is younger than ``contact_timeout_s``; otherwise the stance feet are ``stance_feet``.
+The contact QP distributes the load unless measured wrenches are used. Parameters from ``legid/parameters`` must then be physically
 consistent. ``legid/feedforward`` keeps its format (one value per ``joint_names`` joint).
 """
 
@@ -82,8 +82,9 @@ def floating_parameters(robot: Robot) -> Tuple[Param, ...]:
               '(the contact QP distributes the load over them)', runtime=True),
         Param('contact_timeout_s', 0.5, 'use the buffer\'s contact state and wrenches only '
               'when its latest row is younger than this [s]', low=0.0, runtime=True),
-        Param('use_measured_wrenches', True, 'use the measured foot wrenches of the buffer '
-              'rows (else always the contact QP)', runtime=True),
+        Param('use_measured_wrenches', False, 'use the measured foot wrenches of the buffer '
+              'rows (else the contact QP over the rows\' stance feet); off by default: fed back '
+              'with unit gain through J^T they made the MuJoCo biped fall', runtime=True),
     )
 
 

@@ -208,7 +208,8 @@ def test_runtime_gains_change_the_command(harness):
 def biped_harness():
     rclpy.init()
     h = Harness([Parameter('robot', value='biped'), Parameter('floating_base', value=True),
-                 Parameter('rate_hz', value=500.0), Parameter('state_timeout_s', value=5.0)])
+                 Parameter('rate_hz', value=500.0), Parameter('state_timeout_s', value=5.0),
+                 Parameter('use_measured_wrenches', value=True)])
     yield h
     h.close()
     rclpy.shutdown()

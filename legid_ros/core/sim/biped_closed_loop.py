@@ -51,8 +51,9 @@ class BipedSimConfig:
         fall_height_m: Trunk drop below its start height that counts as a fall [m].
         fall_tilt_rad: Trunk tilt that counts as a fall [rad].
         use_imu: Give the feedforward the IMU orientation (else: stance sole flat).
-        measured_wrenches: Give the feedforward the ankle F/T wrenches of the stance feet
-            (else: the contact QP).
+        measured_wrenches: Give the feedforward the ankle F/T wrenches of the feet loaded
+            with more than ``contact_n`` (else: the contact QP over the motion's stance feet).
+        contact_n: Normal force that makes a foot a stance foot with measured wrenches [N].
     """
 
     physics_dt_s: float = 5e-4
@@ -66,6 +67,7 @@ class BipedSimConfig:
     fall_tilt_rad: float = 0.35
     use_imu: bool = False
     measured_wrenches: bool = False
+    contact_n: float = 20.0
 
 
 class BipedPlant:
@@ -183,9 +185,12 @@ class BipedTrackingResult:
     meta: Dict[str, object] = field(default_factory=dict)
 
     def single_support_max_error(self, joints: Optional[List[str]] = None) -> Dict[str, float]:
-        """max |q_d - q_true| per joint during single support [rad]."""
+        """max |q_d - q_true| per joint during single support [rad] (NaN if the run never
+        reached single support, e.g. it fell before)."""
         joints = joints or self.joint_names
         e = np.abs(self.q_d - self.q_true)[self.single]
+        if not len(e):
+            return {j: float('nan') for j in joints}
         return {j: float(e[:, self.joint_names.index(j)].max()) for j in joints}
 
 
@@ -225,7 +230,11 @@ def run_biped(robot: Robot, controller: PdFeedforwardController, motion: BipedMo
         stance = motion.stance(t)
         single[k] = len(stance) == 1
         if floating:
-            ff.set_contacts(stance, plant.foot_wrenches() if cfg.measured_wrenches else None,
+            wrenches = plant.foot_wrenches() if cfg.measured_wrenches else None
+            if wrenches is not None:  # a foot still (or already) loaded is a stance foot
+                loaded = tuple(f for f in ('left', 'right') if wrenches[f][2] > cfg.contact_n)
+                stance = loaded or stance
+            ff.set_contacts(stance, wrenches,
                             base_quat=plant.imu_quat() if cfg.use_imu else None)
         try:
             out = controller.step(q + half * qd, qd, r_q, r_qd, r_qdd)
