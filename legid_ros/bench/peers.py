@@ -301,7 +301,10 @@ def run(args) -> dict:
            'seconds': round(time.perf_counter() - t_start, 1),
            'command': 'legid bench peers --json' + (' --quick' if quick else '')}
     Path(args.out).mkdir(parents=True, exist_ok=True)
-    Path(args.out, 'peers.md').write_text(markdown(out) + '\n')
+    md = markdown(out)
+    Path(args.out, 'peers.md').write_text(md + '\n')
+    if not getattr(args, 'json', False):
+        print(md)
     return out
 
 
