@@ -31,7 +31,9 @@ def add_arguments(parser) -> None:
     parser.add_argument('--out', default='demo_out', help='directory of the report and PNGs')
     parser.add_argument('--engine', default='synthetic', choices=['synthetic', 'mujoco'],
                         help='simulator of the sim node')
-    parser.add_argument('--method', default='zmp_qp', help='online identification method')
+    parser.add_argument('--method', default='zmp_newton',
+                        help='online identification method (default zmp_newton: Newton on Wu & '
+                             "Gao 2021's reduced set, with the swinging feet's ankle F/T)")
     parser.add_argument('--real-time-factor', type=float, default=1.0,
                         help='playback speed of the simulated run')
     parser.add_argument('--forces', default='wrench', choices=['wrench', 'fsr'],

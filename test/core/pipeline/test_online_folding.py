@@ -1,0 +1,67 @@
+"""Tests of the window folding: each row once, margins, clock jumps, the node's path."""
+
+import numpy as np
+import pytest
+
+from legid_ros.core.identification.online import OnlineEstimator
+from legid_ros.core.pipeline.online_folding import FoldSettings, WindowFolder, near_uniform
+from legid_ros.core.pipeline.replay import recording_windows, replay_online
+from legid_ros.core.robot import load_robot
+from legid_ros.core.synthetic import NoiseModel, SyntheticConfig, simulate_biped
+
+
+@pytest.fixture(scope='module')
+def biped():
+    """The built-in biped."""
+    return load_robot('biped')
+
+
+@pytest.fixture(scope='module')
+def rec():
+    """A short exact synthetic run at 1 kHz."""
+    return simulate_biped(SyntheticConfig(duration_s=6.0, seed=2, noise=NoiseModel.none()))
+
+
+def test_every_row_is_folded_once_across_overlapping_windows(biped, rec):
+    """Overlapping windows fold each new row exactly once (fold_step 1)."""
+    wins = list(recording_windows(rec, biped))
+    assert sum(w.n for w in wins) > rec.n  # windows overlap
+    est = OnlineEstimator(biped, min_samples=10)
+    folder = WindowFolder(FoldSettings(fold_step=1, margin_rows=50))
+    stamps = []
+    for w in wins:
+        before = folder.last_t
+        out = folder.fold(est, w)
+        stamps += list(w.t[(w.t > before)][:out.new_rows])
+    assert len(stamps) == len(set(stamps))
+    assert est.normal.n == pytest.approx(len(stamps), abs=0.5)
+    assert len(stamps) >= rec.n - 60  # only the last window's margin may wait
+
+
+def test_clock_jump_back_starts_a_new_segment(biped, rec):
+    """A window far older than the last folded row is reported and folded again."""
+    wins = list(recording_windows(rec, biped))
+    est = OnlineEstimator(biped, min_samples=10)
+    folder = WindowFolder()
+    for w in wins[:10]:
+        folder.fold(est, w)
+    out = folder.fold(est, wins[0])
+    assert ('clock_jump_back' in [k for k, _ in out.events]) and out.folded > 0
+
+
+def test_gaps_mark_rows_near_them():
+    """Rows within half a derivative window of a sampling gap are not usable."""
+    t = np.r_[np.arange(0, 0.1, 0.001), np.arange(0.2, 0.3, 0.001)]
+    ok = near_uniform(t, 0.02)
+    assert not ok[95:105].all() and ok[:80].all() and ok[-80:].all()
+
+
+def test_replay_updates_once_per_period_and_stays_consistent(biped, rec):
+    """replay_online solves once per second of data; every solution is consistent."""
+    est = OnlineEstimator(biped, param_set='reduced', min_samples=100)
+    run = replay_online(recording_windows(rec, biped), est, WindowFolder(), 1.0,
+                        keep_history=True)
+    assert 3 <= run.updates <= 6
+    assert run.consistent_updates == run.updates
+    times = [t for t, _ in run.history]
+    assert np.all(np.diff(times) >= 1.0)
