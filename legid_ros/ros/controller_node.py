@@ -23,8 +23,10 @@ A floating-base description with feet (``robot`` with ``feet`` and sole sizes, l
 ``legid/window`` (the buffer's windows) and takes the stance feet and the IMU orientation
 (and, with ``use_measured_wrenches``, the measured foot wrenches) from the latest usable row
 when it is younger than ``contact_timeout_s``; otherwise the stance feet are ``stance_feet``.
-The contact QP distributes the load unless measured wrenches are used. Parameters from ``legid/parameters`` must then be physically
-consistent. ``legid/feedforward`` keeps its format (one value per ``joint_names`` joint).
+The contact QP distributes the load unless measured wrenches are used. Parameters from
+``legid/parameters`` must then be physically consistent. ``legid/feedforward`` keeps its format
+(one value per ``joint_names`` joint). That path's parameters, contact state and parameter
+check are in :mod:`legid_ros.ros.controller_floating`.
 """
 
 from __future__ import annotations
@@ -43,18 +45,15 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory
 
-from legid_ros.core.buffer.window import unpack_window
-from legid_ros.core.errors import (BadInputError, InconsistentParametersError,
-                                   InfeasibleProblemError, LegidError, SolverError)
+from legid_ros.core.errors import BadInputError, InfeasibleProblemError, LegidError, SolverError
 from legid_ros.core.feedforward import (FeedforwardModel, FloatingFeedforward,
                                         PdFeedforwardController, PdGains, ReferenceTrajectory,
                                         default_gains, floating_from_identification,
                                         from_identification, reflected_rotor_inertia)
-from legid_ros.core.feedforward.contact_state import reading_from_window, sensor_offsets
-from legid_ros.core.inertial import check_consistency
-from legid_ros.core.robot import Robot, body_names, load_robot
-from legid_ros.ros.conversions import (diagnostic_msg, parameters_from_msg, stamp_to_sec,
-                                       window_from_msg)
+from legid_ros.core.robot import Robot, load_robot
+from legid_ros.ros.controller_floating import (ContactSource, check_floating_parameters,
+                                               floating_parameters, has_feet)
+from legid_ros.ros.conversions import diagnostic_msg, parameters_from_msg, stamp_to_sec
 from legid_ros.ros.executor import run_node
 from legid_ros.ros.parameters import Param, ParameterRefusedError, declare_parameters
 from legid_ros.ros.robustness import BoundedCache, GuardedNode
@@ -67,25 +66,6 @@ ROBOT_PARAMETERS = (
     Param('floating_base', False, 'model the root as a free flyer: with feet, the '
           'contact-consistent whole-body feedforward; without, evaluated with the base at rest'),
 )
-
-
-def has_feet(robot: Robot) -> bool:
-    """Whether the node uses the floating-base path: a free flyer with soled feet."""
-    return robot.floating and any(f.sole_size is not None for f in robot.feet.values())
-
-
-def floating_parameters(robot: Robot) -> Tuple[Param, ...]:
-    """Extra parameters of the floating-base path (only declared for it)."""
-    feet = [f for f, ft in robot.feet.items() if ft.sole_size is not None]
-    return (
-        Param('stance_feet', feet, 'feet on the ground when no fresh buffer row says which '
-              '(the contact QP distributes the load over them)', runtime=True),
-        Param('contact_timeout_s', 0.5, 'use the buffer\'s contact state and wrenches only '
-              'when its latest row is younger than this [s]', low=0.0, runtime=True),
-        Param('use_measured_wrenches', False, 'use the measured foot wrenches of the buffer '
-              'rows (else the contact QP over the rows\' stance feet); off by default: fed back '
-              'with unit gain through J^T they made the MuJoCo biped fall', runtime=True),
-    )
 
 
 def parameters(robot: Robot) -> Tuple[Param, ...]:
@@ -159,12 +139,8 @@ class ControllerNode(GuardedNode):
         self.counts = {'published': 0, 'skipped': 0, 'bad_states': 0, 'bad_references': 0,
                        'bad_parameters': 0, 'parameter_updates': 0, 'references': 0,
                        'nonfinite_commands': 0}
-        self.contact = None  # latest ContactReading of the buffer (floating path)
-        self.contact_time = -np.inf
-        if self.floating:
-            self.counts.update({'bad_windows': 0, 'contact_failures': 0,
-                                'measured_contact_cycles': 0, 'qp_contact_cycles': 0})
-            self._offsets = sensor_offsets(self.robot)
+        self.contacts = (ContactSource(self.robot, self.ff, p, self.counts) if self.floating
+                         else None)
         self._rejected_since_publication: Dict[str, int] = {}
         self._logged = set()
         self.period = 1.0 / p.rate_hz
@@ -275,11 +251,8 @@ class ControllerNode(GuardedNode):
             if not np.all(np.isfinite(values)):
                 raise BadInputError('parameters hold NaN or inf')
             n_pi = len(self.ff.parameter_names)
-            if self.floating and names[:n_pi] == self.ff.parameter_names:
-                report = check_consistency(values[:n_pi], body_names(self.ff.model))
-                if not report.ok:
-                    raise InconsistentParametersError(
-                        f'parameters not physically consistent: {report.failing}', report)
+            if self.floating:
+                check_floating_parameters(self.ff, values, names)
             if names == self.ff.parameter_names:
                 self.ff.set_parameters(values)
             elif names == self.ff.parameter_names + self.rotor_names:
@@ -297,25 +270,9 @@ class ControllerNode(GuardedNode):
     def _on_window(self, msg: Float64MultiArray) -> None:
         """The buffer's window: keep the contact state of its latest usable row."""
         try:
-            window, schema = window_from_msg(msg)
-            self.contact = reading_from_window(unpack_window(window, schema), self.robot,
-                                               self._offsets)
-            self.contact_time = time.monotonic()
+            self.contacts.on_window(msg)
         except (LegidError, ValueError, IndexError, TypeError, KeyError) as exc:
             self._report('bad_windows', exc)
-
-    def _set_contacts(self) -> None:
-        """Contact state of this cycle: the buffer's latest row if fresh, else the QP over
-        ``stance_feet``."""
-        c = self.contact
-        if c is not None and time.monotonic() - self.contact_time <= self.p.contact_timeout_s:
-            wrenches = c.wrenches if self.p.use_measured_wrenches else None
-            self.ff.set_contacts(c.stance, wrenches, c.frames, c.base_quat)
-            self.counts['measured_contact_cycles' if wrenches is not None
-                        else 'qp_contact_cycles'] += 1
-        else:
-            self.ff.set_contacts(list(self.p.stance_feet))
-            self.counts['qp_contact_cycles'] += 1
 
     # ------------------------------------------------------------------ cycle
     def _tick(self) -> None:
@@ -330,7 +287,7 @@ class ControllerNode(GuardedNode):
             now = self._now()
             q_d, qd_d, qdd_d = self.reference.sample(now)
             if self.floating:
-                self._set_contacts()
+                self.contacts.set_contacts()
             out = self.controller.step(self.q, self.qd, q_d, qd_d, qdd_d)
         except (InfeasibleProblemError, SolverError) as exc:  # only the contact QP raises these
             self._report('contact_failures', exc)
