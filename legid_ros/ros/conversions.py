@@ -235,7 +235,9 @@ def markers_msg(t: float, frame_id: str, scene, offset, zmp_measured, zmp_predic
 
     Markers (namespace 'legid'): 0 support polygon (line strip), 1 measured ZMP (green
     sphere), 2 predicted ZMP (red sphere), 3 whole-body CoM (blue sphere), 4 CoM ground
-    projection, 100+ link COMs (orange spheres, diameter ~ cube root of the mass).
+    projection, 100+ link COMs (orange spheres, diameter ~ cube root of the mass), 200+ their
+    uncertainty (translucent grey spheres, diameter twice the COM standard deviation, when the
+    scene has one).
     ``offset`` [m] shifts every position (support-sole frame -> world).
     """
     from visualization_msgs.msg import Marker, MarkerArray
@@ -284,6 +286,12 @@ def markers_msg(t: float, frame_id: str, scene, offset, zmp_measured, zmp_predic
         m = marker(100 + i, Marker.SPHERE, (1.0, 0.55, 0.0, 0.8), (d, d, d))
         m.pose.position = point(c + off)
         out.markers.append(m)
+        std = scene.link_com_std[i] if scene.link_com_std is not None else np.nan
+        if np.isfinite(std):
+            d = float(np.clip(2.0 * std, 0.002, 0.5))  # [m], drawn between 2 mm and 0.5 m
+            u = marker(200 + i, Marker.SPHERE, (0.6, 0.6, 0.6, 0.25), (d, d, d))
+            u.pose.position = point(c + off)
+            out.markers.append(u)
     return out
 
 

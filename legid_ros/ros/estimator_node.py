@@ -197,6 +197,8 @@ class EstimatorNode(GuardedNode):
                         f'{", ".join(report.failing)}); not published', 'error')
             return
         self.published = (pi, list(res.param_names))
+        if res.uncertainty is not None:
+            self.scene.set_uncertainty(dict(zip(res.uncertainty.names, res.uncertainty.std)))
         self._publish_parameters()
 
     def _publish_parameters(self):

@@ -8,7 +8,7 @@ node shifts them by the support anchor to the buffer's world frame.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import List
+from typing import Dict, List, Optional
 
 import numpy as np
 import pinocchio as pin
@@ -27,6 +27,8 @@ class Scene:
         link_coms: Per moving body, its centre of mass (nb, 3) [m].
         link_masses: Per moving body, its mass (nb,) [kg].
         link_names: Body names.
+        link_com_std: Per moving body, the standard deviation of its COM [m] (NaN where
+            unknown), or None.
     """
 
     polygon: np.ndarray
@@ -34,6 +36,7 @@ class Scene:
     link_coms: np.ndarray
     link_masses: np.ndarray
     link_names: List[str]
+    link_com_std: Optional[np.ndarray] = None
 
 
 def convex_hull_2d(points: np.ndarray) -> np.ndarray:
@@ -69,6 +72,7 @@ class SceneBuilder:
         self.data = self.model.createData()
         self.names = robot.body_names
         self._corners = {}
+        self.com_std: Optional[np.ndarray] = None
         for name, foot in robot.feet.items():
             if foot.sensor_frames:
                 self._corners[name] = [(robot.frame_id(f), np.zeros(3))
@@ -85,6 +89,19 @@ class SceneBuilder:
         """Use the standard parameters ``pi`` for the COMs and masses."""
         set_parameters(self.model, pi)
 
+    def set_uncertainty(self, std: Dict[str, float]) -> None:
+        """COM standard deviations from a core uncertainty (``lc_<group>`` [m] -> every link of
+        the group; links of no group stay unknown)."""
+        out = np.full(len(self.names), np.nan)
+        for name, grp in self.robot.link_groups.items():
+            value = std.get(f'lc_{name}')
+            if value is None or not np.isfinite(value):
+                continue
+            for link in grp.links:
+                if link in self.names:
+                    out[self.names.index(link)] = float(value)
+        self.com_std = out
+
     def scene(self, q: np.ndarray, feet_in_contact: List[str]) -> Scene:
         """Scene at the full configuration ``q`` with the given feet on the ground."""
         model, data = self.model, self.data
@@ -99,4 +116,4 @@ class SceneBuilder:
         poly = convex_hull_2d(np.array(pts)) if pts else np.zeros((0, 2))
         poly3 = np.column_stack([poly, np.zeros(len(poly))]) if len(poly) else np.zeros((0, 3))
         return Scene(polygon=poly3, com=np.array(com), link_coms=coms, link_masses=masses,
-                     link_names=list(self.names))
+                     link_names=list(self.names), link_com_std=self.com_std)

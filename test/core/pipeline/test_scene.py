@@ -31,3 +31,16 @@ def test_scene_matches_pinocchio_and_sole_size():
     assert np.isclose(scene.link_masses.sum(), robot.total_mass)
     both = sb.scene(q, ['left', 'right'])
     assert len(both.polygon) == 4 and both.polygon[:, 1].max() > scene.polygon[:, 1].max() - 1e-9
+
+
+def test_group_com_std_reaches_every_link_of_the_group():
+    """lc_<group> standard deviations are given to both legs' links; others stay unknown."""
+    robot = load_robot('biped')
+    q = pin.neutral(robot.model)
+    sb = SceneBuilder(robot)
+    assert sb.scene(q, []).link_com_std is None
+    sb.set_uncertainty({'lc_thigh': 0.004, 'lc_trunk': float('inf'), 'm_thigh': 0.3})
+    std = sb.scene(q, []).link_com_std
+    thighs = [robot.body_names.index(link) for link in robot.link_groups['thigh'].links]
+    assert len(thighs) == 2 and np.allclose(std[thighs], 0.004)
+    assert np.isnan(np.delete(std, thighs)).all()
