@@ -8,8 +8,9 @@ every second of data (:func:`legid_ros.core.pipeline.replay.replay_online`).
 
 - ``online_vs_batch_*``: the same bag through ``legid identify``'s API (same method, same
   information: no ankle F/T on either side; and ``zmp_newton`` with the ankle F/T online against
-  ``--foot-from-ft``, reported apart), synthetic and MuJoCo biped (Wu & Gao 2021's Table 2 truth,
-  the simulator's and the demo's). Group masses [%] and link COMs [mm] compared.
+  ``--foot-from-ft``), synthetic and MuJoCo biped (Wu & Gao 2021's Table 2 truth, the
+  simulator's and the demo's). Group masses [%] and link COMs [mm] compared. Counted: the pairs
+  that solve the same problem (:data:`SAME_PROBLEM`); the standard-set pairs are reported.
 - ``yaw_offset_dev_ratio``: online validation ZMP deviation (fit on the first 75 %, measured
   against predicted ZMP on the last 25 %) with the IMU's heading off by 30 degrees plus a
   0.5 deg/s drift, over the same without.
@@ -113,10 +114,16 @@ def _compare(online_pi, batch_pi, robot) -> Dict[str, float]:
 
 
 PAIRS = (  # (label, online parameter set, online ankle F/T, batch method, batch options)
-    ('zmp_qp', 'standard', False, 'zmp_qp', {}),
     ('zmp_newton', 'reduced', False, 'zmp_newton', {}),
     ('zmp_newton_ft', 'reduced', True, 'zmp_newton', {'foot_from_ft': True}),
+    ('zmp_qp', 'standard', False, 'zmp_qp', {}),
+    ('zmp_qp_vs_sdp', 'standard', False, 'sdp', {}),
 )
+#: Pairs whose online and batch sides solve the same problem on the same information. The
+#: online zmp_qp re-solves under the pseudo-inertia LMIs when the QP's solution is not
+#: consistent, which the batch zmp_qp does not do (and the batch sdp weights its rows
+#: differently): those two pairs are reported, not counted.
+SAME_PROBLEM = ('zmp_newton', 'zmp_newton_ft')
 
 
 def online_vs_batch(rec, robot) -> Dict[str, object]:
@@ -251,9 +258,10 @@ def run(args) -> Dict[str, object]:
                                           f'{engine}_run')
             cases[engine] = online_vs_batch(recs[engine], robot)
         results['online_vs_batch'] = cases
-        same_info = [c[label] for c in cases.values() for label in ('zmp_qp', 'zmp_newton')]
-        results['online_vs_batch_mass_pct_max'] = max(c['mass_pct_max'] for c in same_info)
-        results['online_vs_batch_com_mm_max'] = max(c['com_mm_max'] for c in same_info)
+        same = [c[label] for c in cases.values() for label in SAME_PROBLEM]
+        results['online_vs_batch_mass_pct_max'] = max(c['mass_pct_max'] for c in same)
+        results['online_vs_batch_com_mm_max'] = max(c['com_mm_max'] for c in same)
+        results['online_vs_batch_counted'] = list(SAME_PROBLEM)
         _progress('yaw: 30 deg offset + 0.5 deg/s drift on the IMU heading')
         results['yaw'] = yaw_case(robot, args.duration, args.seed)
         results['yaw_offset_dev_ratio'] = results['yaw']['ratio']
