@@ -34,7 +34,7 @@ from std_srvs.srv import Trigger
 from visualization_msgs.msg import MarkerArray
 
 from legid_ros.core.atomic_files import quarantine, remove_stale_temps
-from legid_ros.core.buffer.window import unpack_window
+from legid_ros.core.buffer.window import support_to_world, unpack_window
 from legid_ros.core.errors import LegidError, NotIdentifiableError, SolverNotConvergedError
 from legid_ros.core.identification.online import OnlineEstimator
 from legid_ros.core.identification.online.solve import default_reg
@@ -42,7 +42,7 @@ from legid_ros.core.identification.rows.regressors import support_base_state
 from legid_ros.core.identification.rows.zmp import model_zmp_from_state
 from legid_ros.core.inertial import check_consistency
 from legid_ros.core.pipeline.online_folding import FoldSettings, WindowFolder
-from legid_ros.core.pipeline.scene import SceneBuilder
+from legid_ros.core.pipeline.scene import SceneBuilder, scene_to_world
 from legid_ros.core.robot import load_robot
 from legid_ros.ros import conversions as cv
 from legid_ros.ros.estimator_files import load_state, save_state, write_identified
@@ -215,17 +215,17 @@ class EstimatorNode(GuardedNode):
                                     data.support[k], data.imu_quat[k:k + 1])
         except LegidError:
             return
-        anchor = data.zmp_world[k] - data.zmp_support[k]
-        offset = np.array([anchor[0], anchor[1], 0.0])
-        if not np.isfinite(offset).all():
-            offset = np.zeros(3)
+        anchor = data.anchor[k] if data.anchor is not None else np.zeros(2)
+        heading = float(data.heading[k]) if data.heading is not None else 0.0
+        if not (np.isfinite(anchor).all() and np.isfinite(heading)):
+            anchor, heading = np.zeros(2), 0.0
         pred = None
         if self.published is not None:
             pred = model_zmp_from_state(self.robot, st['q'][0], st['v'][0], st['a'][0],
                                         self.published[0])
             if np.isfinite(pred[:2]).all() and np.isfinite(data.t[k]):
-                self.pub_zmp.publish(cv.point_msg(data.t[k], frame, pred[0] + offset[0],
-                                                  pred[1] + offset[1]))
+                pred = support_to_world(pred[:2], anchor, heading)[0]
+                self.pub_zmp.publish(cv.point_msg(data.t[k], frame, pred[0], pred[1]))
             else:
                 pred = None
         if self.pub_tf is not None and np.isfinite(data.base[k]).all():
@@ -233,9 +233,9 @@ class EstimatorNode(GuardedNode):
                 data.t[k], frame, self.robot.base_link, data.base[k])]))
         if self.p['publish_markers']:
             feet = [f for f, c in zip(data.feet, data.contact[k]) if c > 0.5]
-            scene = self.scene.scene(st['q'][0], feet)
-            self.pub_markers.publish(cv.markers_msg(data.t[k], frame, scene, offset,
-                                                    data.zmp_support[k], pred))
+            scene = scene_to_world(self.scene.scene(st['q'][0], feet), anchor, heading)
+            self.pub_markers.publish(cv.markers_msg(data.t[k], frame, scene, np.zeros(3),
+                                                    data.zmp_world[k], pred))
 
     # --------------------------------------------------------- state, services
     def _state_path(self):

@@ -39,6 +39,20 @@ class Scene:
     link_com_std: Optional[np.ndarray] = None
 
 
+def scene_to_world(scene: Scene, anchor: np.ndarray, heading: float) -> Scene:
+    """The scene moved from the support-sole frame to the buffer's world: ``anchor + Rz(heading)
+    p`` for every point (``anchor`` (2,) [m], ``heading`` [rad]; heights unchanged)."""
+    from dataclasses import replace
+
+    from legid_ros.core.buffer.window import support_to_world
+
+    def move(p):
+        p = np.asarray(p, float)
+        return support_to_world(p, anchor, heading).reshape(p.shape) if p.size else p
+    return replace(scene, polygon=move(scene.polygon), com=move(scene.com),
+                   link_coms=move(scene.link_coms))
+
+
 def convex_hull_2d(points: np.ndarray) -> np.ndarray:
     """Counter-clockwise convex hull of 2-D points (monotone chain)."""
     pts = sorted(set(map(tuple, np.round(np.asarray(points, float)[:, :2], 12))))

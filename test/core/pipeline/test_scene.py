@@ -44,3 +44,15 @@ def test_group_com_std_reaches_every_link_of_the_group():
     thighs = [robot.body_names.index(link) for link in robot.link_groups['thigh'].links]
     assert len(thighs) == 2 and np.allclose(std[thighs], 0.004)
     assert np.isnan(np.delete(std, thighs)).all()
+
+
+def test_scene_to_world_turns_by_the_support_heading():
+    """A support-frame point (1, 0) with heading 90 deg lands at anchor + (0, 1); z is kept."""
+    from legid_ros.core.pipeline.scene import Scene, scene_to_world
+    scene = Scene(polygon=np.array([[1.0, 0.0, 0.0]]), com=np.array([1.0, 0.0, 0.7]),
+                  link_coms=np.array([[0.0, 2.0, 0.3]]), link_masses=np.ones(1),
+                  link_names=['x'])
+    out = scene_to_world(scene, np.array([10.0, 20.0]), np.pi / 2)
+    np.testing.assert_allclose(out.com, [10.0, 21.0, 0.7], atol=1e-12)
+    np.testing.assert_allclose(out.polygon, [[10.0, 21.0, 0.0]], atol=1e-12)
+    np.testing.assert_allclose(out.link_coms, [[8.0, 20.0, 0.3]], atol=1e-12)
