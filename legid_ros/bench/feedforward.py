@@ -291,7 +291,7 @@ def run_only_floating(args) -> dict:
     part['floating_meta']['command'] = 'legid bench feedforward --json --only floating' + ''.join(
         f' --{k.replace("_", "-")} {v}' for k, v, d in (
             ('floating_single', args.floating_single, 20.0),
-            ('floating_ident', args.floating_ident, 'zmp_qp'),
+            ('floating_ident', args.floating_ident, 'sdp'),
             ('floating_ident_s', args.floating_ident_s, 60.0)) if v != d) + (
         ' --floating-gains {:g} {:g}'.format(*args.floating_gains)
         if list(args.floating_gains) != [feedforward_floating.FLOATING_KP,

@@ -62,17 +62,19 @@ def floating_lines(out: dict) -> list:
              f'Stand, weight shift, left-foot lift, {meta.get("single_support_s", 0):g} s of '
              f'the single-support excitation of Wu & Gao 2021; PD Kp {gains.get("kp")} N.m/rad, '
              f'Kd {gains.get("kd")} N.m.s/rad on every joint; identified parameters: '
-             f'{ident.get("method")} (consistent: {ident.get("consistent")}). Max error of '
-             'the stance (right) leg during single support [rad]:', '',
+             f'{ident.get("method")} (consistent: {ident.get("consistent")})'
+             + ''.join(f'; {label}: online estimator, {live.get("param_set")} set (consistent: '
+                       f'{live.get("consistent")})'
+                       for label, live in (ident.get('live') or {}).items())
+             + '. Max error of the stance (right) leg during single support [rad]:', '',
              '| case | ' + ' | '.join(joints) + ' | max |', '|---' * (2 + len(joints)) + '|']
     for case, row in fl['max_err_rad'].items():
         lines.append(f'| {case} | ' + ' | '.join(f'{row[j]:.2e}' for j in joints)
                      + f' | {row["max"]:.2e} |')
-    for key, label in (('ratio_identified_vs_urdf', 'identified / urdf'),
-                       ('ratio_identified_vs_pd', 'identified / pd')):
-        if key in meta:
-            lines.append(f'| {label} | ' + ' | '.join(f'{meta[key][j]:.2f}' for j in joints)
-                         + ' | |')
+    for key in [k for k in meta if k.startswith('ratio_') and '_vs_' in k]:
+        label = ' / '.join(key[len('ratio_'):].rsplit('_vs_', 1))
+        lines.append(f'| {label} | ' + ' | '.join(f'{meta[key][j]:.2f}' for j in joints)
+                     + ' | |')
     lines += ['', f'Feedforward compute time incl. contact QP: median {fl["tau_ff_us_median"]:.0f}'
               f' us (single support {meta.get("tau_ff_us_median_single", float("nan")):.0f} us, '
               f'double support {meta.get("tau_ff_us_median_double", float("nan")):.0f} us, p99 '
