@@ -81,3 +81,21 @@ def test_piecewise_fit_is_continuous_on_a_dense_sweep():
     model_from_dict(m.as_dict(), joint='knee')
     dense = np.linspace(0.02, 6.0, 300)
     assert np.sqrt(np.mean((m(dense) - _truth(dense)) ** 2)) < 0.02
+
+
+def test_vectorised_low_branch_matches_the_model_and_its_derivatives():
+    """The swarm's all-particle low branch equals Piecewise.low row by row, and the polish's
+    analytic Jacobian equals central differences of it."""
+    from legid_ros.core.friction.fitting import _low_jac, _low_rows
+    from legid_ros.core.friction.models import Piecewise, smooth_sign
+    v = np.r_[SPEEDS[:8], -SPEEDS[:8]]
+    av, s = np.abs(v), smooth_sign(v)
+    rows = np.array([[0.8, -0.5, 0.1, 0.6], [0.3, 0.4, 0.02, -1.0], [1.1, 0.0, 0.25, 0.0]])
+    got = _low_rows(rows, av, s, v)
+    for p, row in zip(rows, got):
+        want = Piecewise(v_th=0.3, f_sl=p[0], f_scl=p[1], v_sl=p[2], f_vl=p[3]).low(v)
+        assert np.array_equal(row, want)
+    p, h = rows[0], 1e-6
+    num = np.stack([(_low_rows(p + h * e, av, s, v) - _low_rows(p - h * e, av, s, v)) / (2 * h)
+                    for e in np.eye(4)], axis=-1)
+    assert np.allclose(_low_jac(p, av, s, v), num, atol=1e-6)

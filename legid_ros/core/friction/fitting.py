@@ -5,12 +5,12 @@ exponential-viscous exponent: bounded scalar search (scipy) with the linear part
 (variable projection). The piecewise model of Xiao, Qian & Luo 2025: particle swarm (pyswarms) for
 the nonlinear low-speed branch, equality-constrained weighted LS for the high-speed branch so the
 two meet at ``v_th``, then a bounded LS polish of both branches with the meeting held exactly;
-``v_th`` itself is chosen among the gaps between measured speeds.
+``v_th`` itself is chosen among the gaps between measured speeds. The swarm's cost is evaluated
+for all particles at once and the polishes use analytic Jacobians (no finite differences).
 """
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
@@ -124,16 +124,32 @@ def _low_box(model: Piecewise, tau):
     return lo, hi
 
 
+def _low_rows(p: np.ndarray, av: np.ndarray, s: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Low branch of :class:`Piecewise` for parameter rows ``p`` (..., 4) at speeds ``v`` (n,).
+
+    ``(f_sl, f_scl, v_sl, f_vl)`` per row, ``av = |v|`` and ``s = S(v)`` precomputed; the
+    same arithmetic as :meth:`Piecewise.low`, broadcast over rows -> (..., n) [N.m].
+    """
+    p = np.asarray(p, float)
+    f_sl, f_scl, v_sl, f_vl = (p[..., i:i + 1] for i in range(4))
+    mag = f_sl + f_scl * (1 - np.exp(-av / np.maximum(v_sl, 1e-9)))
+    return mag * s + f_vl * v
+
+
+def _low_jac(p: np.ndarray, av: np.ndarray, s: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Derivatives of the low branch (n,) by ``(f_sl, f_scl, v_sl, f_vl)``: (n, 4)."""
+    f_scl, v_sl = float(p[1]), max(float(p[2]), 1e-9)
+    e = np.exp(-av / v_sl)
+    return np.stack([s, (1 - e) * s, -f_scl * e * av / v_sl ** 2 * s, v], axis=-1)
+
+
 def _pso_low(model: Piecewise, v, tau, w, n_particles, iters, seed):
     lo, hi = _low_box(model, tau)
-    probe = Piecewise(v_th=model.v_th, k_v=model.k_v)
+    av, s = np.abs(v), smooth_sign(v, model.k_v)
+    w_sum = np.sum(w)
 
-    def cost(x):
-        out = np.empty(len(x))
-        for i, p in enumerate(x):
-            probe.f_sl, probe.f_scl, probe.v_sl, probe.f_vl = p
-            out[i] = np.sum(w * (probe.low(v) - tau) ** 2) / np.sum(w)
-        return out
+    def cost(x):  # all particles at once: (n_particles, 4) -> (n_particles,)
+        return np.sum(w * (_low_rows(x, av, s, v) - tau) ** 2, axis=1) / w_sum
     saved = np.random.get_state()
     np.random.seed(seed)  # pyswarms draws from numpy's global generator: seed, then restore
     try:
@@ -144,14 +160,17 @@ def _pso_low(model: Piecewise, v, tau, w, n_particles, iters, seed):
     finally:
         np.random.set_state(saved)
     hist = np.asarray(opt.cost_history, float)
-    # local polish of the swarm's best point (bounded trust-region LS)
-    sw = np.sqrt(w / np.sum(w))
+    # local polish of the swarm's best point (bounded trust-region LS, analytic Jacobian)
+    sw = np.sqrt(w / w_sum)
 
     def resid(p):
-        probe.f_sl, probe.f_scl, probe.v_sl, probe.f_vl = p
-        return sw * (probe.low(v) - tau)
+        return sw * (_low_rows(p, av, s, v) - tau)
+
+    def jac(p):
+        return sw[:, None] * _low_jac(p, av, s, v)
     x0 = np.clip(np.asarray(pos, float), lo + 1e-12, hi - 1e-12)
-    res = least_squares(resid, x0, bounds=(lo, hi), xtol=1e-10, ftol=1e-12, max_nfev=2000)
+    res = least_squares(resid, x0, jac=jac, bounds=(lo, hi), xtol=1e-10, ftol=1e-12,
+                        max_nfev=2000)
     if res.status <= 0 or not np.all(np.isfinite(res.x)):
         raise SolverError('low-speed branch fit did not converge: ' + str(res.message),
                           status=str(res.status), iterations=iters + int(res.nfev),
@@ -189,33 +208,46 @@ def _joint_polish(model: Piecewise, v, tau, w, box) -> None:
 
     The high branch alone, forced through the low branch's value at ``v_th``, bends to meet
     it; refitting the low branch's four parameters with it finds the best continuous pair.
-    Kept only if it lowers the weighted error.
+    Kept only if it lowers the weighted error. Residuals and their analytic Jacobian are
+    vectorised over the points.
     """
+    k_v = model.k_v
     vt = np.array([model.v_th])
-    s_th = float(smooth_sign(vt, model.k_v)[0])
+    avt, s_t = np.abs(vt), smooth_sign(vt, k_v)
+    s_th = float(s_t[0])
     rest = ('f_vh', 'f1', 'f2', 'f3')
-    probe = copy.deepcopy(model)
+    av, s = np.abs(v), smooth_sign(v, k_v)
+    below = (av < model.v_th)[:, None]
+    h = model.high_regressor(v)  # (n, 5): [S, v, v|v|, v^3, v^3|v|]
+    h_th = model.high_regressor(vt)[0]
     sw = np.sqrt(w / np.sum(w))
 
-    def apply(p, m):
-        m.f_sl, m.f_scl, m.v_sl, m.f_vl = p[:4]
-        for n, x in zip(rest, p[4:]):
-            setattr(m, n, float(x))
-        m.f_sh = 0.0
-        m.f_sh = float(m.low(vt)[0] - m.high(vt)[0]) / s_th
+    def f_sh(p):
+        return float(_low_rows(p[:4], avt, s_t, vt)[0] - h_th[1:] @ p[4:]) / s_th
 
     def resid(p):
-        apply(p, probe)
-        return sw * (probe(v) - tau)
+        high = h[:, 0] * f_sh(p) + h[:, 1:] @ p[4:]
+        return sw * (np.where(below[:, 0], _low_rows(p[:4], av, s, v), high) - tau)
+
+    def jac(p):
+        d_low = _low_jac(p[:4], avt, s_t, vt)[0] / s_th  # d f_sh / d low parameters
+        d_rest = -h_th[1:] / s_th  # d f_sh / d (f_vh, f1, f2, f3)
+        j_high = np.hstack([h[:, :1] * d_low, h[:, 1:] + h[:, :1] * d_rest])
+        j_low = np.hstack([_low_jac(p[:4], av, s, v), np.zeros((v.size, 4))])
+        return sw[:, None] * np.where(below, j_low, j_high)
     lo = np.r_[box[0], np.full(4, -np.inf)]
     hi = np.r_[box[1], np.full(4, np.inf)]
     x0 = np.r_[[model.f_sl, model.f_scl, model.v_sl, model.f_vl],
                [getattr(model, n) for n in rest]]
     x0[:4] = np.clip(x0[:4], box[0] + 1e-12, box[1] - 1e-12)
     start = float(np.sum(resid(x0) ** 2))
-    res = least_squares(resid, x0, bounds=(lo, hi), xtol=1e-12, ftol=1e-12, max_nfev=2000)
+    res = least_squares(resid, x0, jac=jac, bounds=(lo, hi), xtol=1e-12, ftol=1e-12,
+                        max_nfev=2000)
     if np.all(np.isfinite(res.x)) and float(np.sum(res.fun ** 2)) < start:
-        apply(res.x, model)
+        model.f_sl, model.f_scl, model.v_sl, model.f_vl = (float(x) for x in res.x[:4])
+        for n, x in zip(rest, res.x[4:]):
+            setattr(model, n, float(x))
+        model.f_sh = f_sh(res.x)
 
 
 def fit_piecewise(v, tau, weights=None, mirror: bool = False, v_th: Optional[float] = None,
