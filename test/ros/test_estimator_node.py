@@ -18,7 +18,7 @@ from legid_ros.ros.estimator_node import EstimatorNode
 from legid_ros.ros.node_util import latched_qos
 from legid_ros.ros.sim_node import SimNode
 
-from pipeline_helpers import params, ros_context, spin_until
+from pipeline_helpers import params, ros_context, spin_for, spin_until
 
 pytestmark = pytest.mark.timeout(180)
 GROUP_LINKS = {'trunk': ['trunk'], 'thigh': ['l_thigh', 'r_thigh'],
@@ -58,6 +58,11 @@ def _pipeline(recording, state_file, out_dir, rtf=4.0, **est_kw):
         for n in nodes:
             ex.add_node(n)
         spin_until(ex, lambda: sim.finished and buf.buffer.pending == 0, 60.0)
+        # the buffer sends the segment's final window after idle_flush_s without input
+        windows = -1
+        while windows != est.windows:
+            windows = est.windows
+            spin_for(ex, 0.6)
         spin_until(ex, lambda: est.new_since_update == 0 and est.updates > 0, 10.0)
         client = probe.create_client(Trigger, '/estimator/save')
         assert client.wait_for_service(timeout_sec=5.0)
