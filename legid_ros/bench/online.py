@@ -216,11 +216,51 @@ def payload_case(robot, duration: float, seed: int, half_life: float) -> Dict[st
     settle = next((t - change for k, (t, _) in enumerate(inside)
                    if all(ok for _, ok in inside[k:])), None)
     before = [group_masses(r.pi, robot)['trunk'] for t, r in run.history if t < change]
+    curve = [[float(t - change), group_masses(r.pi, robot)['trunk']] for t, r in run.history]
     return {'payload_kg': PAYLOAD_KG, 'trunk_before_kg': m_before, 'trunk_after_kg': m_after,
             'half_life_s': half_life, 'tracking_s': settle,
             'trunk_before_change_kg': before[-1] if before else None,
             'final_trunk_kg': group_masses(run.result.pi, robot)['trunk'],
-            'consistent_updates': run.consistent_updates, 'updates': run.updates}
+            'consistent_updates': run.consistent_updates, 'updates': run.updates,
+            'trunk_kg_over_time': curve}
+
+
+def write_report(results: Dict[str, object], out: Path) -> None:
+    """``online.md`` (the figures against their targets) and ``online_payload.png``."""
+    out.mkdir(parents=True, exist_ok=True)
+    lines = ['# legid bench online', '', '| figure | measured | target |', '|---|---|---|']
+    for key, target in results['targets'].items():
+        value = results.get(key)
+        shown = 'n/a' if value is None else f'{value:.3g}'
+        lines.append(f'| `{key}` | {shown} | {target:g} |')
+    lines += ['', '| engine | pair | online vs batch mass [%] | COM [mm] | online / batch '
+              'sum of group-mass errors [kg] |', '|---|---|---|---|---|']
+    for engine, pairs in results.get('online_vs_batch', {}).items():
+        for label, c in pairs.items():
+            lines.append(f'| {engine} | {label} | {c["mass_pct_max"]:.3f} | '
+                         f'{c["com_mm_max"]:.3f} | {c["online_mass_err_sum_kg"]:.3f} / '
+                         f'{c["batch_mass_err_sum_kg"]:.3f} |')
+    (out / 'online.md').write_text('\n'.join(lines) + '\n')
+    curve = np.array(results.get('payload', {}).get('trunk_kg_over_time') or [])
+    if curve.size:
+        import matplotlib
+        matplotlib.use('Agg')
+        import matplotlib.pyplot as plt
+        p = results['payload']
+        fig, ax = plt.subplots(figsize=(6, 3.2))
+        ax.plot(curve[:, 0], curve[:, 1], '.-', label='online trunk mass')
+        ax.axhline(p['trunk_after_kg'], color='k', lw=0.8, label='true after the payload')
+        ax.axhspan(0.98 * p['trunk_after_kg'], 1.02 * p['trunk_after_kg'], color='g',
+                   alpha=0.15, label='within 2 %')
+        ax.axvline(0.0, color='r', lw=0.8, label=f'+{p["payload_kg"]:g} kg on the trunk')
+        ax.set_xlabel('time from the payload [s]')
+        ax.set_ylabel('trunk mass [kg]')
+        settle = 'never' if p['tracking_s'] is None else f'after {p["tracking_s"]:.1f} s'
+        ax.set_title(f'half-life {p["half_life_s"]:g} s: within 2 % {settle}')
+        ax.legend(fontsize=7)
+        fig.tight_layout()
+        fig.savefig(out / 'online_payload.png', dpi=120)
+        plt.close(fig)
 
 
 def demo_case(tmp: Path) -> Dict[str, object]:
@@ -280,4 +320,5 @@ def run(args) -> Dict[str, object]:
     results['targets'] = {'online_vs_batch_mass_pct_max': 0.5, 'online_vs_batch_com_mm_max': 1.0,
                           'demo_mass_err_sum_kg': 0.3, 'yaw_offset_dev_ratio': 1.05,
                           'payload_tracking_s': 20.0, 'raw_solution_consistent_pct': 100.0}
+    write_report(results, Path(args.out))
     return results
