@@ -160,6 +160,9 @@ def run(args: argparse.Namespace) -> int:
         extra['known'] = dict(known)  # held fixed, not identified
     if 'foot_from_ft' in result.info:
         extra['foot_from_ft'] = result.info['foot_from_ft']  # feet weighed by the ankle F/T
+    if result.info.get('reg_chosen') is not None:  # weight toward CAD chosen from the data
+        extra['regularisation'] = {k: result.info[k] for k in (
+            'reg_chosen', 'reg_grid', 'reg_scores_mm', 'reg_held_out_fraction', 'reg_rule')}
     if result.friction is not None:
         nj = result.friction.size // 2
         extra['friction'] = {n: {'viscous_Nms_per_rad': float(result.friction[j]),
@@ -179,6 +182,10 @@ def run(args: argparse.Namespace) -> int:
     dev = np.linalg.norm(pred['identified'] - vsamples.zmp, axis=1).mean() * 1e3
     dev_cad = np.linalg.norm(pred['CAD'] - vsamples.zmp, axis=1).mean() * 1e3
     print(result.summary())
+    if result.info.get('reg_chosen') is not None:
+        print(f'regularisation weight chosen on a held-out slice: {result.info["reg_chosen"]:g} '
+              'm^2 (' + ', '.join(f'{g:g}: {v:.3f} mm' for g, v in zip(
+                  result.info['reg_grid'], result.info['reg_scores_mm'])) + ')')
     print(f'validation ZMP deviation: identified {dev:.2f} mm, CAD {dev_cad:.2f} mm')
     print(f'wrote {urdf}, {yaml_path}, {report}')
     return 0
