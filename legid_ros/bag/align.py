@@ -63,6 +63,17 @@ def resample(topic: Optional[dict], ref_ns: np.ndarray, width: int,
     return out
 
 
+def _force_topic(data: Dict[str, dict], topic: str) -> Optional[dict]:
+    """A force sensor's decoded topic: under the description's name (any name, with or
+    without the leading slash), else the older bags' ``<prefix>/<k>`` for ``<prefix>/sensor_<k>``.
+    """
+    bare = topic.lstrip('/')
+    for name in ('/' + bare, bare, '/' + bare.replace('/sensor_', '/')):
+        if name in data:
+            return data[name]
+    return None
+
+
 def _parameters(topic: Optional[dict]):
     """(vector, names) from a Float64MultiArray parameter topic, or (None, [])."""
     if not topic or not topic.get('messages'):
@@ -101,8 +112,7 @@ def assemble(data: Dict[str, dict], robot: Robot, feet: Dict[str, dict], path) -
         raw = resample(data.get(tp['ankle_ft']), ref, 6) if tp.get('ankle_ft') else None
         if raw is not None:
             ankle_ft[foot] = raw
-        cols_f = [resample(data.get(topic, data.get(topic.replace('/sensor_', '/'))), ref, 3)
-                  for topic in tp['fsr']]
+        cols_f = [resample(_force_topic(data, topic), ref, 3) for topic in tp['fsr']]
         if cols_f and all(c is not None for c in cols_f):
             fsr[foot] = np.column_stack([c[:, 2] for c in cols_f])
     zmp = resample(data.get(ZMP_TOPIC), ref, 2)

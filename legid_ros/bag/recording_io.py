@@ -10,9 +10,11 @@ Topics (standard messages only), names from the robot description:
 - ``/<ankle_ft_topic>`` per foot (default ``/<wrench_topic>_raw``),
   geometry_msgs/msg/WrenchStamped (frame = F/T frame): raw ankle F/T reading, the wrench the
   leg exerts on the foot [N, N.m] (``Recording.ankle_ft``; written when the recording has it).
-- ``/<fsr_topic_prefix>/sensor_<k>`` per sole sensor (a ROS 2 name token may not start with a
-  digit; bags of older versions named them ``<prefix>/<k>`` and still read),
-  geometry_msgs/msg/WrenchStamped (frame = sensor frame): ``force.z`` = normal force [N].
+- per force sensor, its topic: the description's ``feet.<foot>.force_sensors[k].topic`` (any
+  name, also one a live ROS 2 node could not use, such as ``left_foot/fsr/0``), else
+  ``/<fsr_topic_prefix>/sensor_<k>`` (bags of older versions named these ``<prefix>/<k>`` and
+  still read), geometry_msgs/msg/WrenchStamped (frame = sensor frame): ``force.z`` = normal
+  force [N].
 - Ground truth (simulation only): ``/legid/sim/ground_truth`` and ``/legid/sim/cad_parameters``
   std_msgs/msg/Float64MultiArray (one message, ``layout.dim[0].label`` =
   ``'parameters:' + ','.join(names)``), ``/legid/sim/zmp`` geometry_msgs/msg/PointStamped
@@ -65,15 +67,15 @@ def _abs_topic(name: str) -> str:
 
 def foot_topics(robot: Robot) -> Dict[str, dict]:
     """Per foot: its wrench topic, raw ankle F/T topic (None if the robot names none), F/T
-    frame, FSR topics and frames."""
+    frame, force-sensor topics (the description's ``force_sensors``, any names, else
+    ``<fsr_topic_prefix>/sensor_<k>``) and their frames."""
     out = {}
     for name, foot in robot.feet.items():
-        prefix = _abs_topic(foot.fsr_topic_prefix)
         raw = foot.ankle_ft_topic
         out[name] = {'wrench': _abs_topic(foot.wrench_topic),
                      'ankle_ft': _abs_topic(raw) if raw else None,
                      'ft_frame': foot.ft_frame or foot.link,
-                     'fsr': [f'{prefix}/sensor_{k}' for k in range(len(foot.sensor_frames))],
+                     'fsr': [_abs_topic(t) for t in foot.fsr_topics],
                      'fsr_frames': list(foot.sensor_frames)}
     return out
 

@@ -1,7 +1,9 @@
 """Buffer node: robot sensor streams -> aligned, filtered windows and the measured ZMP.
 
 Subscribes ``joint_states``, ``imu`` and, per foot of the robot's description, either the
-6-axis ``<foot wrench_topic>`` or the sole sensors ``<fsr_topic_prefix>/sensor_<k>`` (both
+6-axis ``<foot wrench_topic>`` (a point foot: its force only) or its force sensors' topics
+(``Robot.force_sensor_topics()``: the description's ``force_sensors``, any valid names, else
+``<fsr_topic_prefix>/sensor_<k>``; sensor positions from ``Robot.force_sensor_positions``) (both
 WrenchStamped; chosen by the description's ``force_sensing`` unless overridden) and, with
 ``use_ankle_ft``, each foot's raw ankle F/T ``<ankle_ft_topic>`` (WrenchStamped, leg-on-foot
 wrench in the F/T frame; carried as window channels ``ankle_ft.<foot>.<axis>``). Publishes
@@ -13,7 +15,9 @@ wrench in the F/T frame; carried as window channels ``ankle_ft.<foot>.<axis>``).
 A message that cannot be used (undecodable, empty, NaN, mismatched arrays, unknown joints, a
 wrench or IMU sample in a frame other than the description's) costs that message and a count
 per cause in ``/diagnostics`` (published at most once per period); the node never stops on
-input. At start-up the description's F/T and IMU frames must be frames of the robot model.
+input. At start-up the description's F/T and IMU frames must be frames of the robot model,
+and its force topics valid ROS 2 names (``left_foot/fsr/0`` is refused in one line naming the
+key and the fix; a bag may hold such names).
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from std_srvs.srv import Trigger
 
 from legid_ros.core.buffer.sensor_buffer import Buffer, BufferConfig
 from legid_ros.core.buffer.kinematics import StreamKinematics
+from legid_ros.core.buffer.topics import check_live_topics
 from legid_ros.core.errors import LegidError
 from legid_ros.core.robot import load_robot
 from legid_ros.ros import conversions as cv
@@ -118,9 +123,11 @@ class BufferNode(GuardedNode):
         self.diag_gate.period_s = p['diagnostics_period_s']
         robot = load_robot(p['robot'])
         mode = p['force_sensing'] or robot.description.get('force_sensing', 'wrench')
-        fsr_count = {f: len(foot.sensor_frames) for f, foot in robot.feet.items()}
+        topics = robot.force_sensor_topics()
+        fsr_count = {f: len(t) for f, t in topics.items()}
         ankle = [f for f, foot in robot.feet.items() if p['use_ankle_ft'] and foot.ankle_ft_topic
                  and foot.ft_frame]
+        check_live_topics(robot, mode, ankle)
         self.cfg = BufferConfig(
             joint_names=robot.actuated_joint_names, feet=list(robot.feet), force_mode=mode,
             fsr_count=fsr_count, length=int(p['window_length']), hop=int(p['window_hop']),
@@ -147,9 +154,8 @@ class BufferNode(GuardedNode):
                 self.create_subscription(WrenchStamped, foot.wrench_topic,
                                          partial(self._on_wrench, name), qos, raw=raw)
             else:
-                for k in range(fsr_count[name]):
-                    self.create_subscription(WrenchStamped,
-                                             cv.fsr_topic(foot.fsr_topic_prefix, k),
+                for k, topic in enumerate(topics[name]):
+                    self.create_subscription(WrenchStamped, topic,
                                              partial(self._on_fsr, name, k), qos, raw=raw)
         for name in ankle:
             self.create_subscription(WrenchStamped, robot.feet[name].ankle_ft_topic,

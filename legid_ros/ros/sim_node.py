@@ -5,8 +5,8 @@ The run is computed first (the biped excitation of the ZMP identification, Wu & 
 feet are weighed by their ankle F/T while they swing; or MuJoCo physics
 :func:`legid_ros.core.sim.mujoco_biped.simulate_biped_mujoco`), then streamed sample by sample
 at ``real_time_factor`` times real time: ``joint_states``, ``imu``, per foot ``<wrench_topic>``
-and/or ``<fsr_topic_prefix>/sensor_<k>`` (WrenchStamped, force.z), and
-``legid/sim/ground_truth`` (Float64MultiArray, transient local, names in the layout). Stamps
+and/or each force sensor's topic (the description's ``force_sensors``, else
+``<fsr_topic_prefix>/sensor_<k>``; WrenchStamped, force.z), and ``legid/sim/ground_truth`` (Float64MultiArray, transient local, names in the layout). Stamps
 are the start wall time plus the run time; with ``loop`` the run repeats with stamps that keep
 increasing. The achieved real-time factor is in /diagnostics. Every parameter is read at
 start-up only (the run is precomputed). With ``publish_clock`` it also publishes ``/clock``
@@ -18,6 +18,9 @@ each lap (the physics changes then, and so does the latched ground truth, republ
 that time and again at the start of the next lap), and an IMU heading error
 (``imu_yaw_offset_deg`` plus ``imu_yaw_drift_deg_s`` times the run time) on the published
 IMU orientation.
+
+A force topic of the description that is not a valid ROS 2 name (``left_foot/fsr/0``: a token
+starting with a digit) is refused at start-up, in one line naming the key and the fix.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from rosgraph_msgs.msg import Clock as ClockMsg
 from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import Float64MultiArray
 
+from legid_ros.core.buffer.topics import check_live_topics
 from legid_ros.core.errors import BadInputError
 from legid_ros.core.recording import Recording
 from legid_ros.core.robot import load_robot
@@ -150,6 +154,7 @@ class SimNode(GuardedNode):
         mode = p['publish_forces'] or robot.description.get('force_sensing', 'wrench')
         if mode not in ('wrench', 'fsr', 'both'):
             raise BadInputError(f'publish_forces must be wrench, fsr, both or empty: {mode!r}')
+        check_live_topics(robot, mode, list(robot.feet) if p['publish_ankle_ft'] else ())
         qos = sensor_qos(int(p['queue_depth']))
         self.pub_js = self.create_publisher(JointState, 'joint_states', qos)
         self.pub_imu = self.create_publisher(Imu, 'imu', qos)
@@ -165,10 +170,13 @@ class SimNode(GuardedNode):
                 self.pub_ankle[name] = self.create_publisher(WrenchStamped, foot.ankle_ft_topic,
                                                              qos)
             if mode in ('fsr', 'both') and name in recording.fsr:
-                self.pub_fsr[name] = [
-                    self.create_publisher(WrenchStamped,
-                                          cv.fsr_topic(foot.fsr_topic_prefix, k), qos)
-                    for k in range(recording.fsr[name].shape[1])]
+                if recording.fsr[name].shape[1] != len(foot.fsr_topics):
+                    raise ParameterRefusedError(
+                        'sim', 'robot', f'the recording has {recording.fsr[name].shape[1]} '
+                        f'force sensors on foot {name!r}, the description '
+                        f'{len(foot.fsr_topics)} (feet.{name}.force_sensors)')
+                self.pub_fsr[name] = [self.create_publisher(WrenchStamped, topic, qos)
+                                      for topic in foot.fsr_topics]
             self.frames[name] = (foot.ft_frame or foot.link, foot.sensor_frames)
         self.imu_frame = robot.imu_frame
         self.pub_truth = self.create_publisher(Float64MultiArray, 'legid/sim/ground_truth',

@@ -13,9 +13,16 @@ became the support foot (on the ground, z = 0). At a support change the new sole
 heading are taken so that the base pose is continuous, so the model's support-sole frame is
 the world moved by the anchor (x, y) and turned by ``psi`` (channels ``anchor.x``,
 ``anchor.y``, ``anchor.yaw``). The measured ZMP is the
-centre of pressure of the sole sensors ``sum f_k s_k / sum f_k`` (fsr mode) or the point on the
-ground where the summed foot wrenches have no horizontal moment (wrench mode). Uses pinocchio
-for every placement.
+centre of pressure of the sole sensors ``sum f_k s_k / sum f_k`` (fsr mode; the sensors at the
+description's positions in the sole frame, :meth:`Robot.force_sensor_positions`) or the point on
+the ground where the summed foot wrenches have no horizontal moment (wrench mode). A point foot
+(``contact: point``) carries a force only: its wrench message's force (torques ignored) acts at
+its contact point, the origin of its sole frame (the foot frame, or the point the description
+defines), so the ZMP of point feet on flat ground is ``sum f_z p / sum f_z`` over their contact
+points ``p``. A point foot measured by one normal force is described with one force sensor at
+its contact point (fsr mode). Contact flags and the support foot follow from the normal forces:
+before the first force sample there is no support foot (support, base pose and ZMP are NaN).
+Uses pinocchio for every placement.
 """
 
 from __future__ import annotations
@@ -55,12 +62,15 @@ class StreamKinematics:
         self.feet = list(robot.feet)
         self._joints: List[int] = []
         self._sole = [self._frame(robot.feet[f].sole_frame) for f in self.feet]
+        self._point = [robot.feet[f].contact == 'point' for f in self.feet]
         if force_mode == 'wrench':
             self._ft = [self._frame(robot.feet[f].ft_frame or robot.feet[f].link)
                         for f in self.feet]
         else:
-            self._sensors = [[self._frame(s) for s in robot.feet[f].sensor_frames]
-                             for f in self.feet]
+            # each sensor rides on its foot's sole frame, at the description's position [m]
+            self._sensors = [[(slot, place * pin.SE3(np.eye(3), p))
+                              for p in robot.force_sensor_positions(f)]
+                             for f, (slot, place) in zip(self.feet, self._sole)]
         self._q = pin.neutral(self.model)
         pin.framesForwardKinematics(self.model, self.data, self._q)
         self._r_bi = self.data.oMf[robot.frame_id(robot.imu_frame)].rotation.copy()
@@ -112,8 +122,9 @@ class StreamKinematics:
             q: Actuated joint positions in pinocchio order, (n, nj) [rad].
             imu_quat: IMU orientation [x, y, z, w] in any frame with z up, (n, 4) (NaN: keep
                 the last); only its roll and pitch are used.
-            forces: Per foot, (n, 6) wrenches [N, N.m] in the F/T frame (wrench mode) or (n, k)
-                sole-sensor normal forces [N] (fsr mode); NaN where unknown.
+            forces: Per foot, (n, 6) wrenches [N, N.m] in the F/T frame (wrench mode; a point
+                foot's torques are ignored) or (n, k) force-sensor normal forces [N] (fsr
+                mode); NaN where unknown.
         """
         n = len(q)
         rot, pos = self._joint_placements(q)
@@ -137,13 +148,15 @@ class StreamKinematics:
         for k in range(n):
             self._update_support(fz_rows[k], k, sole_b, r_sb)
             anchor[k] = self.anchor
-            extra[k, 0] = self.support
+            extra[k, 0] = np.nan if self.support is None else self.support
             extra[k, 4] = self.heading
         extra[:, 1:3] = anchor[:, :2]
-        sup = extra[:, 0].astype(int)
+        known = np.isfinite(extra[:, 0])  # rows after the first force sample
+        sup = np.where(known, extra[:, 0], 0).astype(int)
         rows = np.arange(n)
         r_wb = _rot_z(extra[:, 4]) @ np.stack(r_sb)[sup, rows]
         p_wb = anchor - np.einsum('nij,nj->ni', r_wb, np.stack(sole_b)[sup, rows])
+        p_wb[~known] = np.nan
         if self.force_mode == 'wrench':
             r_wf = [r_wb @ r for _, r in ft]
             f_w = [np.einsum('nij,nj->ni', r, f[:, :3]) for r, f in zip(r_wf, force)]
@@ -165,6 +178,10 @@ class StreamKinematics:
                 for j, frame in enumerate(self._sensors[i]):
                     s_w = p_wb + np.einsum('nij,nj->ni', r_wb, self._apply(frame, rot, pos)[0])
                     num[use] += force[i][use, j:j + 1] * s_w[use, :2]
+            elif self._point[i]:
+                # a force at the contact point on the ground: f_z times the point
+                o = p_wb + np.einsum('nij,nj->ni', r_wb, sole_b[i])
+                num[use] += fz[use, i:i + 1] * o[use, :2]
             else:
                 o = p_wb + np.einsum('nij,nj->ni', r_wb, ft[i][0])
                 f = f_w[i]
@@ -178,6 +195,7 @@ class StreamKinematics:
             zmp = num / den[:, None]
         zmp[den < self.contact_force_n] = np.nan
         quat = Rotation.from_matrix(r_wb).as_quat()
+        quat[~known] = np.nan
         return zmp, contact, np.hstack([p_wb, quat])
 
     def row(self, q: np.ndarray, imu_quat: np.ndarray, forces: Dict[str, np.ndarray]):
@@ -210,9 +228,7 @@ class StreamKinematics:
         """Keep or change the support foot at row ``k`` (``fz``: its normal force per foot
         [N]); at a change, anchor and heading of the new sole keep the base pose continuous."""
         known = [math.isfinite(f) for f in fz]
-        if not any(known):
-            if self.support is None:
-                self.support = 0
+        if not any(known):  # no force yet: no support foot (no default one)
             return
         f = [v if ok else -math.inf for v, ok in zip(fz, known)]
         best = max(range(len(f)), key=f.__getitem__)
