@@ -251,9 +251,9 @@ def _note(case: dict) -> str:
                          f"{case['wall_s']['figaroh']:.2f} s): {fit_s:.2f} s of it is the "
                          'piecewise friction fit of the sweeps (a particle swarm per threshold '
                          'candidate), data FIGAROH does not get; on the excitation alone ours '
-                         f'takes {same:.2f} s. To close: fit the sweep friction once per robot '
-                         '(it does not depend on the excitation) and reuse it, or search fewer '
-                         'threshold candidates')
+                         f'takes {same:.2f} s. CPU: {case["cpu_s"]["ours"]:.2f} vs '
+                         f'{case["cpu_s"]["figaroh"]:.2f} s (wall figures move with the '
+                         "host's load)")
         else:
             notes.append(f"slower than FIGAROH ({case['wall_s']['ours']:.2f} vs "
                          f"{case['wall_s']['figaroh']:.2f} s)")
