@@ -2,11 +2,14 @@
 
 import numpy as np
 import pytest
+import yaml
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import PointStamped
 from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import Trigger
 
+from legid_ros.core import paths
+from legid_ros.core.description.errors import DescriptionKeyError
 from legid_ros.core.synthetic import NoiseModel, SyntheticConfig, simulate_biped
 from legid_ros.ros import conversions as cv
 from legid_ros.ros.buffer_node import DIAG_NAME, BufferNode
@@ -23,13 +26,14 @@ def recording():
     return simulate_biped(SyntheticConfig(duration_s=0.8, noise=NoiseModel.none(), seed=3))
 
 
-def _run(recording, force_mode):
+def _run(recording, force_mode, robot='biped'):
     with ros_context() as (ctx, ex, nodes):
         buf = BufferNode(context=ctx, parameter_overrides=params(
             force_sensing=force_mode, window_length=200, window_hop=100,
-            diagnostics_period_s=0.2, idle_flush_s=0.2))
+            diagnostics_period_s=0.2, idle_flush_s=0.2, robot=robot))
         sim = SimNode(recording=recording, context=ctx, parameter_overrides=params(
-            real_time_factor=2.0, loop=False, publish_forces='both', start_delay_s=0.3))
+            real_time_factor=2.0, loop=False, publish_forces='both', start_delay_s=0.3,
+            robot=robot))
         probe = ctx and buf.__class__.__mro__[1]('probe', context=ctx)
         nodes += [buf, sim, probe]
         windows, zmps, diags = [], [], []
@@ -55,6 +59,7 @@ def _run(recording, force_mode):
         spin_until(ex, future.done, 5.0)
         assert future.result().success
         spin_until(ex, lambda: any(cv.diagnostic_values(d, DIAG_NAME) for d in diags), 3.0)
+        buf.subscribed = {s.topic_name for s in buf.subscriptions}  # gone once shut down
         return sim, buf, windows, zmps, diags
 
 
@@ -130,3 +135,57 @@ def test_a_second_long_burst_loses_no_sample(recording):
         assert sim.published == recording.n
         assert buf.received['joint_states'] == recording.n
         assert buf.buffer.rows_emitted == recording.n
+
+
+def _renamed_biped(folder, pattern):
+    """The biped's description with its sole sensors under force_sensors, topics ``pattern``."""
+    desc = yaml.safe_load(paths.config_path('biped.yaml').read_text())
+    desc['urdf'] = str(paths.urdf_path('biped.urdf'))
+    for foot, s in (('left', 'l'), ('right', 'r')):
+        f = desc['feet'][foot]
+        del f['sensor_frames'], f['fsr_topic_prefix']
+        f['force_sensors'] = [{'topic': pattern.format(foot=foot, k=k), 'frame': f'{s}_sole_{c}'}
+                              for k, c in enumerate(('fl', 'fr', 'rl', 'rr'))]
+    path = folder / 'robot.yaml'
+    path.write_text(yaml.safe_dump(desc))
+    return str(path)
+
+
+def _rows(windows):
+    """Unique rows of the windows, the time column made relative to the first row."""
+    full = np.vstack([w for w, _ in windows])
+    _, first = np.unique(full[:, 0], return_index=True)
+    rows = full[first]
+    rows[:, 0] -= rows[0, 0]
+    return rows
+
+
+def test_renamed_force_sensors_give_the_same_windows(recording, tmp_path):
+    """Sole sensors named left_foot/fsr/c0..c3: the nodes use those names, windows unchanged."""
+    robot = _renamed_biped(tmp_path, '{foot}_foot/fsr/c{k}')
+    _, buf, windows, _, _ = _run(recording, 'fsr', robot)
+    topics = buf.subscribed
+    assert {f'/{foot}_foot/fsr/c{k}' for foot in ('left', 'right') for k in range(4)} <= topics
+    assert not any('/sensor_' in t for t in topics)
+    _, _, old, _, _ = _run(recording, 'fsr')
+    new_rows, old_rows = _rows(windows), _rows(old)
+    assert windows[0][1].names == old[0][1].names
+    assert new_rows.shape == old_rows.shape == (recording.n, len(old[0][1].names))
+    # stamps are wall times (float rounding ~0.2 us): the derivative and ZMP filters see
+    # slightly other steps, every channel the filters do not touch is identical
+    names = old[0][1].names
+    exact = [i for i, n in enumerate(names)
+             if n != 't' and not n.startswith(('qd.', 'qdd.', 'zmp.'))]
+    np.testing.assert_allclose(new_rows[:, exact], old_rows[:, exact], atol=1e-9,
+                               equal_nan=True)
+    np.testing.assert_allclose(new_rows, old_rows, rtol=1e-3, atol=1e-4, equal_nan=True)
+
+
+def test_digit_topic_is_refused_at_start_up(tmp_path):
+    """A description topic left_foot/fsr/0 stops the node with its key and the fix."""
+    robot = _renamed_biped(tmp_path, '{foot}_foot/fsr/{k}')
+    with ros_context() as (ctx, ex, nodes):
+        with pytest.raises(DescriptionKeyError, match=r'feet\.left\.force_sensors\[0\]\.topic.*'
+                           r'fix: rename it'):
+            BufferNode(context=ctx, parameter_overrides=params(robot=robot,
+                                                               force_sensing='fsr'))
