@@ -7,6 +7,7 @@ from rclpy.node import Node
 from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import Float64MultiArray
 
+from legid_ros.core.description.errors import DescriptionKeyError
 from legid_ros.core.errors import BadInputError
 from legid_ros.core.synthetic import NoiseModel, SyntheticConfig, simulate_biped
 from legid_ros.ros import conversions as cv
@@ -14,6 +15,7 @@ from legid_ros.ros.node_util import latched_qos, sensor_qos
 from legid_ros.ros.sim_node import SimNode, make_recording
 
 from pipeline_helpers import params, ros_context, spin_until
+from test_buffer_node import _renamed_biped
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -139,3 +141,29 @@ def test_swap_is_the_default_protocol_and_mujoco_refuses_it():
     assert rec.foot_wrench['left'][:, 2].max() > 100.0
     with pytest.raises(BadInputError):
         make_recording('mujoco', 1.0, 0, 'none', 'swap')
+
+
+def test_force_sensors_publish_on_the_description_topics(tmp_path):
+    """Sensors named right_foot/fsr/c<k> are published there, in their frames; digit-led
+    names (right_foot/fsr/2) are refused at start-up naming the key."""
+    rec = simulate_biped(SyntheticConfig(duration_s=0.1, noise=NoiseModel.none(), seed=2))
+    with ros_context() as (ctx, ex, nodes):
+        sim = SimNode(recording=rec, context=ctx, parameter_overrides=params(
+            real_time_factor=2.0, loop=False, publish_forces='fsr', start_delay_s=0.3,
+            robot=_renamed_biped(tmp_path, '{foot}_foot/fsr/c{k}')))
+        probe = Node('probe', context=ctx)
+        nodes += [sim, probe]
+        got = []
+        probe.create_subscription(WrenchStamped, 'right_foot/fsr/c2', got.append,
+                                  sensor_qos(2000))
+        for n in nodes:
+            ex.add_node(n)
+        spin_until(ex, lambda: sim.finished and len(got) >= rec.n, 10.0)
+        assert sorted(p.topic_name for p in sim.pub_fsr['right']) == \
+            [f'/right_foot/fsr/c{k}' for k in range(4)]
+    assert len(got) == rec.n and got[0].header.frame_id == 'r_sole_rl'
+    np.testing.assert_allclose([m.wrench.force.z for m in got], rec.fsr['right'][:, 2])
+    with ros_context() as (ctx, ex, nodes):
+        with pytest.raises(DescriptionKeyError, match=r'feet\.left\.force_sensors\[0\]\.topic'):
+            SimNode(recording=rec, context=ctx, parameter_overrides=params(
+                publish_forces='fsr', robot=_renamed_biped(tmp_path, '{foot}_foot/fsr/{k}')))
