@@ -6,10 +6,11 @@ feet are weighed by their ankle F/T while they swing; or MuJoCo physics
 :func:`legid_ros.core.sim.mujoco_biped.simulate_biped_mujoco`), then streamed sample by sample
 at ``real_time_factor`` times real time: ``joint_states``, ``imu``, per foot ``<wrench_topic>``
 and/or each force sensor's topic (the description's ``force_sensors``, else
-``<fsr_topic_prefix>/sensor_<k>``; WrenchStamped, force.z), and ``legid/sim/ground_truth`` (Float64MultiArray, transient local, names in the layout). Stamps
-are the start wall time plus the run time; with ``loop`` the run repeats with stamps that keep
-increasing. The achieved real-time factor is in /diagnostics. Every parameter is read at
-start-up only (the run is precomputed). With ``publish_clock`` it also publishes ``/clock``
+``<fsr_topic_prefix>/sensor_<k>``; WrenchStamped, force.z), and ``legid/sim/ground_truth``
+(Float64MultiArray, transient local, names in the layout). Stamps are the start wall time
+plus the run time; with ``loop`` the run repeats with stamps that keep increasing. The
+achieved real-time factor is in /diagnostics. Every parameter is read at start-up only (the
+run is precomputed). With ``publish_clock`` it also publishes ``/clock``
 (the stamp of the last published sample) so nodes with ``use_sim_time`` run on the simulated
 time; its own timers run on the steady clock, so it never waits for a clock it publishes.
 

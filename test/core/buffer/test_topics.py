@@ -9,9 +9,9 @@ from legid_ros.core.robot import load_robot
 from described_bipeds import biped_description, renamed_sensors, write
 
 
-@pytest.mark.parametrize('topic,ok', [('left_foot/fsr/c0', True), ('/left_foot/fsr/sensor_0', True),
-                                      ('left_foot/fsr/0', False), ('left-foot/fsr', False),
-                                      ('left_foot//fsr', False), ('', False)])
+@pytest.mark.parametrize('topic,ok', [
+    ('left_foot/fsr/c0', True), ('/left_foot/fsr/sensor_0', True), ('left_foot/fsr/0', False),
+    ('left-foot/fsr', False), ('left_foot//fsr', False), ('', False)])
 def test_topic_problem(topic, ok):
     """Digit-led tokens, other characters and empty tokens are refused, the rest pass."""
     assert (topic_problem(topic) == '') == ok
