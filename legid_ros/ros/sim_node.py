@@ -48,6 +48,9 @@ from legid_ros.ros.node_util import latched_qos, sensor_qos
 from legid_ros.ros.parameters import Param, ParameterRefusedError, declare_parameters
 from legid_ros.ros.robustness import GuardedNode
 
+#: Shortest run [s] for which ``protocol: auto`` picks the support swap (a shorter run has no
+#: room for both single supports and the transfer; it runs the right-support protocol).
+AUTO_SWAP_MIN_S = 12.0
 PARAMETERS = (
     Param('robot', 'biped', 'built-in robot name (only biped is simulated)'),
     Param('engine', 'synthetic', "'synthetic' (exact rigid-body data) or 'mujoco' (physics)",
@@ -74,7 +77,8 @@ PARAMETERS = (
     Param('protocol', 'auto', "excitation: 'swap' (single support on the right, a "
           "double-support transfer, single support on the left: both feet weighed), 'right' "
           "(single support on the right foot, Wu & Gao 2021) or 'auto' (swap with the "
-          "synthetic engine, right with mujoco, which has only it)",
+          f"synthetic engine for runs of {AUTO_SWAP_MIN_S:g} s or more, else right; mujoco has "
+          'only right)',
           choices=('auto', 'swap', 'right')),
     Param('payload_kg', 0.0, 'mass added to the trunk at payload_at_s of every lap [kg] (0 = '
           'none; synthetic engine)', low=0.0, high=50.0),
@@ -98,7 +102,8 @@ def make_recording(engine: str, duration_s: float, seed: int, noise: str,
 
     Args:
         protocol: 'right' (single support on the right foot), 'swap' (right, double-support
-            transfer, left; synthetic only) or 'auto' (swap if synthetic, else right).
+            transfer, left; synthetic only) or 'auto' (swap if synthetic and the run lasts
+            :data:`AUTO_SWAP_MIN_S` or more, else right).
         payload_kg: Mass added to the trunk at ``payload_at_s`` [kg, s] (synthetic only).
     """
     from legid_ros.core.synthetic import NoiseModel, SyntheticConfig
@@ -106,7 +111,7 @@ def make_recording(engine: str, duration_s: float, seed: int, noise: str,
     if noise not in ('default', 'none'):
         raise BadInputError(f"noise must be 'default' or 'none', not {noise!r}")
     if protocol == 'auto':
-        protocol = 'swap' if engine == 'synthetic' else 'right'
+        protocol = 'swap' if engine == 'synthetic' and duration_s >= AUTO_SWAP_MIN_S else 'right'
     cfg = SyntheticConfig(duration_s=float(duration_s), seed=int(seed),
                           noise=NoiseModel.none() if noise == 'none' else NoiseModel(),
                           protocol=protocol, payload_kg=float(payload_kg),

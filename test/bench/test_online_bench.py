@@ -39,7 +39,7 @@ def test_validation_deviation_is_smaller_with_the_truth(robot, rec):
 
 def test_online_newton_agrees_with_the_batch_on_the_same_data(robot, rec, monkeypatch):
     """The online reduced-set Newton ends within 0.5 % of the batch zmp_newton masses."""
-    monkeypatch.setattr(online, 'PAIRS', (online.PAIRS[1],))
+    monkeypatch.setattr(online, 'PAIRS', tuple(p for p in online.PAIRS if p[0] == 'zmp_newton'))
     out = online.online_vs_batch(rec, robot)['zmp_newton']
     assert out['mass_pct_max'] < 0.5
     assert out['consistent_updates'] == out['updates'] > 0
