@@ -16,6 +16,7 @@ setup(
         (os.path.join('share', PACKAGE), ['package.xml']),
         (os.path.join('share', PACKAGE, 'launch'), glob('launch/*.launch.py')),
         (os.path.join('share', PACKAGE, 'config'), glob('config/*.yaml') + glob('config/*.rviz')),
+        (os.path.join('share', PACKAGE, 'config', 'robots'), glob('config/robots/*.yaml')),
         (os.path.join('share', PACKAGE, 'urdf'), glob('urdf/*.urdf')),
     ],
     install_requires=['setuptools'],

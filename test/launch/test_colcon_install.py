@@ -53,12 +53,14 @@ def test_every_executable_installed_in_lib(install):
 
 
 def test_share_holds_launch_config_urdf_and_index(install):
-    """launch/, config/, urdf/, package.xml and the ament index marker are installed."""
+    """launch/, config/ (with robots/), urdf/, package.xml and the ament index marker are
+    installed."""
     share = install / 'share' / 'legid_ros'
     assert (install / 'share' / 'ament_index' / 'resource_index' / 'packages'
             / 'legid_ros').exists()
     assert (share / 'package.xml').is_file()
-    for sub, pattern in (('launch', '*.launch.py'), ('config', '*.yaml'), ('urdf', '*.urdf')):
+    for sub, pattern in (('launch', '*.launch.py'), ('config', '*.yaml'), ('urdf', '*.urdf'),
+                         ('config/robots', '*.yaml')):
         src = sorted(p.name for p in (ROOT / sub).glob(pattern))
         dst = sorted(p.name for p in (share / sub).glob(pattern))
         assert src and src == dst, sub
