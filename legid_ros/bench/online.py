@@ -38,6 +38,7 @@ from legid_ros.core.identification.online import OnlineEstimator
 from legid_ros.core.inertial import PARAMS_PER_LINK
 from legid_ros.core.pipeline.online_folding import FoldSettings, WindowFolder
 from legid_ros.core.pipeline.replay import recording_windows, replay_online
+from legid_ros.demo.report import group_masses
 
 YAW_OFFSET_DEG = 30.0  # [deg]
 YAW_DRIFT_DEG_S = 0.5  # [deg/s]
@@ -75,13 +76,6 @@ def _simulate(engine: str, duration: float, seed: int, **options):
         from legid_ros.core.sim.mujoco_biped import simulate_biped_mujoco
         return simulate_biped_mujoco(cfg)
     return simulate_biped(cfg)
-
-
-def group_masses(pi: np.ndarray, robot) -> Dict[str, float]:
-    """Summed mass of every link group [kg]."""
-    names = robot.body_names
-    return {g: float(sum(pi[PARAMS_PER_LINK * names.index(link)] for link in grp.links))
-            for g, grp in robot.link_groups.items()}
 
 
 def link_coms(pi: np.ndarray, robot) -> Dict[str, np.ndarray]:

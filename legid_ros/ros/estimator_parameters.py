@@ -7,7 +7,6 @@ sensing cannot feed; :func:`param_set_of` gives the parameter set a method solve
 from __future__ import annotations
 
 
-from legid_ros.core.pipeline.online_folding import near_uniform  # noqa: F401 (re-exported)
 from legid_ros.ros.parameters import Param, ParameterRefusedError
 
 METHODS = {'zmp_qp': 'zmp', 'zmp': 'zmp', 'zmp_newton': 'zmp', 'torque_ls': 'torque',
