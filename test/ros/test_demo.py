@@ -11,7 +11,7 @@ pytestmark = pytest.mark.timeout(240)
 
 
 def test_short_demo_runs_every_node_and_reports(tmp_path):
-    """A 15 s demo (500 folded samples before the first solve need more than 10 s) exits 0, publishes parameters better than CAD and writes its outputs."""
+    """A 15 s demo exits 0, publishes parameters better than CAD and writes its outputs."""
     out = tmp_path / 'demo'
     proc = subprocess.run([str(Path(sys.executable).parent / 'legid'), 'demo', '--duration',
                            '15', '--out', str(out)], capture_output=True, text=True,
