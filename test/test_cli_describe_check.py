@@ -1,12 +1,11 @@
 """Tests of ``legid describe`` and ``legid check`` (in process, through legid_ros.cli.main)."""
 
-import difflib
-
 import pytest
 import yaml
 
 from legid_ros.cli import main
 from legid_ros.core import paths
+from legid_ros.core.description.hand_edits import hand_edited_lines
 from legid_ros.core.description.resources import package_dir
 from legid_ros.core.robot import load_robot
 
@@ -29,13 +28,6 @@ def sim_bag(tmp_path_factory):
     assert main(['simulate', '--robot', 'biped', '--duration', '2', '--rate', '200',
                  '--out', str(out)]) == 0
     return out.with_suffix('')
-
-
-def hand_edited_lines(generated: str, edited: str) -> int:
-    """Lines changed, added or removed by hand in a generated description."""
-    diff = difflib.ndiff(generated.splitlines(), edited.splitlines())
-    return sum(1 for line in diff if line[:2] in ('+ ', '- ')
-               and not line[2:].lstrip().startswith('#'))
 
 
 @pytest.mark.parametrize('urdf, feet, locks, leg_joints', [
