@@ -36,6 +36,7 @@ from legid_ros.core.recording import Recording
 from legid_ros.core.robot import Robot, load_robot
 from legid_ros.core.sim import readout
 from legid_ros.core.sim.mjcf import SimOptions, build_spec
+from legid_ros.core.sim.stability import physics_summary, stability, stance_masks
 from legid_ros.core.synthetic.config import NoiseModel, SyntheticConfig
 from legid_ros.core.synthetic.truth import perturbed_truth, truth_as_dict
 
@@ -76,10 +77,13 @@ class Reference:
     Attributes:
         t: Times from the start of recording [s], (N,).
         q: Joint positions [rad], (N, nj), pinocchio joint order.
+        phases: ``(name, t0 [s], t1 [s], stance feet)`` of a planned support swap
+            (:mod:`legid_ros.core.synthetic.swap`); None for single support on the right.
     """
 
     t: np.ndarray
     q: np.ndarray
+    phases: Optional[list] = None
 
 
 def sim_options_for(config: SyntheticConfig, robot: Robot) -> SimOptions:
@@ -97,18 +101,28 @@ def plan_reference(robot: Robot, config: SyntheticConfig, dt: float,
 
     Uses the synthetic planner (random targets, whole-body IK at knots, joint spline, ZMP
     guard) with the robot's CAD parameters and the ZMP margin ``margin_m`` [m] (default
-    ``config.zmp_margin``).
+    ``config.zmp_margin``). ``config.protocol`` 'swap' plans the support swap
+    (:func:`legid_ros.core.synthetic.swap.plan_swap`: right, a double-support transfer, left),
+    so both feet swing in turn and both are weighed by their ankle F/T.
     """
     from legid_ros.core.synthetic.motion import guard_zmp, plan_knots
 
     margin = config.zmp_margin if margin_m is None else float(margin_m)
     rng = np.random.default_rng(config.seed)
+    t = np.arange(int(round(config.duration_s / dt)) + 1) * dt
+    if config.protocol == 'swap':
+        from legid_ros.core.synthetic.swap import evaluate, plan_swap
+        phases = plan_swap(robot, robot.model, config.duration_s, rng, margin,
+                           config.speed_scale, tuple(config.segment_s), config.knots_per_segment)
+        return Reference(t=t, q=evaluate(phases, t)[0],
+                         phases=[(p.name, p.t0, p.t1, p.stance) for p in phases])
+    if config.protocol != 'right':
+        raise BadInputError(f"protocol must be 'right' or 'swap', not {config.protocol!r}")
     traj = plan_knots(robot, robot.model, config.duration_s, rng, margin,
                       config.speed_scale, tuple(config.segment_s), config.knots_per_segment)
     limit = np.asarray(robot.feet['right'].sole_size) / 2 - margin
     guard_zmp(traj, robot.model, robot.frame_id(robot.feet['right'].sole_frame),
               config.duration_s, limit)
-    t = np.arange(int(round(config.duration_s / dt)) + 1) * dt
     spline = traj.spline()
     return Reference(t=t, q=spline(np.minimum(t, traj.knot_times[-1])))
 
@@ -199,10 +213,13 @@ def simulate_biped_mujoco(config: Optional[SyntheticConfig] = None,
     support = robot.feet['right']
     lay = readout.make_layout(model, info, {f: ft.link for f, ft in robot.feet.items()},
                               {f: ft.ft_frame for f, ft in robot.feet.items()})
-    sole_site = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_SITE, support.sole_frame)
+    sole_sites = {f: mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_SITE, ft.sole_frame)
+                  for f, ft in robot.feet.items()}
     if reference is None:
         reference = plan_reference(robot, config, dt,
                                    max(config.zmp_margin, physics.plan_margin_m))
+        if reference.phases is not None and physics.swing_tilt_rad > 0:
+            raise BadInputError('swing tilt is for the right-support protocol only')
         reference = add_swing_tilt(robot, reference, physics.swing_tilt_rad, config.seed)
     q_ref = np.asarray(reference.q, float)
     n_steps = int(round(config.duration_s / dt))
@@ -222,7 +239,7 @@ def simulate_biped_mujoco(config: Optional[SyntheticConfig] = None,
                                              ('sens', model.nsensordata))}
     wr_world = {f: np.zeros((n, 6)) for f in lay.feet}
     wr_ft = {f: np.zeros((n, 6)) for f in lay.feet}
-    sole_pose = np.zeros((n, 12))
+    sole_pose = {f: np.zeros((n, 12)) for f in sole_sites}
     show = sys.stderr.isatty() if progress is None else progress
     bar = tqdm(total=n_steps, desc='mujoco', unit='step', disable=not show, mininterval=1.0)
     k = 0
@@ -240,18 +257,19 @@ def simulate_biped_mujoco(config: Optional[SyntheticConfig] = None,
                 w = readout.ground_wrench_world(data, lay, f)
                 wr_world[f][k] = w
                 wr_ft[f][k] = readout.wrench_in_frame(data, lay.ft_site[f], w)
-            sole_pose[k, :3] = data.site_xpos[sole_site]
-            sole_pose[k, 3:] = data.site_xmat[sole_site]
+            for f, site in sole_sites.items():
+                sole_pose[f][k, :3] = data.site_xpos[site]
+                sole_pose[f][k, 3:] = data.site_xmat[site]
             k += 1
         if step % 1000 == 0:
             bar.update(min(1000, n_steps - bar.n))
     bar.close()
     return _assemble(robot, config, physics, opt, info, lay, rec, wr_world, wr_ft, sole_pose,
-                     sub * dt, pi_true, pi_cad)
+                     sub * dt, pi_true, pi_cad, reference.phases)
 
 
 def _assemble(robot, config, physics, opt, info, lay, rec, wr_world, wr_ft, sole_pose,
-              period, pi_true, pi_cad) -> Recording:
+              period, pi_true, pi_cad, phases=None) -> Recording:
     """Turn the raw per-sample arrays into a Recording with noise and stability figures."""
     n = rec['qpos'].shape[0]
     t = np.arange(n) * period
@@ -290,11 +308,14 @@ def _assemble(robot, config, physics, opt, info, lay, rec, wr_world, wr_ft, sole
             for i in range(n)]
     total = sum(wr_world.values())
     zmp = np.array([readout.zmp_of(w) for w in total])
+    stance = stance_masks(t, lay.feet, phases)
     stab = stability(robot, rec, lay, sole_pose, physics,
-                     {f: rec['sens'][:, lay.touch_adr[f]] for f in lay.feet})
+                     {f: rec['sens'][:, lay.touch_adr[f]] for f in lay.feet}, stance)
     meta = {'engine': 'mujoco', 'rate_hz': float(config.rate_hz), 'seed': int(config.seed),
             'duration_s': float(config.duration_s), 'physics_dt_s': float(opt.timestep_s),
-            'settle_s': float(physics.settle_s), 'support_foot': 'right',
+            'settle_s': float(physics.settle_s),
+            'support_foot': 'right' if phases is None else 'swap',
+            'protocol': 'right' if phases is None else 'swap',
             'zmp_margin_m': float(max(config.zmp_margin, physics.plan_margin_m)),
             'swing_tilt_rad': float(physics.swing_tilt_rad),
             'noise': noise.as_dict(), 'truth': truth_as_dict(config.truth),
@@ -303,6 +324,8 @@ def _assemble(robot, config, physics, opt, info, lay, rec, wr_world, wr_ft, sole
             'joint_friction': config.friction.as_dict(),
             'armature': opt.armature if isinstance(opt.armature, float) else str(opt.armature)}
     meta.update(stab)
+    if phases is not None:
+        meta['phases'] = [(name, float(t0), float(t1)) for name, t0, t1, _ in phases]
     return Recording(robot=robot.name, t=t, joint_names=list(info.joint_names), q=q, qd=qd,
                      tau=tau, imu_quat=imu_quat, imu_gyro=gyro, imu_acc=acc,
                      foot_wrench=foot_wrench, fsr=fsr, ankle_ft=ankle_ft,
@@ -312,44 +335,6 @@ def _assemble(robot, config, physics, opt, info, lay, rec, wr_world, wr_ft, sole
                      base_acc_true=np.array([b[2] for b in base]), zmp_true=zmp,
                      pi_true=pi_true, pi_cad=pi_cad, param_names=parameter_names(robot.model),
                      meta=meta)
-
-
-def stability(robot: Robot, rec: dict, lay: readout.Layout, sole_pose: np.ndarray,
-              physics: PhysicsConfig, touch: dict) -> dict:
-    """Stability figures of a run: trunk height and tilt, support contact, foot slip.
-
-    Returns:
-        dict with ``trunk_height_min_m``, ``trunk_height_drop_m``, ``trunk_tilt_max_rad``,
-        ``support_corner_force_min_n`` (smallest force of any support corner, any time),
-        ``swing_force_max_n``, ``support_slip_max_m`` (horizontal sole drift from the start),
-        ``support_yaw_slip_max_rad``, ``fell`` (bool).
-    """
-    a = lay.free_qpos
-    z = rec['qpos'][:, a + 2]
-    wxyz = rec['qpos'][:, a + 3:a + 7]
-    up = Rotation.from_quat(wxyz[:, [1, 2, 3, 0]]).apply([0.0, 0.0, 1.0])
-    tilt = np.arccos(np.clip(up[:, 2], -1.0, 1.0))
-    slip = np.linalg.norm(sole_pose[:, :2] - sole_pose[0, :2], axis=1)
-    xmat = sole_pose[:, 3:].reshape(-1, 3, 3)
-    yaw = np.arctan2(xmat[:, 1, 0], xmat[:, 0, 0])
-    swing = [f for f in lay.feet if f != 'right']
-    drop = float(z[0] - z.min())
-    fell = bool(drop > physics.fall_height_m or tilt.max() > physics.fall_tilt_rad)
-    return {'trunk_height_min_m': float(z.min()), 'trunk_height_drop_m': drop,
-            'trunk_tilt_max_rad': float(tilt.max()),
-            'support_corner_force_min_n': float(touch['right'].min()),
-            'swing_force_max_n': float(max((touch[f].max() for f in swing), default=0.0)),
-            'support_slip_max_m': float(slip.max()),
-            'support_yaw_slip_max_rad': float(np.abs(yaw - yaw[0]).max()),
-            'fell': fell}
-
-
-def physics_summary(rec: Recording) -> dict:
-    """The stability figures stored in a physics recording's meta."""
-    keys = ('trunk_height_min_m', 'trunk_height_drop_m', 'trunk_tilt_max_rad',
-            'support_corner_force_min_n', 'swing_force_max_n', 'support_slip_max_m',
-            'support_yaw_slip_max_rad', 'fell')
-    return {k: rec.meta[k] for k in keys if k in rec.meta}
 
 
 __all__ = ['PhysicsConfig', 'Reference', 'SimOptions', 'plan_reference', 'physics_summary',

@@ -54,3 +54,25 @@ def test_filter_edges_dropped_and_counted(biped, run_a):
     assert err['all'][-40:].max() > 10 * err['kept'].max()
     with pytest.raises(Exception, match='edge_s'):
         prepare(rec, biped, PrepareOptions(edge_s=-1.0))
+
+
+def test_single_support_only_and_transitions_drop_the_contact_changes(biped):
+    """single_support_only drops every double-support sample and transition_s the samples
+    near a touch-down or lift-off, each counted; the single-support samples stay."""
+    from legid_ros.core.synthetic import SyntheticConfig, simulate_biped
+    from legid_ros.core.synthetic.config import NoiseModel
+    rec = simulate_biped(SyntheticConfig(duration_s=12.0, rate_hz=100.0, seed=1,
+                                         noise=NoiseModel.none(), protocol='swap'))
+    full = prepare(rec, biped)
+    assert full.double_support.any()
+    only = prepare(rec, biped, PrepareOptions(single_support_only=True))
+    assert not only.double_support.any()
+    assert only.dropped['double support'] == int(full.double_support.sum())
+    assert only.n == full.n - int(full.double_support.sum())
+    away = prepare(rec, biped, PrepareOptions(single_support_only=True, transition_s=0.3))
+    changes = full.t[1:][(full.double_support[1:] != full.double_support[:-1])
+                        | (full.support[1:] != full.support[:-1])]
+    assert changes.size >= 2
+    gap = np.min(np.abs(away.t[:, None] - changes[None, :]), axis=1)
+    assert gap.min() >= 0.3 - 0.011
+    assert away.dropped['contact change within 0.3 s'] == only.n - away.n

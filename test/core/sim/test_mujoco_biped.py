@@ -169,3 +169,41 @@ def test_ankle_ft_is_mujocos_sensor_reading_of_the_foot(biped, moving):
         assert err[:, :3].max() < 0.05 and err[:, 3:].max() < 0.01  # [N], [N.m]
     m_foot = foot_parameters(moving.pi_true, biped, 'left')[0]
     assert np.median(moving.ankle_ft['left'][k, 2]) == pytest.approx(m_foot * G, rel=0.02)
+
+
+@pytest.fixture(scope='module')
+def swap_run(biped):
+    """12 s of the support swap in physics (right, transfer, left), exact sensors."""
+    cfg = SyntheticConfig(duration_s=12.0, rate_hz=200.0, seed=1, noise=NoiseModel.none(),
+                          protocol='swap')
+    return simulate_biped_mujoco(cfg, robot=biped)
+
+
+def test_swap_stands_on_each_foot_in_turn_and_weighs_both_feet(biped, swap_run):
+    """The swap run stays up; each foot carries the robot in its own phase and, while it
+    swings, its ankle F/T reads its own weight (so both feet can be weighed)."""
+    rec = swap_run
+    assert not rec.meta['fell'] and rec.meta['protocol'] == 'swap'
+    assert rec.meta['support_slip_max_m'] < 1e-3
+    phases = {name: (t0, t1) for name, t0, t1 in rec.meta['phases']}
+    assert set(phases) == {'right', 'down', 'shift', 'lift', 'left'}
+    weight = G * sum(rec.pi_true[0::10])
+    masses = dict(zip(biped.body_names, rec.pi_true[0::10]))
+    for stand, swing in (('right', 'left'), ('left', 'right')):
+        t0, t1 = phases[stand]
+        sel = (rec.t > t0 + 0.5) & (rec.t < t1 - 0.2)
+        assert rec.foot_wrench[stand][sel, 2].mean() == pytest.approx(weight, rel=0.02)
+        assert np.abs(rec.foot_wrench[swing][sel, 2]).max() < 1.0
+        foot = biped.feet[swing].link
+        # the still-ish swing foot: the F/T's force magnitude is about its weight
+        ft = np.linalg.norm(rec.ankle_ft[swing][sel, :3], axis=1)
+        assert np.median(ft) == pytest.approx(G * masses[foot], rel=0.05)
+
+
+def test_swap_reference_is_right_support_first(biped):
+    """The swap reference starts with the right-support excitation and lists its phases."""
+    cfg = SyntheticConfig(duration_s=12.0, seed=1, protocol='swap')
+    ref = plan_reference(biped, cfg, 1e-3)
+    assert [p[0] for p in ref.phases] == ['right', 'down', 'shift', 'lift', 'left']
+    assert ref.phases[0][3] == ('right',) and ref.phases[2][3] == ('left', 'right')
+    assert ref.q.shape == (12001, len(biped.actuated_joint_names))
