@@ -116,6 +116,13 @@ class Uncertainty:
         return out
 
 
+def _mass_plane(c: np.ndarray, scales: np.ndarray) -> np.ndarray:
+    """The total-mass row in core-scale units (unit norm): ``sum m`` fixed is
+    ``(c * scales) . x_scaled`` fixed, not ``c . x_scaled`` (masses have different scales)."""
+    row = np.asarray(c, float) * np.asarray(scales, float)
+    return row / np.linalg.norm(row)
+
+
 def _core_basis(robot: Robot, pi: np.ndarray, core: str = 'reduced'):
     """(values, scales, d pi / d x_scaled, mass row, names) of the core at ``pi``.
 
@@ -190,7 +197,7 @@ def core_uncertainty(robot: Robot, pi: np.ndarray, jac_pi: np.ndarray, resid: np
         r -= q @ (q.T @ r)
     held_std = dict(held) if isinstance(held, dict) else {h: 0.0 for h in held}
     fixed = [names.index(h) for h in held_std if h in names]
-    rows = np.vstack([c / np.linalg.norm(c)] + ([np.eye(len(names))[fixed]] if fixed else []))
+    rows = np.vstack([_mass_plane(c, scales)] + ([np.eye(len(names))[fixed]] if fixed else []))
     z = sla.null_space(rows)
     gz = g @ z
     # the residual of the data-only fit: a prior or bounds hold some directions away from the
@@ -260,7 +267,7 @@ def normal_uncertainty(robot: Robot, pi: np.ndarray, info: np.ndarray, rss: floa
     """
     value, scales, jac, c, names = _core_basis(robot, np.asarray(pi, float), core)
     fixed = [names.index(h) for h in held if h in names]
-    rows = np.vstack([c / np.linalg.norm(c)] + ([np.eye(len(names))[fixed]] if fixed else []))
+    rows = np.vstack([_mass_plane(c, scales)] + ([np.eye(len(names))[fixed]] if fixed else []))
     z = sla.null_space(rows)
     bread = z.T @ jac.T @ np.asarray(info, float) @ jac @ z
     lam, vec = np.linalg.eigh(0.5 * (bread + bread.T))
