@@ -25,6 +25,7 @@ import pinocchio as pin
 from legid_ros.core import signals
 from legid_ros.core.errors import BadInputError
 from legid_ros.core.recording import Recording
+from legid_ros.core.identification.rows.contact_state import contact_base_state
 from legid_ros.core.identification.rows.regressors import support_base_state
 from legid_ros.core.robot import Robot
 
@@ -40,7 +41,10 @@ class PrepareOptions:
             (None or >= Nyquist: no filter).
         zmp_source: 'auto' (sole sensors if present, else wrenches), 'fsr', 'wrench', 'true'.
         use_imu: Base roll/pitch from the IMU (halves the model ZMP's error floor in physics).
-        base: 'support' (kinematics from the support foot) or 'true' (ground truth).
+        base: 'support' (kinematics from the support foot: Wu & Gao's flat, still sole),
+            'contacts' (orientation and angular rates from the IMU, translation from every
+            stance contact point: for tall robots whose soles rock, and point feet), 'auto'
+            ('contacts' when a foot is a point foot, else 'support') or 'true' (ground truth).
         support: 'auto' (from the forces), or a foot name for every sample.
         contact_fraction: A foot is in contact above this fraction of the total weight.
         step: Keep every step-th sample after filtering and differentiation (e.g. 10 turns
@@ -56,6 +60,10 @@ class PrepareOptions:
             on the MuJoCo biped, ``legid bench accuracy --protocol swap``).
         transition_s: Also drop the samples closer than this to a change of the loaded feet
             (touch-down, lift-off: impacts and load transfer) [s].
+        gyro_cutoff_hz: Zero-phase low-pass on the gyro before its derivative (base
+            'contacts'; default half of ``cutoff_hz``: the derivative amplifies the gyro's
+            noise; on Talos in MuJoCo the model ZMP floor is 2.57 mm at 6 Hz, 1.08 mm at 3 Hz,
+            1.42 mm at 2 Hz) [Hz].
     """
 
     diff: str = 'savgol'
@@ -63,7 +71,7 @@ class PrepareOptions:
     cutoff_hz: Optional[float] = 6.0
     zmp_source: str = 'auto'
     use_imu: bool = True
-    base: str = 'support'
+    base: str = 'auto'
     support: str = 'auto'
     contact_fraction: float = 0.05
     step: int = 1
@@ -71,6 +79,7 @@ class PrepareOptions:
     edge_s: Optional[float] = None
     single_support_only: bool = False
     transition_s: float = 0.0
+    gyro_cutoff_hz: Optional[float] = None
 
 
 @dataclass
@@ -201,6 +210,7 @@ def prepare(rec: Recording, robot: Robot, options: Optional[PrepareOptions] = No
         i1 = int(np.searchsorted(t, t[-1] - edge, side='right'))
         dropped[f'filter edges ({edge:g} s each end)'] = t.size - (i1 - i0)
     sel = np.arange(i0, i1, max(1, int(o.step)))
+    t_all = t
     t, q_f, qd, qdd, tau = t[sel], q_f[sel], qd[sel], qdd[sel], tau[sel]
     force = {f: x[sel] for f, x in force.items()}
     wrench = {f: x[sel] for f, x in wrench.items()}
@@ -213,24 +223,46 @@ def prepare(rec: Recording, robot: Robot, options: Optional[PrepareOptions] = No
         loaded = np.stack([fz_feet[f] > o.contact_fraction * np.nanmedian(total_fz)
                            for f in feet], axis=1)
         double = loaded.sum(axis=1) > 1
-        first = np.argmax(loaded, axis=1)
+        # the most loaded foot: the one most surely flat and still
+        fz_stack = np.stack([fz_feet[f] for f in feet], axis=1)
+        first = np.argmax(np.where(loaded, fz_stack, -np.inf), axis=1)
         support = np.array([feet[i] for i in first], dtype=object)
         none = ~loaded.any(axis=1)
     else:
+        if o.support not in feet:
+            raise BadInputError(f'support foot {o.support!r} is not a foot: {feet}')
         support = np.array([o.support] * t.size, dtype=object)
         double = np.zeros(t.size, bool)
         none = np.zeros(t.size, bool)
+        loaded = np.tile(np.array([f == o.support for f in feet]), (t.size, 1))
     if o.base == 'true':
         if rec.base_pose_true is None:
             raise BadInputError('recording has no true base state')
         q = np.hstack([rec.base_pose_true[kept], q_f])
         v = np.hstack([rec.base_vel_true[kept], qd])
         a = np.hstack([rec.base_acc_true[kept], qdd])
+    elif o.base == 'contacts' or (o.base == 'auto' and any(_is_point(robot, f) for f in feet)):
+        # the base from every stance contact and the IMU's orientation (and rates)
+        if not o.use_imu:
+            raise BadInputError("base 'contacts' (and point feet) need the IMU (use_imu=True)")
+        gyro = rec.imu_gyro[keep]
+        cut = o.gyro_cutoff_hz or (0.5 * o.cutoff_hz if o.cutoff_hz else None)
+        g = signals.butter_zero_phase(gyro, cut, rate) if cut and cut < 0.45 * rate else gyro
+        gyro, gyro_dot, _ = signals.derivatives(t_all, g, 'savgol' if o.diff != 'fd'
+                                                else 'fd', o.window_s)
+        st = contact_base_state(robot, q_f, qd, qdd, loaded & ~none[:, None],
+                                rec.imu_quat[kept], gyro[sel], gyro_dot[sel],
+                                rates_from_imu=True)
+        q, v, a = st['q'], st['v'], st['a']
+        q[none], v[none], a[none] = q[~none][:1], v[~none][:1], a[~none][:1]
+    elif o.base not in ('support', 'auto'):
+        raise BadInputError(f"base must be 'auto', 'support', 'contacts' or 'true', not "
+                            f'{o.base!r}')
     else:
         st = support_base_state(robot, q_f, qd, qdd, support,
                                 rec.imu_quat[kept] if o.use_imu else None)
         q, v, a = st['q'], st['v'], st['a']
-    zmp, fz = _measured_zmp(robot, q, src, force, rec, kept, support, double)
+    zmp, fz = _measured_zmp(robot, q, src, force, rec, kept, loaded)
     if src == 'true' and np.all(np.isfinite(total_fz)) and np.any(total_fz > 0):
         fz = total_fz  # the true ZMP with the measured vertical force (not the CAD weight)
     if o.lag is not None:
@@ -268,7 +300,17 @@ def _contact_filter(t, support, double, none, o: PrepareOptions, dropped: dict) 
     return keep
 
 
-def _measured_zmp(robot, q, src, force, rec, kept, support, double):
+def _is_point(robot: Robot, foot: str) -> bool:
+    ft = robot.feet[foot]
+    return ft.contact == 'point' or ft.sole_size is None
+
+
+def _measured_zmp(robot, q, src, force, rec, kept, loaded):
+    """Measured ZMP [m] and vertical force [N] of the loaded feet, per sample.
+
+    A flat foot's wrench acts at its F/T frame (``ft_frame``, else its link); a point foot's
+    force (its torques ignored) at its contact point, the origin of its sole frame.
+    """
     n = q.shape[0]
     if src == 'true':
         zmp = rec.zmp_true[kept]
@@ -278,12 +320,19 @@ def _measured_zmp(robot, q, src, force, rec, kept, support, double):
     data = model.createData()
     feet = list(force)
     fids = {f: (_sensor_positions(robot, f) if src == 'fsr'
-                else robot.frame_id(robot.feet[f].ft_frame)) for f in feet}
+                else robot.frame_id(robot.feet[f].ft_frame or robot.feet[f].link))
+            for f in feet}
+    point = {f: robot.frame_id(robot.feet[f].sole_frame) for f in feet if _is_point(robot, f)}
     zmp = np.full((n, 2), np.nan)
     fz = np.zeros(n)
+    order = list(robot.feet)
     for k in range(n):
+        if not np.all(np.isfinite(q[k])):
+            continue
         pin.framesForwardKinematics(model, data, q[k])
-        in_contact = feet if double[k] else [support[k]]
+        in_contact = [f for f in feet if loaded[k, order.index(f)]]
+        if not in_contact:
+            continue
         if src == 'fsr':
             pos = np.concatenate([[data.oMf[i].translation for i in fids[f]]
                                   for f in in_contact])
@@ -293,8 +342,12 @@ def _measured_zmp(robot, q, src, force, rec, kept, support, double):
             w = 0.0
             for f in in_contact:
                 m = data.oMf[fids[f]]
-                w = w + signals.wrench_to_world(force[f][k][None, :], m.rotation,
-                                                m.translation)
+                wf = force[f][k][None, :]
+                pos = m.translation
+                if f in point:  # the force at the contact point, no torque
+                    wf = np.concatenate([wf[:, :3], np.zeros((1, 3))], axis=1)
+                    pos = data.oMf[point[f]].translation
+                w = w + signals.wrench_to_world(wf, m.rotation, pos)
             z, s = signals.zmp_from_wrench(w)
         zmp[k], fz[k] = z[0], s[0]
     return zmp, fz

@@ -1,0 +1,144 @@
+"""Floating-base state from any set of stance feet: point feet, flat soles, one or several.
+
+:func:`legid_ros.core.identification.rows.regressors.support_base_state` places one flat
+support sole at the origin (Wu & Gao 2021's single support). A quadruped on point feet has no
+sole whose orientation is fixed, and stands on three or four feet at once; this module gives
+its base state per sample:
+
+- orientation: the IMU's (mapped to the base through the model's IMU placement); the heading
+  is whatever the IMU says: the ZMP rows do not change when the world turns about z, as long as
+  the model and measured ZMP are computed in the same frame (they are, per sample);
+- position: the stance contact points' mean on the ground at the origin (z = 0 is the ground);
+- twist and acceleration: every stance contact still (a point foot's contact point: 3 linear
+  rows, from pinocchio's frame Jacobian and classical acceleration; a flat sole: 6 rows, as in
+  :func:`support_base_state`), solved in least squares for the base; when the stance rows have
+  rank < 6 (one point foot), the gyro fills the base's angular velocity and its derivative.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, Optional
+
+import numpy as np
+import pinocchio as pin
+
+from legid_ros.core.errors import BadInputError
+from legid_ros.core.robot import Robot
+
+
+def _is_point(robot: Robot, foot: str) -> bool:
+    ft = robot.feet[foot]
+    return ft.contact == 'point' or ft.sole_size is None
+
+
+def _rows(robot: Robot, data, q, feet, fids, kind: str, points_only: bool = False):
+    """Stacked contact Jacobians (or drifts) of the stance feet (flat soles as points too)."""
+    model = robot.model
+    out = []
+    for f in feet:
+        if points_only or _is_point(robot, f):
+            if kind == 'jac':
+                out.append(pin.getFrameJacobian(model, data, fids[f],
+                                                pin.LOCAL_WORLD_ALIGNED)[:3])
+            else:
+                out.append(pin.getFrameClassicalAcceleration(
+                    model, data, fids[f], pin.LOCAL_WORLD_ALIGNED).linear)
+        else:
+            if kind == 'jac':
+                out.append(pin.getFrameJacobian(model, data, fids[f], pin.LOCAL))
+            else:
+                out.append(pin.getFrameAcceleration(model, data, fids[f], pin.LOCAL).vector)
+    return np.vstack(out) if kind == 'jac' else np.concatenate(out)
+
+
+def contact_base_state(robot: Robot, q_j: np.ndarray, qd_j: np.ndarray, qdd_j: np.ndarray,
+                       stance: np.ndarray, imu_quat: np.ndarray,
+                       gyro: Optional[np.ndarray] = None,
+                       gyro_dot: Optional[np.ndarray] = None,
+                       rates_from_imu: bool = False) -> Dict[str, np.ndarray]:
+    """Floating-base configuration, velocity and acceleration from the stance contacts.
+
+    Args:
+        robot: Floating-base robot (scalar joints).
+        q_j, qd_j, qdd_j: Joint positions, velocities, accelerations (N, nj) [rad, /s, /s^2].
+        stance: (N, n_feet) bool, feet in the robot's order: the feet standing still.
+        imu_quat: IMU orientation in the world ``[x, y, z, w]`` (N, 4).
+        gyro: IMU angular velocity in the IMU frame (N, 3) [rad/s]; used only when the stance
+            rows cannot fix the base rotation (one point foot).
+        gyro_dot: Its time derivative (N, 3) [rad/s^2] (same use).
+        rates_from_imu: Take the base's angular velocity and acceleration from the gyro (and
+            ``gyro_dot``) always, and only the contact points' translation from the stance
+            feet (a flat sole as its centre point): for tall robots whose soles rock on their
+            soft contacts (a sole's angular acceleration of 0.05 rad/s^2 moves the model ZMP of
+            a 1 m high COM by ~5 mm).
+
+    Returns:
+        ``{'q': (N, nq), 'v': (N, nv), 'a': (N, nv)}``; samples without a stance foot are NaN.
+    """
+    model = robot.model
+    if not robot.floating:
+        raise BadInputError('contact_base_state needs a floating-base robot')
+    q_j = np.atleast_2d(np.asarray(q_j, float))
+    n, nj = q_j.shape
+    if nj != model.nv - 6 or model.nq != model.nv + 1:
+        raise BadInputError(f'{nj} joint columns for a model with {model.nv - 6} scalar joints')
+    feet = list(robot.feet)
+    stance = np.asarray(stance, bool)
+    if stance.shape != (n, len(feet)):
+        raise BadInputError(f'stance has shape {stance.shape}, expected ({n}, {len(feet)})')
+    data = model.createData()
+    fids = {f: robot.frame_id(robot.feet[f].sole_frame) for f in feet}
+    imu_fid = robot.frame_id(robot.imu_frame)
+    q = pin.neutral(model)
+    pin.framesForwardKinematics(model, data, q)
+    r_bi = data.oMf[imu_fid].rotation.copy()  # IMU axes in the base frame
+    out = {k: np.full((n, d), np.nan) for k, d in (('q', model.nq), ('v', model.nv),
+                                                   ('a', model.nv))}
+    v = np.zeros(model.nv)
+    a = np.zeros(model.nv)
+    for k in range(n):
+        on = [f for f, s in zip(feet, stance[k]) if s]
+        if not on:
+            continue
+        x, y, z, w = np.asarray(imu_quat[k], float) / np.linalg.norm(imu_quat[k])
+        r_wb = pin.Quaternion(w, x, y, z).toRotationMatrix() @ r_bi.T
+        q[3:7] = pin.Quaternion(r_wb).coeffs()
+        q[:3] = 0.0
+        q[7:] = q_j[k]
+        pin.framesForwardKinematics(model, data, q)
+        contacts = np.array([data.oMf[fids[f]].translation for f in on])
+        q[:3] = -contacts.mean(axis=0)
+        v[6:] = qd_j[k]
+        v[:6] = 0.0
+        pin.computeJointJacobians(model, data, q)
+        pin.updateFramePlacements(model, data)
+        jac = _rows(robot, data, q, on, fids, 'jac', rates_from_imu)
+        jb, jj = jac[:, :6], jac[:, 6:]
+        rank = np.linalg.matrix_rank(jb, tol=1e-9)
+        extra_v = extra_a = None
+        if rank < 6 or rates_from_imu:
+            if gyro is None:
+                raise BadInputError(f'sample {k}: stance {on} cannot fix the base rotation; '
+                                    'pass the gyro')
+            sel = np.zeros((3, 6))
+            sel[:, 3:] = np.eye(3)
+            extra_v = (sel, r_bi @ np.asarray(gyro[k], float))
+            g_dot = np.zeros(3) if gyro_dot is None else np.asarray(gyro_dot[k], float)
+            extra_a = (sel, r_bi @ g_dot)
+        v[:6] = _lstsq(jb, -jj @ qd_j[k], extra_v)
+        a[:6] = 0.0
+        a[6:] = qdd_j[k]
+        pin.forwardKinematics(model, data, q, v, a)
+        pin.updateFramePlacements(model, data)
+        drift = _rows(robot, data, q, on, fids, 'acc', rates_from_imu)
+        a[:6] = _lstsq(jb, -drift, extra_a)
+        out['q'][k], out['v'][k], out['a'][k] = q, v, a
+    return out
+
+
+def _lstsq(jb: np.ndarray, rhs: np.ndarray, extra=None) -> np.ndarray:
+    """Least-squares base solution of ``jb x = rhs`` (plus ``extra``'s rows if given)."""
+    if extra is not None:
+        jb = np.vstack([jb, extra[0]])
+        rhs = np.concatenate([rhs, extra[1]])
+    return np.linalg.lstsq(jb, rhs, rcond=None)[0]
