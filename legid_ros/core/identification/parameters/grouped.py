@@ -62,6 +62,25 @@ def _swap_side(name: str) -> str:
     return name
 
 
+def _cad_mirror(robot: Robot, pi_cad: np.ndarray, rot: Dict[str, np.ndarray], ref: str,
+                link: str, s_sagittal: np.ndarray) -> np.ndarray:
+    """Map of a link's COM from its group's first link, for groups whose names carry no side.
+
+    Among the identity and the mirrors across the sagittal plane, the frontal plane and both
+    (in the base frame at the neutral configuration), the one that sends the first link's CAD
+    COM offset onto this link's; returned in the links' own frames (``R_l^T S R_ref``).
+    """
+    s_frontal = np.diag([-1.0, 1.0, 1.0])
+    coms = {}
+    for name in (ref, link):
+        i = link_index(robot.model, name)
+        m, h, _ = unpack(pi_cad[PARAMS_PER_LINK * i:PARAMS_PER_LINK * (i + 1)])
+        coms[name] = rot[name] @ (h / m)
+    best = min((np.eye(3), s_sagittal, s_frontal, s_sagittal @ s_frontal),
+               key=lambda s: float(np.linalg.norm(s @ coms[ref] - coms[link])))
+    return rot[link].T @ best @ rot[ref]
+
+
 def _sym(v: np.ndarray) -> np.ndarray:
     """3x3 symmetric matrix of the 6 entries ``[xx, xy, yy, xz, yz, zz]``."""
     return np.array([[v[0], v[1], v[3]], [v[1], v[2], v[4]], [v[3], v[4], v[5]]])
@@ -113,9 +132,12 @@ class GroupedSet:
         s_world = rot[robot.base_link] @ flip @ rot[robot.base_link].T \
             if robot.base_link in rot else flip
         for gname, group in robot.link_groups.items():
+            named = all(link_side(link) for link in group.links) or len(group.links) == 1
             for link in group.links:
                 side = link_side(link)
                 unit = f'{side}_{gname}' if self.per_side and side else gname
+                if self.per_side and not named:
+                    unit = link  # sides the names do not tell (leg_left_1_link, FL_HIP): a link
                 if unit not in self.units:
                     self.units.append(unit)
                     self.unit_group.append(gname)
@@ -124,6 +146,9 @@ class GroupedSet:
                     partner = _swap_side(link)
                     r_l = rot.get(partner, rot[link])
                     mirror = rot[link].T @ s_world @ r_l
+                elif not named and not self.per_side and link != group.links[0]:
+                    mirror = _cad_mirror(robot, self.pi_cad, rot, group.links[0], link,
+                                         s_world)
                 idx = link_index(robot.model, link)
                 m, h, i_o = unpack(self.pi_cad[PARAMS_PER_LINK * idx:PARAMS_PER_LINK * (idx + 1)])
                 c = h / m

@@ -165,7 +165,9 @@ def identify_zmp_newton(wrench: np.ndarray, zmp: np.ndarray, fz: np.ndarray, rob
     if form == 'point_mass' and isinstance(param, StandardSet):
         from legid_ros.core.errors import BadInputError
         raise BadInputError('the point-mass form needs the reduced or a grouped set')
-    if check:
+    if check and not isinstance(param, GroupedSet):
+        # the grouped sets are held toward CAD by a weight chosen from the data; what they
+        # cannot tell is reported by the uncertainty, not refused here
         rows = zmp_rows(wrench, zmp, fz)
         excitation(robot, rows.T @ rows, len(zmp), param.pi_cad, max_cond=max_cond)
     lb, ub = known_bounds(param, *(bounds if bounds is not None else param_bounds(param)),
