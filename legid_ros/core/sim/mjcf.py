@@ -49,6 +49,9 @@ class SimOptions:
         damping: Viscous joint damping [N.m.s/rad].
         armature: Reflected rotor inertia [kg.m^2].
         contact_radius_m: Radius of the sole-corner contact spheres [m].
+        point_radius_m: Radius of a point foot's contact sphere [m]: small, because the
+            sphere rolls with the leg and its contact point moves ``radius * tilt`` from the
+            foot frame the identification puts the force at.
         mu: Sliding friction coefficient foot/ground.
         solref: MuJoCo contact solref (time constant [s], damping ratio).
         solimp: MuJoCo contact solimp.
@@ -64,6 +67,7 @@ class SimOptions:
     damping: PerJoint = 0.5
     armature: PerJoint = 0.02
     contact_radius_m: float = 0.004
+    point_radius_m: float = 0.0002
     mu: float = 1.0
     solref: tuple = (0.004, 1.0)
     solimp: tuple = (0.95, 0.99, 0.001, 0.5, 2.0)
@@ -285,15 +289,28 @@ def _add_feet(robot: Robot, model: pin.Model, bodies: dict, spec, opt: SimOption
             plate.group = 1
             plate.rgba = [0.3, 0.3, 0.3, 1.0]
         geoms, touches = [], []
-        for sname in foot.sensor_frames:
-            fr = _frame(model, sname)
+        # contacts at the sole sensors; a foot without any: one sphere at its sole frame (a
+        # point foot's contact point), or at the four corners of its sole
+        points = [(s, _frame(model, s)) for s in foot.sensor_frames]
+        if not points and foot.sole_size is None:
+            points = [(foot.sole_frame, sole)]
+        elif not points:
+            half = np.asarray(foot.sole_size, float) / 2
+            points = [(f'{foot.sole_frame}_corner_{k}',
+                       pin.Frame(f'{foot.sole_frame}_corner_{k}', sole.parentJoint,
+                                 sole.parentFrame, sole.placement * pin.SE3(
+                                     np.eye(3), np.array([sx * half[0], sy * half[1], 0.0])),
+                                 pin.FrameType.OP_FRAME))
+                      for k, (sx, sy) in enumerate(((1, 1), (1, -1), (-1, 1), (-1, -1)))]
+        radius = opt.point_radius_m if not foot.sensor_frames and foot.sole_size is None else r
+        for sname, fr in points:
             if fr.parentJoint != sole.parentJoint:
                 raise RobotDescriptionError(f'sensor frame {sname} is not on the foot body')
-            centre = fr.placement.act(np.array([0.0, 0.0, r]))
+            centre = fr.placement.act(np.array([0.0, 0.0, radius]))
             g = body.add_geom()
             g.name = f'{sname}_contact'
             g.type = mujoco.mjtGeom.mjGEOM_SPHERE
-            g.size = [r, 0.0, 0.0]
+            g.size = [radius, 0.0, 0.0]
             g.pos = np.array(centre)
             g.friction = [opt.mu, 0.005, 0.0001]
             g.solref = list(opt.solref)
@@ -303,7 +320,7 @@ def _add_feet(robot: Robot, model: pin.Model, bodies: dict, spec, opt: SimOption
             site = body.add_site()
             site.name = f'{sname}_touch_site'
             site.pos = np.array(centre)
-            site.size = [2.0 * r, 0.0, 0.0]
+            site.size = [2.0 * radius, 0.0, 0.0]
             site.group = 4
             t = spec.add_sensor()
             t.name = f'{sname}_touch'

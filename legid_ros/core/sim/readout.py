@@ -124,3 +124,11 @@ def base_state(qpos: np.ndarray, qvel: np.ndarray, qacc: np.ndarray, lay: Layout
     a_lin = rot.T @ qacc[d:d + 3] - np.cross(omega, v_lin)
     pose = np.array([*pos, x, y, z, w])
     return pose, np.concatenate([v_lin, omega]), np.concatenate([a_lin, qacc[d + 3:d + 6]])
+
+
+def wrench_in_frame_of(placement, wrench_world: np.ndarray) -> np.ndarray:
+    """A world wrench at the origin moved to a frame (pinocchio ``SE3``) ``[f, n]``."""
+    p = placement.translation
+    rot = placement.rotation
+    f, n_o = wrench_world[:3], wrench_world[3:]
+    return np.concatenate([rot.T @ f, rot.T @ (n_o - np.cross(p, f))])
