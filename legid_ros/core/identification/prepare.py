@@ -25,7 +25,8 @@ import pinocchio as pin
 from legid_ros.core import signals
 from legid_ros.core.errors import BadInputError
 from legid_ros.core.recording import Recording
-from legid_ros.core.identification.rows.contact_state import contact_base_state
+from legid_ros.core.identification.rows.contact_state import (contact_base_state, is_point_foot,
+                                                               measured_zmp)
 from legid_ros.core.identification.rows.regressors import support_base_state
 from legid_ros.core.robot import Robot
 
@@ -129,10 +130,6 @@ class Samples:
                        {k: w[idx] for k, w in self.foot_wrench.items()}, self.support[idx],
                        self.double_support[idx], dict(self.dropped), cut(self.zmp_true),
                        {k: w[idx] for k, w in self.ankle_ft.items()})
-
-
-def _sensor_positions(robot: Robot, foot: str) -> np.ndarray:
-    return [robot.frame_id(f) for f in robot.feet[foot].sensor_frames]
 
 
 def prepare(rec: Recording, robot: Robot, options: Optional[PrepareOptions] = None
@@ -241,7 +238,7 @@ def prepare(rec: Recording, robot: Robot, options: Optional[PrepareOptions] = No
         q = np.hstack([rec.base_pose_true[kept], q_f])
         v = np.hstack([rec.base_vel_true[kept], qd])
         a = np.hstack([rec.base_acc_true[kept], qdd])
-    elif o.base == 'contacts' or (o.base == 'auto' and any(_is_point(robot, f) for f in feet)):
+    elif o.base == 'contacts' or (o.base == 'auto' and any(is_point_foot(robot, f) for f in feet)):
         # the base from every stance contact and the IMU's orientation (and rates)
         if not o.use_imu:
             raise BadInputError("base 'contacts' (and point feet) need the IMU (use_imu=True)")
@@ -300,54 +297,8 @@ def _contact_filter(t, support, double, none, o: PrepareOptions, dropped: dict) 
     return keep
 
 
-def _is_point(robot: Robot, foot: str) -> bool:
-    ft = robot.feet[foot]
-    return ft.contact == 'point' or ft.sole_size is None
-
-
 def _measured_zmp(robot, q, src, force, rec, kept, loaded):
-    """Measured ZMP [m] and vertical force [N] of the loaded feet, per sample.
-
-    A flat foot's wrench acts at its F/T frame (``ft_frame``, else its link); a point foot's
-    force (its torques ignored) at its contact point, the origin of its sole frame.
-    """
-    n = q.shape[0]
+    """Measured ZMP [m] and vertical force [N] (:func:`measured_zmp`; 'true': the recording's)."""
     if src == 'true':
-        zmp = rec.zmp_true[kept]
-        fz = np.full(n, robot.total_mass * 9.81)
-        return zmp, fz
-    model = robot.model
-    data = model.createData()
-    feet = list(force)
-    fids = {f: (_sensor_positions(robot, f) if src == 'fsr'
-                else robot.frame_id(robot.feet[f].ft_frame or robot.feet[f].link))
-            for f in feet}
-    point = {f: robot.frame_id(robot.feet[f].sole_frame) for f in feet if _is_point(robot, f)}
-    zmp = np.full((n, 2), np.nan)
-    fz = np.zeros(n)
-    order = list(robot.feet)
-    for k in range(n):
-        if not np.all(np.isfinite(q[k])):
-            continue
-        pin.framesForwardKinematics(model, data, q[k])
-        in_contact = [f for f in feet if loaded[k, order.index(f)]]
-        if not in_contact:
-            continue
-        if src == 'fsr':
-            pos = np.concatenate([[data.oMf[i].translation for i in fids[f]]
-                                  for f in in_contact])
-            frc = np.concatenate([force[f][k] for f in in_contact])
-            z, s = signals.zmp_from_sensors(frc[None, :], pos)
-        else:
-            w = 0.0
-            for f in in_contact:
-                m = data.oMf[fids[f]]
-                wf = force[f][k][None, :]
-                pos = m.translation
-                if f in point:  # the force at the contact point, no torque
-                    wf = np.concatenate([wf[:, :3], np.zeros((1, 3))], axis=1)
-                    pos = data.oMf[point[f]].translation
-                w = w + signals.wrench_to_world(wf, m.rotation, pos)
-            z, s = signals.zmp_from_wrench(w)
-        zmp[k], fz[k] = z[0], s[0]
-    return zmp, fz
+        return rec.zmp_true[kept], np.full(q.shape[0], robot.total_mass * 9.81)
+    return measured_zmp(robot, q, src, force, loaded)

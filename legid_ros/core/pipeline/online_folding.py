@@ -20,6 +20,7 @@ from typing import List, Optional, Tuple
 import numpy as np
 
 from legid_ros.core import signals
+from legid_ros.core.errors import BadInputError
 from legid_ros.core.buffer.window import WindowData
 from legid_ros.core.identification.online import OnlineEstimator
 
@@ -35,6 +36,13 @@ class FoldSettings:
         fold_step: Fold every k-th new row [rows].
         use_ankle_ft: Fold the swinging feet's raw ankle F/T readings.
         jump_back_s: A window this much older than the last folded row is a clock jump [s].
+        base: 'support' (the support sole flat and still, Wu & Gao 2021), 'contacts' (IMU
+            orientation and rates, every stance contact still:
+            :func:`legid_ros.core.identification.rows.contact_state.contact_base_state`; the
+            measured ZMP recomputed in that frame from the window's foot forces) or 'auto'
+            ('contacts' when the robot has a point foot).
+        gyro_window_s: Savitzky-Golay window of the gyro and its derivative (base
+            'contacts') [s].
     """
 
     margin_rows: int = 50
@@ -43,6 +51,8 @@ class FoldSettings:
     fold_step: int = 10
     use_ankle_ft: bool = True
     jump_back_s: float = 0.5
+    base: str = 'auto'
+    gyro_window_s: float = 0.3
 
 
 @dataclass
@@ -136,9 +146,12 @@ class WindowFolder:
         if s.use_ankle_ft and data.ankle_ft:
             ankle = {f: w[idx] for f, w in data.ankle_ft.items()}
             swing = {f: ~contact[f] for f in ankle} if contact else None
+        zmp, base_state = zmp[idx], None
+        if _contacts_base(est.robot, s.base) and data.contact is not None:
+            zmp, base_state = self._contacts(est.robot, data, idx, q_s, out)
         out.folded = est.add_window(
-            data.t[idx], q_s[idx], out.qd[idx], out.qdd[idx], zmp=zmp[idx], fz=fz[idx],
-            imu_quat=data.imu_quat[idx], support=data.support[idx],
+            data.t[idx], q_s[idx], out.qd[idx], out.qdd[idx], zmp=zmp, fz=fz[idx],
+            imu_quat=data.imu_quat[idx], support=data.support[idx], base_state=base_state,
             tau=data.tau[idx] if est.method != 'zmp' else None,
             foot_wrench={f: w[idx] for f, w in data.foot_wrench.items()} or None,
             ankle_ft=ankle, swing=swing, contact=contact)
@@ -146,3 +159,30 @@ class WindowFolder:
             out.events.append(('rows_dropped', f'{idx.size - out.folded} rows without valid '
                                'data were not used'))
         return out
+
+    def _contacts(self, robot, data: WindowData, idx, q_s, out: FoldOutcome):
+        """Base state from the stance contacts and the IMU, and the ZMP in its frame."""
+        from legid_ros.core.identification.rows.contact_state import (contact_base_state,
+                                                                       measured_zmp)
+        order = [data.feet.index(f) for f in robot.feet]
+        stance = data.contact[idx][:, order] > 0.5
+        gyro, gyro_dot, _ = signals.savgol_derivatives(data.t, data.imu_gyro,
+                                                       self.settings.gyro_window_s)
+        st = contact_base_state(robot, q_s[idx], out.qd[idx], out.qdd[idx], stance,
+                                data.imu_quat[idx], gyro[idx], gyro_dot[idx],
+                                rates_from_imu=True)
+        if data.foot_wrench:
+            src, force = 'wrench', {f: w[idx] for f, w in data.foot_wrench.items()}
+        else:
+            src, force = 'fsr', {f: w[idx] for f, w in data.fsr.items()}
+        zmp, _ = measured_zmp(robot, st['q'], src, force, stance)
+        return zmp, st
+
+
+def _contacts_base(robot, base: str) -> bool:
+    """Whether the folding uses the contacts' base state (see :class:`FoldSettings`)."""
+    from legid_ros.core.identification.rows.contact_state import is_point_foot
+    if base not in ('auto', 'support', 'contacts'):
+        raise BadInputError(f"base must be 'auto', 'support' or 'contacts', not {base!r}")
+    return base == 'contacts' or (base == 'auto' and any(is_point_foot(robot, f)
+                                                         for f in robot.feet))

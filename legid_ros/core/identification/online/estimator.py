@@ -167,7 +167,8 @@ class OnlineEstimator:
                    foot_wrench: Optional[Dict[str, np.ndarray]] = None,
                    ankle_ft: Optional[Dict[str, np.ndarray]] = None,
                    swing: Optional[Dict[str, np.ndarray]] = None,
-                   contact: Optional[Dict[str, np.ndarray]] = None) -> int:
+                   contact: Optional[Dict[str, np.ndarray]] = None,
+                   base_state: Optional[Dict[str, np.ndarray]] = None) -> int:
         """Fold one window of samples into the statistics.
 
         Args:
@@ -191,6 +192,9 @@ class OnlineEstimator:
             contact: Per foot, (N,) bool: the foot is in contact. Method 'torque' drops the
                 samples with more than one foot in contact (counted in
                 ``double_support_dropped``); default: single support everywhere.
+            base_state: Floating-base ``{'q', 'v', 'a'}`` (N, nq|nv) computed otherwise (e.g.
+                from every stance contact and the IMU), with ``zmp`` in its frame; default:
+                from the support sole.
 
         Returns:
             Number of samples folded (non-finite samples are dropped and counted).
@@ -240,8 +244,11 @@ class OnlineEstimator:
         if idx.size == 0:
             return 0
         decay, w = self.forgetting.advance(t[idx])
-        st = support_base_state(self.robot, q[idx], qd[idx], qdd[idx], sup[idx],
-                                None if quat is None else quat[idx])
+        if base_state is not None:
+            st = {k: np.asarray(base_state[k], float)[idx] for k in ('q', 'v', 'a')}
+        else:
+            st = support_base_state(self.robot, q[idx], qd[idx], qdd[idx], sup[idx],
+                                    None if quat is None else quat[idx])
         kinds = {'zmp': ('wrench',), 'torque': ('wrench', 'torque'),
                  'floating': ('wrench', 'floating')}[self.method]
         regs = compute_regressors(self.robot, st['q'], st['v'], st['a'], sup[idx], kinds,
@@ -308,8 +315,11 @@ class OnlineEstimator:
         hs = hs + self.ankle.normal.H  # F/T rows have no friction columns: Schur unchanged
         gs = gs + self.ankle.normal.h
         bb = self.normal.bb + self.ankle.normal.bb
+        # the grouped sets are held toward CAD (what the data cannot tell is reported by the
+        # uncertainty); the reduced and standard sets are refused when poorly excited
         rep = excitation(self.robot, hs, self.normal.n, self.param.pi_cad,
-                         max_cond=self.max_cond)
+                         max_cond=self.max_cond,
+                         raise_error=self.param_set not in ('grouped', 'grouped_sides'))
         total = self.total_mass
         out = self.solver.solve(hs, gs, bb, self.normal.n, total, self.x)
         self.x, self.pi = out.x, out.pi

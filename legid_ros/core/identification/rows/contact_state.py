@@ -22,11 +22,13 @@ from typing import Dict, Optional
 import numpy as np
 import pinocchio as pin
 
+from legid_ros.core import signals
 from legid_ros.core.errors import BadInputError
 from legid_ros.core.robot import Robot
 
 
-def _is_point(robot: Robot, foot: str) -> bool:
+def is_point_foot(robot: Robot, foot: str) -> bool:
+    """Whether a foot touches the ground at a point (3-D force, no moment)."""
     ft = robot.feet[foot]
     return ft.contact == 'point' or ft.sole_size is None
 
@@ -36,7 +38,7 @@ def _rows(robot: Robot, data, q, feet, fids, kind: str, points_only: bool = Fals
     model = robot.model
     out = []
     for f in feet:
-        if points_only or _is_point(robot, f):
+        if points_only or is_point_foot(robot, f):
             if kind == 'jac':
                 out.append(pin.getFrameJacobian(model, data, fids[f],
                                                 pin.LOCAL_WORLD_ALIGNED)[:3])
@@ -142,3 +144,57 @@ def _lstsq(jb: np.ndarray, rhs: np.ndarray, extra=None) -> np.ndarray:
         jb = np.vstack([jb, extra[0]])
         rhs = np.concatenate([rhs, extra[1]])
     return np.linalg.lstsq(jb, rhs, rcond=None)[0]
+
+
+def measured_zmp(robot: Robot, q: np.ndarray, src: str, force: Dict[str, np.ndarray],
+                 loaded: np.ndarray):
+    """Measured ZMP on the ground [m] (N, 2) and vertical force [N] (N,) of the loaded feet.
+
+    A flat foot's wrench acts at its F/T frame (``ft_frame``, else its link); a point foot's
+    force (its torques ignored) at its contact point, the origin of its sole frame; sole
+    sensors ('fsr') at their frames.
+
+    Args:
+        robot: The robot.
+        q: Floating-base configurations (N, nq), in the frame the ZMP is wanted in.
+        src: 'wrench' or 'fsr'.
+        force: Per foot, (N, 6) wrenches in the F/T frame or (N, k) sensor normal forces.
+        loaded: (N, n_feet) bool in the robot's foot order: the feet that count.
+    """
+    n = q.shape[0]
+    model = robot.model
+    data = model.createData()
+    feet = list(force)
+    fids = {f: ([robot.frame_id(s) for s in robot.feet[f].sensor_frames] if src == 'fsr'
+                else robot.frame_id(robot.feet[f].ft_frame or robot.feet[f].link))
+            for f in feet}
+    point = {f: robot.frame_id(robot.feet[f].sole_frame) for f in feet
+             if is_point_foot(robot, f)}
+    zmp = np.full((n, 2), np.nan)
+    fz = np.zeros(n)
+    order = list(robot.feet)
+    for k in range(n):
+        if not np.all(np.isfinite(q[k])):
+            continue
+        pin.framesForwardKinematics(model, data, q[k])
+        in_contact = [f for f in feet if loaded[k, order.index(f)]]
+        if not in_contact:
+            continue
+        if src == 'fsr':
+            pos = np.concatenate([[data.oMf[i].translation for i in fids[f]]
+                                  for f in in_contact])
+            frc = np.concatenate([force[f][k] for f in in_contact])
+            z, s = signals.zmp_from_sensors(frc[None, :], pos)
+        else:
+            w = 0.0
+            for f in in_contact:
+                m = data.oMf[fids[f]]
+                wf = force[f][k][None, :]
+                pos = m.translation
+                if f in point:  # the force at the contact point, no torque
+                    wf = np.concatenate([wf[:, :3], np.zeros((1, 3))], axis=1)
+                    pos = data.oMf[point[f]].translation
+                w = w + signals.wrench_to_world(wf, m.rotation, pos)
+            z, s = signals.zmp_from_wrench(w)
+        zmp[k], fz[k] = z[0], s[0]
+    return zmp, fz
