@@ -38,6 +38,7 @@ BENCHES = {
     'soak': 'the simulated pipeline at 1 kHz for --minutes: memory, CPU, crashes, drops',
     'online': 'replay -> buffer -> estimator against the batch result; yaw, payload, consistency',
     'peers': 'legid_ros against FIGAROH on the same MuJoCo recordings',
+    'robots': 'robots we did not design (Talos, Solo12): describe, simulate, identify',
 }
 
 
