@@ -16,3 +16,46 @@ os.environ.setdefault('MPLBACKEND', 'Agg')
 # QR and least-squares calls up to 100x slower.
 os.environ.setdefault('OPENBLAS_NUM_THREADS', '1')
 os.environ.setdefault('OMP_NUM_THREADS', '1')
+
+
+# ---- robots we did not design (example-robot-data), simulated from their description ----
+
+import pytest  # noqa: E402
+
+from legid_ros.core import paths  # noqa: E402
+from legid_ros.core.robot import load_robot  # noqa: E402
+
+
+def _robot(name):
+    try:
+        return load_robot(paths.share_dir() / 'config' / 'robots' / f'{name}.yaml')
+    except Exception as exc:  # example-robot-data missing
+        pytest.skip(f'{name}: {exc}')
+
+
+@pytest.fixture(scope='session')
+def solo12():
+    """The point-foot quadruped."""
+    return _robot('solo12')
+
+
+@pytest.fixture(scope='session')
+def talos():
+    """The humanoid, upper body locked."""
+    return _robot('talos')
+
+
+@pytest.fixture(scope='session')
+def solo12_run(solo12):
+    """45 s of Solo12's standing excitation in MuJoCo, out-of-model truth, default noise."""
+    from legid_ros.core.sim.described import perturbed_truth, simulate_described
+    pi, _ = perturbed_truth(solo12, seed=1)
+    return simulate_described(solo12, pi, duration_s=45.0, seed=1)
+
+
+@pytest.fixture(scope='session')
+def talos_run(talos):
+    """25 s of Talos's standing excitation in MuJoCo, out-of-model truth, default noise."""
+    from legid_ros.core.sim.described import perturbed_truth, simulate_described
+    pi, _ = perturbed_truth(talos, seed=1)
+    return simulate_described(talos, pi, duration_s=25.0, seed=1)

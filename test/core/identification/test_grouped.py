@@ -174,3 +174,24 @@ def test_normal_newton_entry_point_recovers_grouped_truth(biped):
                                  param_set='grouped', reg=0.0, eps=1e-12)
     assert res.info['converged']
     assert np.allclose(res.x, x_true, atol=1e-6)
+
+
+@pytest.mark.parametrize('name, sides', [('talos', 2), ('solo12', 4)])
+def test_groups_without_side_names_map_by_cad_mirrors(request, name, sides):
+    """Robots whose link names carry no side token (leg_left_1_link, FL_UPPER_LEG): per side,
+    every link is its own unit; mirrored, one unit per group whose CAD-chosen mirrors carry
+    the first link's CAD COM onto every other link's (CAD legs are mirror images, 1 mm)."""
+    from legid_ros.core.inertial import get_parameters
+    robot = request.getfixturevalue(name)
+    per = GroupedSet(robot, per_side=True)
+    grouped_links = [link for g in robot.link_groups.values() for link in g.links]
+    assert per.n_groups == len(grouped_links)
+    sym = GroupedSet(robot)
+    assert sym.n_groups == len(robot.link_groups)
+    cad = get_parameters(robot.model)
+    back = sym.to_standard(sym.from_standard(cad))
+    for i in range(len(robot.body_names)):
+        c0 = cad[10 * i + 1:10 * i + 4] / cad[10 * i]
+        c1 = back[10 * i + 1:10 * i + 4] / back[10 * i]
+        assert np.linalg.norm(c1 - c0) < 1e-3
+    assert max(len(g.links) for g in robot.link_groups.values()) == sides
