@@ -48,6 +48,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument('--no-imu', action='store_true',
                         help='assume the support sole exactly flat (no IMU roll/pitch)')
     parser.add_argument('--no-check', action='store_true', help='skip the excitation check')
+    parser.add_argument('--base', default='auto', choices=('auto', 'support', 'contacts'),
+                        help="floating-base state: 'support' (the support sole flat and still, "
+                        "Wu & Gao 2021), 'contacts' (IMU orientation and rates, every stance "
+                        "contact still: tall robots, point feet), 'auto' (contacts with point "
+                        'feet, else support)')
+    parser.add_argument('--transition-s', type=float, default=0.0,
+                        help='leave out samples this close to a touch-down or lift-off [s]')
     parser.add_argument('--known', action='append', default=[], metavar='NAME=VALUE',
                         help='a parameter measured otherwise, held fixed, in SI units (e.g. '
                              'a weighed foot: --known m_foot=1.26 [kg], --known '
@@ -118,7 +125,8 @@ def run(args: argparse.Namespace) -> int:
     bar.update(1)
     step = args.step or max(1, int(round(rec.rate / 100.0)))
     prep = PrepareOptions(cutoff_hz=args.cutoff_hz, step=step, zmp_source=args.zmp_source,
-                          use_imu=not args.no_imu)
+                          use_imu=not args.no_imu, base=args.base,
+                          transition_s=args.transition_s)
     if args.validate:
         train, val = rec, _load(args.validate, robot)
     else:

@@ -121,7 +121,7 @@ class EstimatorNode(GuardedNode):
         return FoldSettings(margin_rows=int(p.fold_margin_rows),
                             derivative_window_s=p.derivative_window_s, smooth_zmp=p.smooth_zmp,
                             fold_step=int(p.fold_step), use_ankle_ft=p.use_ankle_ft,
-                            jump_back_s=p.jump_back_s)
+                            jump_back_s=p.jump_back_s, base=p.base_state)
 
     def _apply_parameters(self, changes):
         """Run-time estimator settings (timers follow their periods; the rest is read on use)."""

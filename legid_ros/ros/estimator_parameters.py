@@ -54,6 +54,10 @@ PARAMETERS = (
           'identify; Wu & Gao 2021 sampled at 20 Hz) [rows]', low=1),
     Param('jump_back_s', 0.5, 'a window this much older than the last is a clock jump [s]',
           low=0.0),
+    Param('base_state', 'auto', "floating-base state: 'support' (support sole flat and still), "
+          "'contacts' (IMU orientation and rates, every stance contact still: tall robots, "
+          "point feet), 'auto' (contacts with point feet)",
+          choices=('auto', 'support', 'contacts')),
     Param('state_file', 'legid_estimator_state.npz', 'state file (.npz), restored at start, '
           'saved on ~/save and shutdown ("" = none)'),
     Param('output_dir', 'legid_identified', 'directory of the URDF + YAML written by ~/save',
