@@ -28,7 +28,7 @@ from legid_ros.core.robot import Robot
 from legid_ros.core.sim import readout
 from legid_ros.core.sim.biped_motion import BipedMotion
 from legid_ros.core.sim.mjcf import SimOptions, build_spec
-from legid_ros.core.sim.mujoco_biped import _start_state, _to_qpos
+from legid_ros.core.sim.mujoco_biped import _start_state
 
 try:
     from tqdm import tqdm
@@ -110,7 +110,7 @@ class BipedPlant:
         mujoco.mj_resetData(self.model, self.data)
         q = _start_state(self.robot, np.asarray(q_joints, float),
                          self.robot.feet['right'].sole_frame)
-        self.data.qpos[:] = _to_qpos(q, self.lay, self.model.nq)
+        self.data.qpos[:] = readout.qpos_from_pinocchio(q, self.lay, self.model.nq)
         mujoco.mj_forward(self.model, self.data)
 
     def measure(self) -> tuple:

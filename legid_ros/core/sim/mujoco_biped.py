@@ -27,8 +27,6 @@ from typing import Optional
 import mujoco
 import numpy as np
 import pinocchio as pin
-from scipy.spatial.transform import Rotation
-from tqdm import tqdm
 
 from legid_ros.core.errors import BadInputError
 from legid_ros.core.inertial import get_parameters, parameter_names
@@ -161,15 +159,6 @@ def _start_state(robot: Robot, qj0: np.ndarray, support_sole: str) -> np.ndarray
     return q
 
 
-def _to_qpos(q_pin: np.ndarray, lay: readout.Layout, nq: int) -> np.ndarray:
-    qpos = np.zeros(nq)
-    a = lay.free_qpos
-    qpos[a:a + 3] = q_pin[:3]
-    qpos[a + 3:a + 7] = [q_pin[6], q_pin[3], q_pin[4], q_pin[5]]
-    qpos[lay.qpos_adr] = q_pin[7:]
-    return qpos
-
-
 def simulate_biped_mujoco(config: Optional[SyntheticConfig] = None,
                           physics: Optional[PhysicsConfig] = None,
                           reference: Optional[Reference] = None,
@@ -226,44 +215,24 @@ def simulate_biped_mujoco(config: Optional[SyntheticConfig] = None,
     if len(q_ref) < n_steps + 1:
         raise BadInputError(f'reference has {len(q_ref)} samples, need {n_steps + 1}')
 
-    data.qpos[:] = _to_qpos(_start_state(robot, q_ref[0], support.sole_frame), lay, model.nq)
+    data.qpos[:] = readout.qpos_from_pinocchio(_start_state(robot, q_ref[0], support.sole_frame), lay, model.nq)
     data.ctrl[:] = q_ref[0]
     mujoco.mj_forward(model, data)
     for _ in range(int(round(physics.settle_s / dt))):
         mujoco.mj_step(model, data)
 
-    n = n_steps // sub + 1
-    nj = len(info.joint_names)
-    rec = {k: np.zeros((n, w)) for k, w in (('qpos', model.nq), ('qvel', model.nv),
-                                             ('qacc', model.nv), ('force', nj),
-                                             ('sens', model.nsensordata))}
-    wr_world = {f: np.zeros((n, 6)) for f in lay.feet}
-    wr_ft = {f: np.zeros((n, 6)) for f in lay.feet}
-    sole_pose = {f: np.zeros((n, 12)) for f in sole_sites}
+    wr_ft = {f: np.zeros((n_steps // sub + 1, 6)) for f in lay.feet}
+    sole_pose = {f: np.zeros((n_steps // sub + 1, 12)) for f in sole_sites}
+
+
+    def extra(k, data, wrenches):  # the F/T frame readings and the sole poses
+        for f, w in wrenches.items():
+            wr_ft[f][k] = readout.wrench_in_frame(data, lay.ft_site[f], w)
+        for f, site in sole_sites.items():
+            sole_pose[f][k, :3] = data.site_xpos[site]
+            sole_pose[f][k, 3:] = data.site_xmat[site]
     show = sys.stderr.isatty() if progress is None else progress
-    bar = tqdm(total=n_steps, desc='mujoco', unit='step', disable=not show, mininterval=1.0)
-    k = 0
-    for step in range(n_steps + 1):
-        data.ctrl[:] = q_ref[step]
-        if step % sub == 0:
-            rec['qpos'][k] = data.qpos
-            rec['qvel'][k] = data.qvel
-        mujoco.mj_step(model, data)
-        if step % sub == 0:
-            rec['qacc'][k] = data.qacc
-            rec['force'][k] = data.actuator_force
-            rec['sens'][k] = data.sensordata
-            for f in lay.feet:
-                w = readout.ground_wrench_world(data, lay, f)
-                wr_world[f][k] = w
-                wr_ft[f][k] = readout.wrench_in_frame(data, lay.ft_site[f], w)
-            for f, site in sole_sites.items():
-                sole_pose[f][k, :3] = data.site_xpos[site]
-                sole_pose[f][k, 3:] = data.site_xmat[site]
-            k += 1
-        if step % 1000 == 0:
-            bar.update(min(1000, n_steps - bar.n))
-    bar.close()
+    rec, wr_world = readout.track(model, data, lay, q_ref[:n_steps + 1], sub, extra, show)
     return _assemble(robot, config, physics, opt, info, lay, rec, wr_world, wr_ft, sole_pose,
                      sub * dt, pi_true, pi_cad, reference.phases)
 
@@ -275,21 +244,9 @@ def _assemble(robot, config, physics, opt, info, lay, rec, wr_world, wr_ft, sole
     t = np.arange(n) * period
     noise = config.noise if config.noise is not None else NoiseModel.none()
     rng = np.random.default_rng(config.seed + 7919)
-    q = rec['qpos'][:, lay.qpos_adr]
-    if noise.encoder_resolution > 0:
-        q = np.round(q / noise.encoder_resolution) * noise.encoder_resolution
-    qd = rec['qvel'][:, lay.dof_adr] + noise.velocity_std * rng.standard_normal((n, len(
-        lay.dof_adr)))
-    tau = rec['force'] + noise.effort_std * rng.standard_normal(rec['force'].shape)
-    a_quat, a_gyro, a_acc = lay.imu_adr
-    wxyz = rec['sens'][:, a_quat:a_quat + 4]
-    rot = Rotation.from_quat(wxyz[:, [1, 2, 3, 0]])
-    if noise.orientation_std > 0:
-        rot = rot * Rotation.from_rotvec(noise.orientation_std * rng.standard_normal((n, 3)))
-    imu_quat = rot.as_quat()
-    imu_quat *= np.sign(imu_quat[:, 3:4] + 1e-12)
-    gyro = rec['sens'][:, a_gyro:a_gyro + 3] + noise.gyro_std * rng.standard_normal((n, 3))
-    acc = rec['sens'][:, a_acc:a_acc + 3] + noise.acc_std * rng.standard_normal((n, 3))
+    rd = readout.noisy_joints_and_imu(rec, lay, noise, rng)
+    q, qd, tau = rd['q'], rd['qd'], rd['tau']
+    imu_quat, gyro, acc = rd['imu_quat'], rd['imu_gyro'], rd['imu_acc']
     fsr, foot_wrench = {}, {}
     for f in lay.feet:
         clean = rec['sens'][:, lay.touch_adr[f]]

@@ -132,3 +132,96 @@ def wrench_in_frame_of(placement, wrench_world: np.ndarray) -> np.ndarray:
     rot = placement.rotation
     f, n_o = wrench_world[:3], wrench_world[3:]
     return np.concatenate([rot.T @ f, rot.T @ (n_o - np.cross(p, f))])
+
+
+def track(model, data, lay: Layout, q_ref: np.ndarray, sub: int, on_sample=None,
+          progress: bool = False, desc: str = 'mujoco') -> tuple:
+    """Step position servos along ``q_ref`` (one row per physics step), sampling every ``sub``.
+
+    Each sampled step records the state before the step (``qpos``, ``qvel``) and what the step
+    computed from it (``qacc``, actuator forces, sensors) and every foot's contact wrench.
+
+    Args:
+        model, data: MuJoCo model and data (state already set).
+        lay: :class:`Layout` of the model.
+        q_ref: Servo targets (n_steps + 1, nu) [rad or m].
+        sub: Physics steps per recorded sample.
+        on_sample: ``f(k, data, wrenches)`` called after each sampled step (extra readings).
+        progress: Show a tqdm bar.
+        desc: The bar's label.
+
+    Returns:
+        (raw arrays ``qpos``, ``qvel``, ``qacc``, ``force``, ``sens``; per foot the contact
+        wrench on the foot about the world origin (N, 6) [N, N.m]).
+    """
+    from tqdm import tqdm
+
+    n_steps = len(q_ref) - 1
+    n = n_steps // sub + 1
+    raw = {k: np.zeros((n, w)) for k, w in (('qpos', model.nq), ('qvel', model.nv),
+                                             ('qacc', model.nv), ('force', model.nu),
+                                             ('sens', model.nsensordata))}
+    wr_world = {f: np.zeros((n, 6)) for f in lay.feet}
+    bar = tqdm(total=n_steps, desc=desc, unit='step', disable=not progress, mininterval=1.0)
+    k = 0
+    for step in range(n_steps + 1):
+        data.ctrl[:] = q_ref[step]
+        if step % sub == 0:
+            raw['qpos'][k] = data.qpos
+            raw['qvel'][k] = data.qvel
+        mujoco.mj_step(model, data)
+        if step % sub == 0:
+            raw['qacc'][k] = data.qacc
+            raw['force'][k] = data.actuator_force
+            raw['sens'][k] = data.sensordata
+            wrenches = {}
+            for f in lay.feet:
+                wrenches[f] = wr_world[f][k] = ground_wrench_world(data, lay, f)
+            if on_sample is not None:
+                on_sample(k, data, wrenches)
+            k += 1
+        if step % 1000 == 0:
+            bar.update(min(1000, n_steps - bar.n))
+    bar.close()
+    return raw, wr_world
+
+
+def noisy_joints_and_imu(raw: dict, lay: Layout, noise, rng) -> dict:
+    """Joint and IMU readings of a run with sensor noise (encoder steps, white noise).
+
+    Draws from ``rng`` in a fixed order (velocities, efforts, orientation, gyro,
+    accelerometer), so a run and its seed give the same readings.
+
+    Returns:
+        ``q``, ``qd``, ``tau``, ``imu_quat`` ([x, y, z, w], w >= 0), ``imu_gyro``, ``imu_acc``.
+    """
+    from scipy.spatial.transform import Rotation
+
+    n = raw['qpos'].shape[0]
+    q = raw['qpos'][:, lay.qpos_adr]
+    if noise.encoder_resolution > 0:
+        q = np.round(q / noise.encoder_resolution) * noise.encoder_resolution
+    qd = raw['qvel'][:, lay.dof_adr] + noise.velocity_std * rng.standard_normal((n, len(
+        lay.dof_adr)))
+    tau = raw['force'] + noise.effort_std * rng.standard_normal(raw['force'].shape)
+    a_quat, a_gyro, a_acc = lay.imu_adr
+    wxyz = raw['sens'][:, a_quat:a_quat + 4]
+    rot = Rotation.from_quat(wxyz[:, [1, 2, 3, 0]])
+    if noise.orientation_std > 0:
+        rot = rot * Rotation.from_rotvec(noise.orientation_std * rng.standard_normal((n, 3)))
+    imu_quat = rot.as_quat()
+    imu_quat *= np.sign(imu_quat[:, 3:4] + 1e-12)
+    gyro = raw['sens'][:, a_gyro:a_gyro + 3] + noise.gyro_std * rng.standard_normal((n, 3))
+    acc = raw['sens'][:, a_acc:a_acc + 3] + noise.acc_std * rng.standard_normal((n, 3))
+    return {'q': q, 'qd': qd, 'tau': tau, 'imu_quat': imu_quat, 'imu_gyro': gyro,
+            'imu_acc': acc}
+
+
+def qpos_from_pinocchio(q: np.ndarray, lay: Layout, nq: int) -> np.ndarray:
+    """MuJoCo ``qpos`` of a pinocchio free-flyer configuration (quaternion x y z w -> w x y z)."""
+    qpos = np.zeros(nq)
+    a = lay.free_qpos
+    qpos[a:a + 3] = q[:3]
+    qpos[a + 3:a + 7] = [q[6], q[3], q[4], q[5]]
+    qpos[lay.qpos_adr] = q[7:]
+    return qpos

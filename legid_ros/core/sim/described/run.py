@@ -18,8 +18,6 @@ from typing import Dict, Optional
 import mujoco
 import numpy as np
 import pinocchio as pin
-from scipy.spatial.transform import Rotation
-from tqdm import tqdm
 
 from legid_ros.core.errors import BadInputError
 from legid_ros.core.inertial import get_parameters, parameter_names
@@ -81,15 +79,6 @@ def noise_for(robot: Robot) -> NoiseModel:
                       acc_std=base.acc_std, orientation_std=base.orientation_std)
 
 
-def _to_qpos(q: np.ndarray, lay: readout.Layout, nq: int) -> np.ndarray:
-    qpos = np.zeros(nq)
-    a = lay.free_qpos
-    qpos[a:a + 3] = q[:3]
-    qpos[a + 3:a + 7] = [q[6], q[3], q[4], q[5]]
-    qpos[lay.qpos_adr] = q[7:]
-    return qpos
-
-
 def simulate_described(robot: Robot, pi_true: np.ndarray, duration_s: float = 60.0,
                        rate_hz: float = 200.0, seed: int = 0,
                        plan: Optional[StandingPlan] = None,
@@ -133,36 +122,14 @@ def simulate_described(robot: Robot, pi_true: np.ndarray, duration_s: float = 60
     lay = readout.make_layout(model, info, foot_body, {})
     n_steps = int(round(plan.duration_s / dt))
     q_ref = plan.joint_reference(np.arange(n_steps + 1) * dt)
-    data.qpos[:] = _to_qpos(plan.q[0], lay, model.nq)
+    data.qpos[:] = readout.qpos_from_pinocchio(plan.q[0], lay, model.nq)
     data.ctrl[:] = q_ref[0]
     mujoco.mj_forward(model, data)
     for _ in range(int(round(settings.settle_s / dt))):
         mujoco.mj_step(model, data)
-    n = n_steps // sub + 1
-    raw = {k: np.zeros((n, w)) for k, w in (('qpos', model.nq), ('qvel', model.nv),
-                                             ('qacc', model.nv), ('force', model.nu),
-                                             ('sens', model.nsensordata))}
-    wr_world = {f: np.zeros((n, 6)) for f in lay.feet}
     show = sys.stderr.isatty() if progress is None else progress
-    bar = tqdm(total=n_steps, desc=f'mujoco {robot.name}', unit='step', disable=not show,
-               mininterval=1.0)
-    k = 0
-    for step in range(n_steps + 1):
-        data.ctrl[:] = q_ref[step]
-        if step % sub == 0:
-            raw['qpos'][k] = data.qpos
-            raw['qvel'][k] = data.qvel
-        mujoco.mj_step(model, data)
-        if step % sub == 0:
-            raw['qacc'][k] = data.qacc
-            raw['force'][k] = data.actuator_force
-            raw['sens'][k] = data.sensordata
-            for f in lay.feet:
-                wr_world[f][k] = readout.ground_wrench_world(data, lay, f)
-            k += 1
-        if step % 1000 == 0:
-            bar.update(min(1000, n_steps - bar.n))
-    bar.close()
+    raw, wr_world = readout.track(model, data, lay, q_ref, sub, progress=show,
+                                  desc=f'mujoco {robot.name}')
     return _assemble(robot, plan, lay, raw, wr_world, sub * dt, pi_true, noise, seed,
                      settings, rate_hz)
 
@@ -185,21 +152,9 @@ def _assemble(robot, plan, lay, raw, wr_world, period, pi_true, noise, seed, set
     n = raw['qpos'].shape[0]
     t = np.arange(n) * period
     rng = np.random.default_rng([seed, 7919])
-    q = raw['qpos'][:, lay.qpos_adr]
-    if noise.encoder_resolution > 0:
-        q = np.round(q / noise.encoder_resolution) * noise.encoder_resolution
-    nj = len(lay.dof_adr)
-    qd = raw['qvel'][:, lay.dof_adr] + noise.velocity_std * rng.standard_normal((n, nj))
-    tau = raw['force'] + noise.effort_std * rng.standard_normal(raw['force'].shape)
-    a_quat, a_gyro, a_acc = lay.imu_adr
-    wxyz = raw['sens'][:, a_quat:a_quat + 4]
-    rot = Rotation.from_quat(wxyz[:, [1, 2, 3, 0]])
-    if noise.orientation_std > 0:
-        rot = rot * Rotation.from_rotvec(noise.orientation_std * rng.standard_normal((n, 3)))
-    imu_quat = rot.as_quat()
-    imu_quat *= np.sign(imu_quat[:, 3:4] + 1e-12)
-    gyro = raw['sens'][:, a_gyro:a_gyro + 3] + noise.gyro_std * rng.standard_normal((n, 3))
-    acc = raw['sens'][:, a_acc:a_acc + 3] + noise.acc_std * rng.standard_normal((n, 3))
+    rd = readout.noisy_joints_and_imu(raw, lay, noise, rng)
+    q, qd, tau = rd['q'], rd['qd'], rd['tau']
+    imu_quat, gyro, acc = rd['imu_quat'], rd['imu_gyro'], rd['imu_acc']
     base = [readout.base_state(raw['qpos'][i], raw['qvel'][i], raw['qacc'][i], lay)
             for i in range(n)]
     pose = np.array([b[0] for b in base])
