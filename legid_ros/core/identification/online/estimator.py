@@ -354,8 +354,10 @@ class OnlineEstimator:
         rows_per = ROWS_PER_SAMPLE.get(self.method, self.nj if self.method == 'torque'
                                        else self.robot.model.nv)
         try:
+            core = self.param_set if self.param_set in ('grouped', 'grouped_sides') \
+                else 'reduced'
             return normal_uncertainty(self.robot, self.pi, info, rss,
-                                      rows_per * self.normal.n + self.ankle.rows)
+                                      rows_per * self.normal.n + self.ankle.rows, core=core)
         except (LegidError, np.linalg.LinAlgError, ValueError):
             return None
 
