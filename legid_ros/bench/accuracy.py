@@ -1,7 +1,8 @@
 """``legid bench accuracy``: end-to-end accuracy of every method on MuJoCo physics data.
 
-The ZMP-identification protocol of Wu & Gao 2021 in physics: 5 runs of 95 s standing on the
-right foot (MuJoCo, joint friction, servo compliance, soft contacts, sensor noise) plus a
+The ZMP-identification protocol of Wu & Gao 2021 in physics: 5 runs of 95 s (MuJoCo, joint
+friction, servo compliance, soft contacts, sensor noise; by default the support swap, so both
+feet swing and are weighed: ``--protocol right`` stands on the right foot throughout) plus a
 separate validation run, for two truths (:mod:`legid_ros.core.synthetic.truth`, the same
 description as the synthetic benchmark): the default figures are for the out-of-model truth
 (``truth_class`` 'out_of_model'), the same figures for Wu & Gao's Table 2 truth are under

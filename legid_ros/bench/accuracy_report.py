@@ -39,6 +39,19 @@ TRUTH_TEXT = {'out_of_model': 'out-of-model truth (3-D COM shifts of 5-20 mm, le
                         'both legs, CAD inertia: the ZMP reduced set holds it exactly)'}
 
 
+def _protocol_line(r: dict) -> str:
+    """What the runs did and which samples the methods used."""
+    if r.get('protocol', 'right') != 'swap':
+        return 'Protocol: single support on the right foot (Wu & Gao 2021).'
+    return ('Protocol: support swap (right-support excitation, a double-support transfer, '
+            'left-support excitation: both feet swing and are weighed by their ankle F/T); every '
+            'method and the validation use the single-support samples more than 0.5 s from a '
+            'touch-down or lift-off (double-support samples are 1.5-12 mm off the model in '
+            'physics, against 0.33 mm; `legid identify --transition-s`). Slip during the '
+            'transfer moves (not used): up to '
+            f'{1e3 * max(p.get("transfer_slip_max_m", 0.0) for p in r["physics"]):.2f} mm.')
+
+
 def markdown(r: dict) -> str:
     """The result as a Markdown report (the default truth, then ``table2`` if present)."""
     text = _one_truth(r, '# End-to-end accuracy on MuJoCo physics (ZMP protocol of Wu & Gao '
@@ -64,7 +77,7 @@ def _one_truth(r: dict, title: str) -> str:
               + (f'{rtf:.1f}' if rtf else 'n/a (cached runs)')
               + f'; identification on every {r["step"]}-th sample; data preparation '
               f'{r["prepare_s_per_run"]:.1f} s per run (not in the times below); total '
-              f'{r["total_wall_s"]:.0f} s.', '', _physics_line(r), '']
+              f'{r["total_wall_s"]:.0f} s.', '', _protocol_line(r), '', _physics_line(r), '']
     cal = r.get('calibration')
     if cal:
         lines += ['"calibration errors": the same runs seen through miscalibrated sensors, '
