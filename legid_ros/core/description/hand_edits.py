@@ -12,8 +12,10 @@ the package that installed it.
 from __future__ import annotations
 
 import base64
+import contextlib
 import difflib
 import hashlib
+import io
 import shlex
 import tempfile
 from importlib import metadata
@@ -70,7 +72,9 @@ def regenerate(description: Path, urdf: Path) -> str:
     args[args.index('--urdf') + 1] = str(urdf)
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / 'fresh.yaml'
-        code = main(args + ['--out', str(out)])
+        with contextlib.redirect_stdout(io.StringIO()), \
+                contextlib.redirect_stderr(io.StringIO()):  # its report, not the caller's
+            code = main(args + ['--out', str(out)])
         if code != 0:
             raise BadInputError(f'legid describe exited with {code} for {description}')
         return out.read_text()
