@@ -85,11 +85,13 @@ def prep_options(step: int, protocol: str):
 class Validator:
     """Model ZMP of a parameter set on the validation run versus the measured ZMP."""
 
-    def __init__(self, robot: Robot, rec: Recording, step: int = 1, protocol: str = 'right'):
+    def __init__(self, robot: Robot, rec: Recording, step: int = 1, protocol: str = 'right',
+                 options=None):
+        """``options``: :class:`PrepareOptions` (default: :func:`prep_options` of the run)."""
         from legid_ros.core.identification.prepare import prepare
         from legid_ros.core.identification.rows.regressors import compute_regressors
 
-        self.samples = prepare(rec, robot, prep_options(step, protocol))
+        self.samples = prepare(rec, robot, options or prep_options(step, protocol))
         s = self.samples
         self.wrench = compute_regressors(robot, s.q, s.v, s.a).wrench
 

@@ -124,17 +124,16 @@ def validation_zmp(rec, robot, pis: Dict[str, np.ndarray], step: int = 4) -> dic
         ``{label: deviation mean/p95/max [mm] and samples}`` and the traces
         ``{'t': (N,) [s], 'measured': (N, 2) [m], label: (N, 2) [m]}``.
     """
-    from legid_ros.core.identification.prepare import PrepareOptions, prepare
-    from legid_ros.core.identification.rows.regressors import compute_regressors
+    from legid_ros.bench.accuracy_runs import Validator
+    from legid_ros.core.identification.prepare import PrepareOptions
     from legid_ros.core.identification.rows.zmp import model_zmp
-    from legid_ros.core.metrics import zmp_deviation
 
-    s = prepare(rec, robot, PrepareOptions(step=step, **PREP))
-    wrench = compute_regressors(robot, s.q, s.v, s.a).wrench
+    val = Validator(robot, rec, options=PrepareOptions(step=step, **PREP))
+    s = val.samples
     out, traces = {}, {'t': s.t, 'measured': s.zmp}
     for label, pi in pis.items():
-        traces[label] = model_zmp(wrench, pi)[0]
-        dev = zmp_deviation(traces[label], s.zmp)
+        traces[label] = model_zmp(val.wrench, pi)[0]
+        dev = val.deviation(pi)
         out[label] = {'mean_mm': dev.mean_mm, 'p95_mm': dev.p95_mm, 'max_mm': dev.max_mm,
                       'n': dev.n}
     return out, traces
@@ -264,12 +263,7 @@ def _passed(res: dict) -> bool:
     for entry in res['robots'].values():
         for key, target in TARGETS.items():
             v = entry.get(key)
-            if v is None:
-                ok = False
-            elif key.startswith(('urdf_hand', 'description')):
-                ok &= v <= target
-            else:
-                ok &= v <= target
+            ok &= v is not None and v <= target
     return bool(ok)
 
 
