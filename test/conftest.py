@@ -1,16 +1,20 @@
 """Test-session settings shared by every test.
 
 ROS 2 traffic stays on this machine (localhost discovery) and on a domain of its own, so test
-runs in parallel (or a robot on the network) never see each other. rclpy re-executes the
-process once to set its library path; the variables set here survive that.
+runs in parallel (or a robot on the network) never see each other: the domain id is taken
+with an exclusive lock file held for the whole session (legid_ros.ros_domain), so two test
+sessions at the same time never share one; the node processes a test starts inherit it.
+The ROS wheels re-execute the interpreter at start-up, before this file runs.
 """
 
 import os
-import random
+
+from legid_ros.ros_domain import process_domain
 
 os.environ.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
 os.environ.setdefault('ROS_LOCALHOST_ONLY', '1')
-os.environ.setdefault('ROS_DOMAIN_ID', str(random.SystemRandom().randint(1, 100)))
+# always a private id, even if the shell sets one (often 0, shared with everything else)
+os.environ['ROS_DOMAIN_ID'] = str(process_domain())
 os.environ.setdefault('MPLBACKEND', 'Agg')
 # One BLAS thread per process: on 2 cores, OpenBLAS threads fighting each other made small
 # QR and least-squares calls up to 100x slower.
