@@ -10,12 +10,19 @@ pass one on-set callback that also checks choices and the node's own rule (``che
 stores the value and hands it to the node (``apply``); a timer made with
 :meth:`ParameterValues.timer` follows its period parameter. At start-up a value that cannot
 work is refused in one line (:class:`ParameterRefusedError`).
+
+Every float parameter must be finite: an open bound is declared as the largest finite float (a
+``math.inf`` bound lets rclpy accept ``inf``, which ``math.isclose`` finds at the edge), and
+:meth:`Param.refusal` refuses NaN and infinities (also inside float arrays). A period whose
+timer cannot be made (too long for the nanosecond clock) is refused as well, and a run-time
+change keeps the old timer running until the new one exists.
 """
 
 from __future__ import annotations
 
 import array
 import math
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Iterator, Optional, Sequence, Tuple
@@ -30,6 +37,8 @@ from legid_ros.core.errors import BadInputError
 
 #: Largest upper bound of an integer range (int64) [-].
 INT_MAX = 2 ** 63 - 1
+#: Largest finite float: the open bound of a float range (never ``math.inf``) [-].
+FLOAT_MAX = sys.float_info.max
 
 #: ``check(changes) -> reason or None``: the node's rule on a run-time change.
 Check = Callable[[Dict[str, Any]], Optional[str]]
@@ -91,8 +100,8 @@ class Param:
                     to_value=int(self.high) if self.high is not None else INT_MAX, step=0)]
             elif kind == Parameter.Type.DOUBLE:
                 d.floating_point_range = [FloatingPointRange(
-                    from_value=float(self.low) if self.low is not None else -math.inf,
-                    to_value=float(self.high) if self.high is not None else math.inf,
+                    from_value=_finite_bound(self.low, -FLOAT_MAX),
+                    to_value=_finite_bound(self.high, FLOAT_MAX),
                     step=0.0)]
         if self.open_low:
             notes.append(f'> {self.low}')
@@ -104,12 +113,22 @@ class Param:
 
     def refusal(self, value) -> Optional[str]:
         """Why ``value`` is refused beyond type and range (which rclpy checks), or None."""
+        numbers = value if isinstance(value, (list, tuple)) else [value]
+        if any(isinstance(v, float) and not math.isfinite(v) for v in numbers):
+            return f'{self.name} must be finite, got {value!r}'
         if self.open_low and value <= self.low:
             return f'{self.name} must be > {self.low}, got {value!r}'
         if self.choices and value not in self.choices:
             return (f'{self.name} must be one of {", ".join(map(repr, self.choices))}, '
                     f'got {value!r}')
         return None
+
+
+def _finite_bound(bound: Optional[float], open_bound: float) -> float:
+    """A float range bound: ``bound`` clipped to the finite floats, ``open_bound`` if None."""
+    if bound is None:
+        return open_bound
+    return min(max(float(bound), -FLOAT_MAX), FLOAT_MAX)
 
 
 def _plain(value):
@@ -148,8 +167,16 @@ class ParameterValues(Mapping):
 
     def timer(self, name: str, callback: Callable[[], None], clock=None):
         """A node timer whose period [s] is parameter ``name``; a run-time change of the
-        parameter replaces the timer (the new period starts then). Returns the timer."""
-        timer = self._node.create_timer(self[name], callback, clock=clock)
+        parameter replaces the timer (the new period starts then). Returns the timer.
+
+        Raises:
+            ParameterRefusedError: The period cannot make a timer (e.g. too long).
+        """
+        try:
+            timer = self._node.create_timer(self[name], callback, clock=clock)
+        except (OverflowError, ValueError, TypeError, RuntimeError) as exc:
+            raise ParameterRefusedError(self._node.get_name(), name,
+                                        _timer_reason(name, self[name], exc)) from None
         self._timers[name] = [timer, callback, clock]
         return timer
 
@@ -158,15 +185,42 @@ class ParameterValues(Mapping):
         entry = self._timers.get(name)
         return entry[0] if entry else None
 
-    def _replace_timer(self, name: str) -> None:
-        old, callback, clock = self._timers[name]
-        old.cancel()
-        self._node.destroy_timer(old)
-        self._timers[name][0] = self._node.create_timer(self[name], callback, clock=clock)
+    def _new_timers(self, names) -> Dict[str, Any]:
+        """New timers at the periods now in the values (the old ones keep running).
+
+        Raises:
+            ValueError: A period cannot make a timer (the timers made so far are destroyed).
+        """
+        made = {}
+        for name in sorted(names & self._timers.keys()):
+            _, callback, clock = self._timers[name]
+            try:
+                made[name] = self._node.create_timer(self[name], callback, clock=clock)
+            except (OverflowError, ValueError, TypeError, RuntimeError) as exc:
+                self._drop_timers(made.values())
+                raise ValueError(_timer_reason(name, self[name], exc)) from None
+        return made
+
+    def _drop_timers(self, timers) -> None:
+        for timer in timers:
+            timer.cancel()
+            self._node.destroy_timer(timer)
 
     def _on_set(self, check: Optional[Check], apply: Optional[Apply], params
                 ) -> SetParametersResult:
-        """On-set callback: rclpy has checked read_only, type and range; the rest is here."""
+        """On-set callback: rclpy has checked read_only, type and range; the rest is here.
+
+        Never raises (an exception would leave the SetParameters reply without results):
+        anything unexpected refuses the change with its reason, the previous values and
+        timers stay in force."""
+        try:
+            return self._set(check, apply, params)
+        except Exception as exc:  # noqa: BLE001  (a parameter request must never break)
+            return SetParametersResult(successful=False,
+                                       reason=f'{type(exc).__name__}: {exc}'[:500])
+
+    def _set(self, check: Optional[Check], apply: Optional[Apply], params
+             ) -> SetParametersResult:
         changes = {p.name: _plain(p.value) for p in params if p.name in self._specs}
         if not changes:
             return SetParametersResult(successful=True)
@@ -180,15 +234,28 @@ class ParameterValues(Mapping):
             return SetParametersResult(successful=False, reason=reason)
         before = {name: self._values[name] for name in changes}
         self._values.update(changes)
-        if apply is not None:
-            try:
+        made = {}
+        try:
+            made = self._new_timers(changes.keys())
+            if apply is not None:
                 apply(changes)
-            except (BadInputError, ValueError) as exc:
-                self._values.update(before)
-                return SetParametersResult(successful=False, reason=str(exc))
-        for name in changes.keys() & self._timers.keys():
-            self._replace_timer(name)
+        except (BadInputError, ValueError) as exc:
+            self._drop_timers(made.values())
+            self._values.update(before)
+            return SetParametersResult(successful=False, reason=str(exc))
+        except BaseException:
+            self._drop_timers(made.values())
+            self._values.update(before)
+            raise
+        for name, timer in made.items():
+            self._drop_timers([self._timers[name][0]])
+            self._timers[name][0] = timer
         return SetParametersResult(successful=True)
+
+
+def _timer_reason(name: str, period, exc: Exception) -> str:
+    """Why period ``name`` [s] makes no timer."""
+    return f'{name} = {period!r} s makes no timer ({type(exc).__name__}: {exc})'
 
 
 def declare_parameters(node, specs: Sequence[Param], check: Optional[Check] = None,

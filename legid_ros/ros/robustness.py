@@ -19,6 +19,7 @@ import time
 from collections import OrderedDict
 from typing import Any, Callable, Dict, Hashable, Optional
 
+from rcl_interfaces.msg import SetParametersResult
 from rclpy.node import Node
 
 #: Most causes kept by name in :class:`ProblemCounts` [-].
@@ -139,6 +140,13 @@ class BoundedCache:
         self._data.clear()
 
 
+def _refuse_the_rest(request, response, exc: Exception) -> None:
+    """A failed SetParameters call: one refused result for each parameter left without one."""
+    reason = f'failed: {type(exc).__name__}: {exc}'[:500]
+    while len(response.results) < len(request.parameters):
+        response.results.append(SetParametersResult(successful=False, reason=reason))
+
+
 def guarded(fn: Callable, problems: ProblemCounts, context, service: bool = False
             ) -> Callable:
     """``fn`` that never raises: an exception is counted (cause ``callback_error.<Type>``).
@@ -148,7 +156,8 @@ def guarded(fn: Callable, problems: ProblemCounts, context, service: bool = Fals
         problems: Where the failure is counted.
         context: The node's rclpy context; once it is shut down failures are dropped silently.
         service: ``fn(request, response)`` of a service: on failure the response is returned
-            with ``success = False`` and the reason (std_srvs/Trigger style).
+            with ``success = False`` and the reason (std_srvs/Trigger style); a SetParameters
+            reply gets one refused result (with the reason) per parameter left without one.
     """
 
     def call(*args):
@@ -163,6 +172,8 @@ def guarded(fn: Callable, problems: ProblemCounts, context, service: bool = Fals
                 if hasattr(response, 'success'):
                     response.success = False
                     response.message = f'failed: {exc}'[:500]
+                elif hasattr(response, 'results') and hasattr(args[0], 'parameters'):
+                    _refuse_the_rest(args[0], response, exc)
                 return response
             return None
 

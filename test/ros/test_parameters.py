@@ -1,6 +1,7 @@
 """Node parameters with real rclpy: read-only ones refuse changes with a reason, ranges and
 choices are enforced, run-time ones are applied, and every one is described."""
 
+import math
 from pathlib import Path
 
 import pytest
@@ -171,3 +172,57 @@ def test_config_files_list_declared_parameters_with_units():
                                for v in numbers):
                 assert '[' in rest.split('#', 1)[1], f'{path.name}: {key} has no unit'
 
+
+
+@pytest.mark.parametrize('value', [float('inf'), float('nan'), 1e12],
+                         ids=['inf', 'nan', 'too_long'])
+def test_runtime_period_that_makes_no_timer_is_refused_and_the_old_timer_kept(value):
+    """A period set to inf, NaN or beyond the timer clock is refused with a reason, one result
+    per parameter, the old value and timer stay in force and /diagnostics keeps coming."""
+    with ros_context() as (ctx, ex, nodes):
+        est = EstimatorNode(context=ctx, parameter_overrides=params(
+            state_file='', diagnostics_period_s=0.05))
+        probe = Node('probe', context=ctx)
+        nodes += [est, probe]
+        seen = []
+        probe.create_subscription(
+            DiagnosticArray, '/diagnostics',
+            lambda m: seen.extend(s for s in m.status if s.name == estimator_node.DIAG_NAME),
+            50)
+        for n in nodes:
+            ex.add_node(n)
+        timers = {n: est.p.timer_of(n) for n in ('diagnostics_period_s', 'update_period_s')}
+        results = set_remote(ex, probe, '/estimator', diagnostics_period_s=value,
+                             update_period_s=value)
+        assert len(results) == 2
+        for result in results:
+            assert not result.successful and result.reason, result
+        assert est.get_parameter('diagnostics_period_s').value == 0.05
+        assert est.p.diagnostics_period_s == 0.05 and est.p.update_period_s == 1.0
+        for name, timer in timers.items():
+            assert est.p.timer_of(name) is timer and not timer.is_canceled(), name
+        seen.clear()
+        assert spin_until(ex, lambda: len(seen) >= 3, 10.0)
+
+
+@pytest.mark.parametrize('node_cls, name', [
+    (BufferNode, 'diagnostics_period_s'), (EstimatorNode, 'update_period_s'),
+    (ControllerNode, 'diagnostics_period_s'), (IkNode, 'period_s')])
+def test_start_up_refuses_an_infinite_period_naming_it(node_cls, name):
+    """``-p <period>:=.inf`` at start-up is a one-line refusal naming the parameter."""
+    with ros_context() as (ctx, ex, nodes):
+        with pytest.raises(ParameterRefusedError) as info:
+            nodes.append(node_cls(context=ctx, parameter_overrides=params(
+                **{name: float('inf')})))
+    assert info.value.name == name and '\n' not in str(info.value)
+
+
+def test_no_float_parameter_is_declared_with_an_infinite_bound(recording):
+    """Every float range a node declares has finite bounds (rclpy takes inf at an inf bound)."""
+    with ros_context() as (ctx, ex, nodes):
+        nodes += _nodes(ctx, recording)
+        for node in nodes:
+            names = node.list_parameters([], 0).names
+            for d in node.describe_parameters(names):
+                for r in d.floating_point_range:
+                    assert math.isfinite(r.from_value) and math.isfinite(r.to_value), d.name

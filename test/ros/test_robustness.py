@@ -6,7 +6,10 @@ import numpy as np
 import pytest
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import WrenchStamped
+from rcl_interfaces.msg import SetParametersResult
+from rcl_interfaces.srv import SetParameters
 from rclpy.node import Node
+from rclpy.parameter import Parameter
 from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import Float64MultiArray
 
@@ -17,6 +20,7 @@ from legid_ros.ros import conversions as cv
 from legid_ros.ros.buffer_node import DIAG_NAME, BufferNode
 from legid_ros.ros.estimator_node import EstimatorNode
 from legid_ros.ros.node_util import latched_qos, sensor_qos
+from legid_ros.ros.robustness import ProblemCounts, guarded
 
 from pipeline_helpers import params, ros_context, spin_until
 
@@ -135,3 +139,19 @@ def test_bad_input_case(recording, case, tmp_path):
         assert any(s[0] == 1 for s in statuses)  # WARN level
     for values, _ in params_msgs:
         assert check_consistency(values, robot.body_names).ok
+
+
+def test_failed_set_parameters_call_still_answers_every_parameter():
+    """A SetParameters service callback that raises replies one refused result per parameter
+    (not an empty list) and counts the failure."""
+    def fail(request, response):
+        response.results.append(SetParametersResult(successful=True))
+        raise OverflowError('timer period too long')
+
+    problems = ProblemCounts()
+    request = SetParameters.Request(parameters=[
+        Parameter(n, value=1.0).to_parameter_msg() for n in ('a', 'b', 'c')])
+    response = guarded(fail, problems, None, service=True)(request, SetParameters.Response())
+    assert [r.successful for r in response.results] == [True, False, False]
+    assert 'too long' in response.results[2].reason
+    assert problems.counts == {'callback_error.OverflowError': 1}
