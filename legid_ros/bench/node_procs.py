@@ -2,7 +2,7 @@
 
 Each node runs as ``python -m legid_ros.ros.<node>`` on a private, localhost-only ROS domain,
 its stderr in a log file; :class:`NodeProcess` starts, kills (any signal) and restarts it and
-reads its resident memory and CPU time from /proc.
+reads its resident memory and CPU time from /proc. Every stopped process is reaped.
 """
 
 from __future__ import annotations
@@ -26,8 +26,13 @@ def bench_env(domain: int) -> Dict[str, str]:
 
 
 def free_domain(offset: int = 0) -> int:
-    """A ROS domain id derived from the pid (101..199), so parallel runs rarely share one."""
-    return 101 + (os.getpid() + offset) % 99
+    """A ROS domain id no other process on this machine holds, held until this process ends
+    (:func:`legid_ros.ros_domain.hold_domain`); every call gives another one. ``offset`` is
+    kept for the callers and unused (the ids used to be derived from the pid + offset)."""
+    from legid_ros.ros_domain import hold_domain
+
+    del offset
+    return hold_domain()
 
 
 class NodeProcess:
@@ -63,7 +68,8 @@ class NodeProcess:
         return cmd
 
     def start(self) -> 'NodeProcess':
-        """Start (or restart) the process."""
+        """Start (or restart: a running one is killed and reaped first) the process."""
+        self.kill()
         with open(self.log, 'a') as log:
             self.proc = subprocess.Popen(self.command(), stdout=subprocess.DEVNULL, stderr=log,
                                          env=self.env)
@@ -80,16 +86,18 @@ class NodeProcess:
             self.proc.send_signal(sig)
 
     def stop(self, sig: int = signal.SIGINT, timeout_s: float = 30.0) -> Optional[int]:
-        """Send ``sig`` and wait; a process still running after ``timeout_s`` is killed.
-        Returns the exit code."""
+        """Send ``sig`` and wait ``timeout_s`` [s]; then SIGTERM (if ``sig`` was another
+        signal) and wait as long again; then SIGKILL. Returns the exit code (reaped)."""
         if self.proc is None:
             return None
-        self.send(sig)
-        try:
-            return self.proc.wait(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            return self.proc.wait()
+        for s in dict.fromkeys((sig, signal.SIGTERM)):
+            self.send(s)
+            try:
+                return self.proc.wait(timeout=timeout_s)
+            except subprocess.TimeoutExpired:
+                pass
+        self.proc.kill()
+        return self.proc.wait()
 
     def kill(self) -> None:
         """SIGKILL and reap."""

@@ -126,6 +126,7 @@ def buffer_throughput(duration_s: float, domain: int, ankle_ft: bool = False) ->
                 proc.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 proc.kill()
+                proc.wait()
         ex.shutdown(timeout_sec=1.0)
         node.destroy_node()
         rclpy.shutdown(context=ctx)
@@ -149,7 +150,8 @@ def buffer_throughput(duration_s: float, domain: int, ankle_ft: bool = False) ->
 def run(args) -> dict:
     """Both parts; ``passed`` says whether the issue's figures were reached."""
     duration = 10.0 if args.quick else args.duration
-    domain = args.domain if args.domain is not None else 1 + os.getpid() % 100
+    from legid_ros.bench.node_procs import free_domain
+    domain = args.domain if args.domain is not None else free_domain()
     out = {'buffer': buffer_throughput(duration, domain)}
     b = out['buffer']
     out.update({'drops': b['drops'], 'buffer_cpu_pct': b['buffer_cpu_pct'],

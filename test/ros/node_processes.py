@@ -1,5 +1,6 @@
 """Helpers of the process-level node tests: start console-script nodes on a private ROS domain,
-wait until each one answers a service (so it is spinning), stop them with a signal."""
+wait until each one answers a service (so it is spinning), stop them with a signal and reap
+them (a process still running after the deadline is killed and reaped, exit code -9)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,14 @@ NODE_NAMES = {'sim_node': 'sim', 'buffer_node': 'buffer', 'estimator_node': 'est
               'controller_node': 'controller', 'ik_node': 'ik'}
 
 
+def fresh_domain() -> int:
+    """A ROS domain id of its own (locked, held until the test session ends), for a test whose
+    nodes must not meet the session's other nodes."""
+    from legid_ros.ros_domain import hold_domain
+
+    return hold_domain()
+
+
 def node_env(domain: int) -> Dict[str, str]:
     """Environment of a private, localhost-only ROS domain."""
     return dict(os.environ, ROS_DOMAIN_ID=str(domain), ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST',
@@ -32,8 +41,8 @@ def start(exe: str, params: Dict[str, object], env: Dict[str, str], log_dir: Pat
     for k, v in params.items():
         value = str(v).lower() if isinstance(v, bool) else str(v)
         args += ['-p', f'{k}:={value}']
-    err = open(log_dir / f'{exe}.err', 'w')
-    return subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=err, env=env)
+    with open(log_dir / f'{exe}.err', 'w') as err:  # the child keeps its own descriptor
+        return subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=err, env=env)
 
 
 def wait_spinning(names: Sequence[str], domain: int, procs: Dict[str, subprocess.Popen],
@@ -74,7 +83,9 @@ def wait_spinning(names: Sequence[str], domain: int, procs: Dict[str, subprocess
 
 def stop(procs: Dict[str, subprocess.Popen], sig: int = signal.SIGINT,
          timeout_s: float = 60.0) -> Dict[str, int]:
-    """Send ``sig`` to every process, wait for them; returns the exit codes (killed: -9)."""
+    """Send ``sig`` to every process, wait for each (``timeout_s`` [s]); a process still
+    running then is killed; every one is reaped. Returns the exit codes (killed: -9): no
+    SIGTERM in between, so a node that ignores ``sig`` shows as -9, not as a clean exit."""
     for p in procs.values():
         if p.poll() is None:
             p.send_signal(sig)
