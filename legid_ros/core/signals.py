@@ -81,9 +81,11 @@ def zmp_from_wrench(wrench_world: np.ndarray, z_ground: float = 0.0,
     """
     w = np.atleast_2d(np.asarray(wrench_world, float))
     fx, fy, fz, nx, ny = w[:, 0], w[:, 1], w[:, 2], w[:, 3], w[:, 4]
+    # moment about p = (px, py, z_ground): n - p x f, whose x and y components vanish:
+    # nx - (py fz - z fy) = 0 and ny - (z fx - px fz) = 0
     with np.errstate(invalid='ignore', divide='ignore'):
-        px = (-ny - z_ground * fx) / fz
-        py = (nx - z_ground * fy) / fz
+        px = (z_ground * fx - ny) / fz
+        py = (nx + z_ground * fy) / fz
     zmp = np.column_stack([px, py])
     zmp[fz < min_fz] = np.nan
     return zmp, fz

@@ -178,3 +178,16 @@ def test_causal_butterworth_state_survives_nan():
     y3 = f(np.ones((20, 1)))
     assert np.isnan(y1[5]).all() and np.isnan(y2).all()
     assert y3 == pytest.approx(np.ones((20, 1)))
+
+
+def test_zmp_on_a_raised_ground_has_no_horizontal_moment():
+    """On the plane z = z_ground the wrench's moment about the ZMP is vertical (x, y zero)."""
+    rng = np.random.default_rng(3)
+    w = np.column_stack([rng.normal(0, 40, (20, 2)), rng.uniform(200, 400, 20),
+                         rng.normal(0, 20, (20, 3))])
+    z_ground = 0.07
+    zmp, fz = signals.zmp_from_wrench(w, z_ground=z_ground)
+    p = np.column_stack([zmp, np.full(20, z_ground)])
+    moment = w[:, 3:] - np.cross(p, w[:, :3])  # about the ZMP
+    assert np.abs(moment[:, :2]).max() < 1e-9
+    assert fz == pytest.approx(w[:, 2])
