@@ -17,7 +17,7 @@ its base state per sample:
 
 from __future__ import annotations
 
-from typing import Dict, Optional
+from typing import Dict, Optional, Sequence
 
 import numpy as np
 import pinocchio as pin
@@ -57,7 +57,8 @@ def contact_base_state(robot: Robot, q_j: np.ndarray, qd_j: np.ndarray, qdd_j: n
                        stance: np.ndarray, imu_quat: np.ndarray,
                        gyro: Optional[np.ndarray] = None,
                        gyro_dot: Optional[np.ndarray] = None,
-                       rates_from_imu: bool = False) -> Dict[str, np.ndarray]:
+                       rates_from_imu: bool = False,
+                       frames: Sequence[int] = ()) -> Dict[str, np.ndarray]:
     """Floating-base configuration, velocity and acceleration from the stance contacts.
 
     Args:
@@ -73,9 +74,17 @@ def contact_base_state(robot: Robot, q_j: np.ndarray, qd_j: np.ndarray, qdd_j: n
             feet (a flat sole as its centre point): for tall robots whose soles rock on their
             soft contacts (a sole's angular acceleration of 0.05 rad/s^2 moves the model ZMP of
             a 1 m high COM by ~5 mm).
+        frames: Frame ids whose world placements to return (at the returned ``q``).
+
+    Whenever the gyro is used, the base's angular rates are the gyro's (mapped into the base
+    frame) and only the base's linear velocity and acceleration are solved, in least squares,
+    from the stance contacts (the contact rows are never mixed with the gyro's: m/s against
+    rad/s).
 
     Returns:
         ``{'q': (N, nq), 'v': (N, nv), 'a': (N, nv)}``; samples without a stance foot are NaN.
+        With ``frames``, also ``'placements'``: ``{frame id: (N, 3, 4)}`` rotation and
+        translation [m] of each frame in the world (NaN without a stance foot).
     """
     model = robot.model
     if not robot.floating:
@@ -96,54 +105,76 @@ def contact_base_state(robot: Robot, q_j: np.ndarray, qd_j: np.ndarray, qdd_j: n
     r_bi = data.oMf[imu_fid].rotation.copy()  # IMU axes in the base frame
     out = {k: np.full((n, d), np.nan) for k, d in (('q', model.nq), ('v', model.nv),
                                                    ('a', model.nv))}
+    place = {f: np.full((n, 3, 4), np.nan) for f in frames}
+    quat = np.asarray(imu_quat, float)
+    quat = quat / np.linalg.norm(quat, axis=1, keepdims=True)
+    # base orientation in the world: the IMU's, through the IMU's placement on the base
+    r_wb = _quat_matrices(quat) @ r_bi.T
+    base_quat = _matrix_quats(r_wb)
+    w_base = None if gyro is None else np.asarray(gyro, float) @ r_bi.T  # [rad/s] base axes
+    wd_base = None if gyro is None else (np.zeros_like(w_base) if gyro_dot is None else
+                                         np.asarray(gyro_dot, float) @ r_bi.T)
     v = np.zeros(model.nv)
     a = np.zeros(model.nv)
-    for k in range(n):
+    for k in np.flatnonzero(stance.any(axis=1)):
         on = [f for f, s in zip(feet, stance[k]) if s]
-        if not on:
-            continue
-        x, y, z, w = np.asarray(imu_quat[k], float) / np.linalg.norm(imu_quat[k])
-        r_wb = pin.Quaternion(w, x, y, z).toRotationMatrix() @ r_bi.T
-        q[3:7] = pin.Quaternion(r_wb).coeffs()
         q[:3] = 0.0
+        q[3:7] = base_quat[k]
         q[7:] = q_j[k]
-        pin.framesForwardKinematics(model, data, q)
-        contacts = np.array([data.oMf[fids[f]].translation for f in on])
-        q[:3] = -contacts.mean(axis=0)
-        v[6:] = qd_j[k]
-        v[:6] = 0.0
+        # Jacobians and contact points do not depend on the base translation: one pass
         pin.computeJointJacobians(model, data, q)
         pin.updateFramePlacements(model, data)
+        contacts = np.array([data.oMf[fids[f]].translation for f in on])
+        q[:3] = -contacts.mean(axis=0)
         jac = _rows(robot, data, q, on, fids, 'jac', rates_from_imu)
         jb, jj = jac[:, :6], jac[:, 6:]
-        rank = np.linalg.matrix_rank(jb, tol=1e-9)
-        extra_v = extra_a = None
-        if rank < 6 or rates_from_imu:
-            if gyro is None:
-                raise BadInputError(f'sample {k}: stance {on} cannot fix the base rotation; '
-                                    'pass the gyro')
-            sel = np.zeros((3, 6))
-            sel[:, 3:] = np.eye(3)
-            extra_v = (sel, r_bi @ np.asarray(gyro[k], float))
-            g_dot = np.zeros(3) if gyro_dot is None else np.asarray(gyro_dot[k], float)
-            extra_a = (sel, r_bi @ g_dot)
-        v[:6] = _lstsq(jb, -jj @ qd_j[k], extra_v)
+        use_gyro = rates_from_imu or np.linalg.matrix_rank(jb, tol=1e-9) < 6
+        if use_gyro and gyro is None:
+            raise BadInputError(f'sample {k}: stance {on} cannot fix the base rotation; '
+                                'pass the gyro')
+        v[6:] = qd_j[k]
+        v[:6] = _base_solve(jb, -jj @ qd_j[k], w_base[k] if use_gyro else None)
         a[:6] = 0.0
         a[6:] = qdd_j[k]
         pin.forwardKinematics(model, data, q, v, a)
         pin.updateFramePlacements(model, data)
         drift = _rows(robot, data, q, on, fids, 'acc', rates_from_imu)
-        a[:6] = _lstsq(jb, -drift, extra_a)
+        a[:6] = _base_solve(jb, -drift, wd_base[k] if use_gyro else None)
         out['q'][k], out['v'][k], out['a'][k] = q, v, a
+        for f, arr in place.items():
+            m = data.oMf[f]
+            arr[k, :, :3], arr[k, :, 3] = m.rotation, m.translation
+    if frames:
+        out['placements'] = place
     return out
 
 
-def _lstsq(jb: np.ndarray, rhs: np.ndarray, extra=None) -> np.ndarray:
-    """Least-squares base solution of ``jb x = rhs`` (plus ``extra``'s rows if given)."""
-    if extra is not None:
-        jb = np.vstack([jb, extra[0]])
-        rhs = np.concatenate([rhs, extra[1]])
-    return np.linalg.lstsq(jb, rhs, rcond=None)[0]
+def _base_solve(jb: np.ndarray, rhs: np.ndarray, angular=None) -> np.ndarray:
+    """Base twist (or acceleration) ``[linear, angular]`` from ``jb x = rhs`` in least
+    squares; with ``angular`` given (base axes), that part is fixed and only the linear part
+    is solved from the rows."""
+    if angular is None:
+        return np.linalg.lstsq(jb, rhs, rcond=None)[0]
+    lin = np.linalg.lstsq(jb[:, :3], rhs - jb[:, 3:] @ angular, rcond=None)[0]
+    return np.concatenate([lin, angular])
+
+
+def _quat_matrices(quat_xyzw: np.ndarray) -> np.ndarray:
+    """Rotation matrices (N, 3, 3) of unit quaternions ``[x, y, z, w]`` (N, 4)."""
+    x, y, z, w = quat_xyzw.T
+    return np.stack([
+        np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)], -1),
+        np.stack([2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)], -1),
+        np.stack([2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)], -1)],
+        axis=1)
+
+
+def _matrix_quats(rot: np.ndarray) -> np.ndarray:
+    """Unit quaternions ``[x, y, z, w]`` (N, 4) of rotation matrices (N, 3, 3)."""
+    out = np.empty((rot.shape[0], 4))
+    for k, r in enumerate(rot):
+        out[k] = pin.Quaternion(r).coeffs()
+    return out
 
 
 def measured_zmp(robot: Robot, q: np.ndarray, src: str, force: Dict[str, np.ndarray],

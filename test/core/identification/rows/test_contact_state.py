@@ -30,3 +30,36 @@ def test_no_stance_foot_gives_nan_and_bad_shapes_are_refused(solo12, solo12_run)
     with pytest.raises(BadInputError):
         contact_base_state(solo12, rec.q[:2], rec.qd[:2], rec.qdd_true[:2], stance[:, :3],
                            rec.imu_quat[:2])
+
+
+def _still_feet_sample(robot, n=3, seed=0):
+    """Joint states near the neutral posture with random rates, all feet in stance."""
+    import pinocchio as pin
+    rng = np.random.default_rng(seed)
+    nj = robot.model.nv - 6
+    q_j = pin.neutral(robot.model)[7:] + rng.normal(0, 0.1, (n, nj))
+    return (q_j, rng.normal(0, 0.5, (n, nj)), rng.normal(0, 2.0, (n, nj)),
+            np.ones((n, len(robot.feet)), bool), np.tile([0.0, 0.0, 0.0, 1.0], (n, 1)))
+
+
+def test_rates_from_imu_take_the_gyro_and_keep_the_stance_feet_still_on_average(solo12):
+    """rates_from_imu: the base angular rate is the gyro's (in the base frame) and the linear
+    velocity makes the stance contact points' mean velocity zero."""
+    import pinocchio as pin
+    model = solo12.model
+    q_j, qd_j, qdd_j, stance, quat = _still_feet_sample(solo12)
+    gyro = np.tile([0.5, -0.2, 0.3], (3, 1))
+    gyro_dot = np.tile([1.0, 2.0, -0.5], (3, 1))
+    st = contact_base_state(solo12, q_j, qd_j, qdd_j, stance, quat, gyro, gyro_dot,
+                            rates_from_imu=True)
+    data = model.createData()
+    pin.framesForwardKinematics(model, data, pin.neutral(model))
+    r_bi = data.oMf[solo12.frame_id(solo12.imu_frame)].rotation
+    assert st['v'][:, 3:6] == pytest.approx(gyro @ r_bi.T, abs=1e-12)
+    assert st['a'][:, 3:6] == pytest.approx(gyro_dot @ r_bi.T, abs=1e-12)
+    for k in range(3):
+        pin.forwardKinematics(model, data, st['q'][k], st['v'][k])
+        pin.updateFramePlacements(model, data)
+        vel = [pin.getFrameVelocity(model, data, solo12.frame_id(f.sole_frame),
+                                    pin.LOCAL_WORLD_ALIGNED).linear for f in solo12.feet.values()]
+        assert np.abs(np.mean(vel, axis=0)).max() < 1e-9
