@@ -4,8 +4,11 @@ sim_node -> buffer_node -> estimator_node -> controller_node, plus ik_node, each
 process started from ``.venv/bin`` with ``--ros-args --params-file config/legid.yaml``, on
 localhost and a private ROS domain. A listener node in this process records the published
 parameters, ZMPs and diagnostics; after ``--duration`` seconds of streaming the estimator is
-asked to save (URDF + YAML), every node is stopped with SIGINT, and a report (identified vs
-truth, ZMP deviation, solve times, messages handled) is printed and written with PNG figures.
+asked to save (URDF + YAML), every node is stopped (SIGINT; SIGTERM, then SIGKILL for a node
+still running after its budget; every one reaped), and a report (identified vs truth, ZMP
+deviation, solve times, messages handled, how each node stopped) is printed and written with
+PNG figures. The ROS domain is ``--domain``, else ``$ROS_DOMAIN_ID``, else one no other
+process on this machine holds (:mod:`legid_ros.ros_domain`).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from pathlib import Path
 import numpy as np
 
 NODES = ['sim_node', 'buffer_node', 'estimator_node', 'controller_node', 'ik_node']
+STOP_BUDGET_S = {signal.SIGINT: 30.0, signal.SIGTERM: 15.0, signal.SIGKILL: 15.0}  # [s]
 
 
 def add_arguments(parser) -> None:
@@ -40,7 +44,8 @@ def add_arguments(parser) -> None:
                         help='foot force topics: 2 ankle wrenches (default; 4 topics at 1 kHz '
                              'in all) or 8 sole sensors (10 topics at 1 kHz)')
     parser.add_argument('--domain', type=int, default=None,
-                        help='ROS_DOMAIN_ID (default: a private one derived from the pid)')
+                        help='ROS_DOMAIN_ID (default: $ROS_DOMAIN_ID if set, else one no other '
+                             'process on this machine holds)')
     parser.add_argument('--config', default=None, help='parameter file (default legid.yaml)')
 
 
@@ -52,8 +57,26 @@ def _start(exe, config, extra, env, log):
     cmd = [str(Path(sys.executable).parent / exe), '--ros-args', '--params-file', str(config)]
     for k, v in extra.items():
         cmd += ['-p', f'{k}:={v}']
-    return subprocess.Popen(cmd, env=env, stdout=open(log, 'w'), stderr=subprocess.STDOUT,
-                            start_new_session=True)
+    with open(log, 'w') as out:  # the child keeps its own copy of the descriptor
+        return subprocess.Popen(cmd, env=env, stdout=out, stderr=subprocess.STDOUT,
+                                start_new_session=True)
+
+
+def _domain(args):
+    """(domain id, lease or None): --domain, else $ROS_DOMAIN_ID, else a locked private id."""
+    from legid_ros.core.errors import BadInputError
+    from legid_ros.ros_domain import acquire_domain
+
+    if args.domain is not None:
+        return args.domain, None
+    text = os.environ.get('ROS_DOMAIN_ID', '').strip()
+    if text:
+        try:
+            return int(text), None
+        except ValueError:
+            raise BadInputError(f'ROS_DOMAIN_ID={text!r} is not an integer') from None
+    lease = acquire_domain()
+    return lease.domain, lease
 
 
 def run(args) -> int:
@@ -66,7 +89,16 @@ def run(args) -> int:
     out = Path(args.out).resolve()
     out.mkdir(parents=True, exist_ok=True)
     config = Path(args.config) if args.config else paths.config_path('legid.yaml')
-    domain = args.domain if args.domain is not None else 1 + os.getpid() % 100
+    domain, lease = _domain(args)
+    try:
+        return _run(args, out, config, domain)
+    finally:
+        if lease is not None:
+            lease.release()
+
+
+def _run(args, out: Path, config: Path, domain: int) -> int:
+    """Start the nodes on ``domain``, listen, stop them all, report."""
     env = dict(os.environ, ROS_DOMAIN_ID=str(domain), ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST',
                ROS_LOCALHOST_ONLY='1', MPLBACKEND='Agg')
     os.environ.update({k: env[k] for k in ('ROS_DOMAIN_ID', 'ROS_AUTOMATIC_DISCOVERY_RANGE',
@@ -85,18 +117,20 @@ def run(args) -> int:
     }
     print(f'legid demo: ROS domain {domain}, localhost only; logs and report in {out}')
     procs, missing = {}, []
-    for exe in NODES:
-        if not _available(exe):
-            missing.append(exe)
-            print(f'legid demo: {exe} is not in this build yet; running without it')
-            continue
-        procs[exe] = _start(exe, config, extra.get(exe, {}), env, out / f'{exe}.log')
     try:
+        for exe in NODES:
+            if not _available(exe):
+                missing.append(exe)
+                print(f'legid demo: {exe} is not in this build yet; running without it')
+                continue
+            procs[exe] = _start(exe, config, extra.get(exe, {}), env, out / f'{exe}.log')
         report = _listen(args, procs, out)
     finally:
-        _stop(procs)
+        stopped_by = _stop(procs)
     report['missing_nodes'] = missing
+    report['ros_domain'] = domain
     report['exit_codes'] = {k: p.returncode for k, p in procs.items()}
+    report['stopped_by'] = stopped_by
     report['estimator_state_saved'] = state.is_file()
     _print_and_write(report, out)
     return 0 if report.get('parameters_published') else 1
@@ -188,20 +222,36 @@ def _report(node, args, out, saved) -> dict:
     }
 
 
-def _stop(procs):
-    for p in procs.values():
-        if p.poll() is None:
-            p.send_signal(signal.SIGINT)
-    end = time.monotonic() + 15.0
-    for p in procs.values():
-        try:
-            p.wait(timeout=max(end - time.monotonic(), 0.1))
-        except subprocess.TimeoutExpired:
-            p.terminate()
+def _stop(procs, budget_s=None) -> dict:
+    """Stop and reap every process: SIGINT to all, then SIGTERM to those still running after
+    their budget [s], then SIGKILL. Returns the name of the signal that stopped each one (''
+    if it had exited already, 'unreaped' if it outlived even SIGKILL's budget)."""
+    budget_s = budget_s or STOP_BUDGET_S
+    by = {k: '' for k, p in procs.items() if p.poll() is not None}
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGKILL):
+        running = {k: p for k, p in procs.items() if k not in by}
+        if not running:
+            break
+        for p in running.values():
+            if p.poll() is None:
+                p.send_signal(sig)
+        end = time.monotonic() + budget_s[sig]
+        for k, p in running.items():
             try:
-                p.wait(timeout=3.0)
+                p.wait(timeout=max(end - time.monotonic(), 0.1))
             except subprocess.TimeoutExpired:
-                p.kill()
+                continue
+            by[k] = _signal_name(sig)
+        if sig != signal.SIGKILL and len(by) < len(procs):
+            print(f'legid demo: {", ".join(k for k in procs if k not in by)} still running '
+                  f'{budget_s[sig]:.0f} s after {_signal_name(sig)}', flush=True)
+    for k in procs:
+        by.setdefault(k, 'unreaped')
+    return by
+
+
+def _signal_name(sig) -> str:
+    return signal.Signals(sig).name
 
 
 def _print_and_write(report: dict, out: Path) -> None:
@@ -226,6 +276,9 @@ def _print_and_write(report: dict, out: Path) -> None:
                  f"force; {b.get('rows_emitted', '?')} rows in {b.get('windows_published', '?')}"
                  f" windows; estimator folded {e.get('samples_folded', '?')} samples in "
                  f"{e.get('updates', '?')} updates; listener saw {m['listener']}")
+    unusual = {k: v for k, v in report['stopped_by'].items() if v not in ('', 'SIGINT')}
+    if unusual:
+        lines.append('stopped only by: ' + ', '.join(f'{k} {v}' for k, v in unusual.items()))
     if report['missing_nodes']:
         lines.append(f"not run (not in this build): {', '.join(report['missing_nodes'])}")
     lines.append(f"saved: {report['saved'] or 'nothing'}")
