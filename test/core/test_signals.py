@@ -191,3 +191,18 @@ def test_zmp_on_a_raised_ground_has_no_horizontal_moment():
     moment = w[:, 3:] - np.cross(p, w[:, :3])  # about the ZMP
     assert np.abs(moment[:, :2]).max() < 1e-9
     assert fz == pytest.approx(w[:, 2])
+
+
+def test_savgol_at_some_samples_equals_the_full_filter_there():
+    """Derivatives evaluated only at chosen samples (edges, inside, a NaN's reach) equal the
+    full-length filter's outputs at those samples."""
+    rng = np.random.default_rng(4)
+    t = np.arange(3000) * 1e-3
+    x = np.cumsum(rng.normal(size=(3000, 2, 3)), axis=0)
+    x[500, 1, 2] = np.nan
+    at = np.r_[0:90, 95:2950:7, 2900:3000]
+    full = signals.savgol_derivatives(t, x, 0.15)
+    part = signals.savgol_derivatives(t, x, 0.15, at=at)
+    for f, p in zip(full, part):
+        assert np.array_equal(np.isnan(f[at]), np.isnan(p))
+        assert np.nanmax(np.abs(f[at] - p)) <= 1e-12 * np.nanmax(np.abs(f))
