@@ -23,7 +23,7 @@ from legid_ros.ros.node_util import sensor_qos
 
 from pipeline_helpers import params, ros_context, spin_until
 
-pytestmark = pytest.mark.timeout(180)
+pytestmark = pytest.mark.timeout(600)
 N = 900  # good samples (0.9 s at 1 kHz)
 BAD_AT = 300  # the bad messages come before this sample
 FT = {'left': 'l_ankle_ft', 'right': 'r_ankle_ft'}
@@ -89,8 +89,8 @@ def test_buffer_and_estimator_survive_bad_messages(recording, raw):
         src.create_subscription(DiagnosticArray, '/diagnostics', diags.append, 500)
         for n in nodes:
             ex.add_node(n)
-        spin_until(ex, lambda: pubs['js'].get_subscription_count() > 0
-                   and pub_win.get_subscription_count() > 0, 5.0)
+        assert spin_until(ex, lambda: pubs['js'].get_subscription_count() > 0
+                          and pub_win.get_subscription_count() > 0)
         for k in range(N):
             t = t0 + rec.t[k]
             if k == BAD_AT:
@@ -104,8 +104,8 @@ def test_buffer_and_estimator_survive_bad_messages(recording, raw):
                 spin_until(ex, lambda: False, 0.02)
         t_bad = t0 + rec.t[BAD_AT]
         assert spin_until(ex, lambda: buf.received['joint_states'] >= N + 4
-                          and any(_last_stamp(w) > t_bad + 0.3 for w in windows), 30.0)
-        assert spin_until(ex, lambda: est.windows >= 3 and est.folded > 0, 10.0)
+                          and any(_last_stamp(w) > t_bad + 0.3 for w in windows))
+        assert spin_until(ex, lambda: est.windows >= 3 and est.folded > 0)
         events = dict(buf.buffer.events)
     for cause in ('missing_joints', 'nonfinite_position', 'bad_position_length',
                   'wrong_frame_id'):
@@ -141,8 +141,8 @@ def test_controller_survives_bad_states_with_bounded_cache():
                                    m, CTL_DIAG) else None, 100)
         for n in nodes:
             ex.add_node(n)
-        spin_until(ex, lambda: pub_state.get_subscription_count() > 0
-                   and pub_ref.get_subscription_count() > 0, 5.0)
+        assert spin_until(ex, lambda: pub_state.get_subscription_count() > 0
+                          and pub_ref.get_subscription_count() > 0)
         names = ['hip_abad', 'hip_flex', 'knee']
         bad = [JointState(), JointState(name=names, position=[0.0, math.nan, 0.0],
                                         velocity=[0.0] * 3),
@@ -153,13 +153,13 @@ def test_controller_survives_bad_states_with_bounded_cache():
             seen = ctl.counts['bad_states'] + len(ctl._state_map)
             pub_state.publish(msg)
             spin_until(ex, lambda: ctl.counts['bad_states'] + len(ctl._state_map) > seen
-                       or len(ctl._state_map) == NAME_CACHE_SIZE, 0.05)
+                       or len(ctl._state_map) == NAME_CACHE_SIZE, 5.0)
         assert spin_until(ex, lambda: ctl.counts['bad_states'] >= 3
-                          and len(ctl._state_map) == NAME_CACHE_SIZE, 10.0)
+                          and len(ctl._state_map) == NAME_CACHE_SIZE)
         pub_state.publish(JointState(name=names, position=[0.0, 0.3, 0.9], velocity=[0.0] * 3))
         pub_ref.publish(JointTrajectory(joint_names=names, points=[JointTrajectoryPoint(
             positions=[0.0, 0.3, 0.9], velocities=[0.0] * 3, accelerations=[0.0] * 3)]))
-        assert spin_until(ex, lambda: len(ff) > 0, 10.0)
+        assert spin_until(ex, lambda: len(ff) > 0)
         assert ctl.counts['bad_states'] == 3
         assert np.isfinite(ff[-1].data).all()
         assert len(diags) <= 1

@@ -18,8 +18,8 @@ PUBLISHER = textwrap.dedent('''
     node = rclpy.create_node('legid_test_publisher')
     pub = node.create_publisher(JointState, 'joint_states',
                                 QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE))
-    deadline = time.time() + 20.0
-    while pub.get_subscription_count() == 0 and time.time() < deadline:
+    deadline = time.monotonic() + 120.0
+    while pub.get_subscription_count() == 0 and time.monotonic() < deadline:
         time.sleep(0.05)
     for i in range(50):
         msg = JointState()
@@ -28,7 +28,7 @@ PUBLISHER = textwrap.dedent('''
         msg.position = [0.01 * i, -0.01 * i]
         pub.publish(msg)
         time.sleep(0.01)
-    time.sleep(0.5)
+    sys.stdin.readline()  # stay (and keep resending) until the subscriber has them all
     node.destroy_node()
     rclpy.shutdown()
 ''')
@@ -42,12 +42,17 @@ def test_joint_state_crosses_processes():
         got = []
         node.create_subscription(JointState, 'joint_states', got.append,
                                  QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE))
-        proc = subprocess.Popen([sys.executable, '-c', PUBLISHER])
-        deadline = time.time() + 40.0
-        while len(got) < 50 and time.time() < deadline:
-            rclpy.spin_once(node, timeout_sec=0.1)
-        proc.wait(timeout=30)
-        assert proc.returncode == 0
+        proc = subprocess.Popen([sys.executable, '-c', PUBLISHER], stdin=subprocess.PIPE)
+        try:
+            deadline = time.monotonic() + 120.0  # start-up and discovery on a busy machine
+            while len(got) < 50 and time.monotonic() < deadline:
+                rclpy.spin_once(node, timeout_sec=0.1)
+            proc.stdin.close()  # the publisher may go
+            assert proc.wait(timeout=120) == 0
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
         assert len(got) == 50
         assert [m.header.stamp.sec for m in got] == list(range(1000, 1050))
         assert list(got[7].name) == ['l_knee', 'r_knee']

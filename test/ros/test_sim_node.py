@@ -17,7 +17,7 @@ from legid_ros.ros.sim_node import SimNode, make_recording
 from pipeline_helpers import params, ros_context, spin_until
 from test_buffer_node import _renamed_biped
 
-pytestmark = pytest.mark.timeout(120)
+pytestmark = pytest.mark.timeout(600)
 
 
 def test_streams_every_topic_loops_and_latches_truth():
@@ -41,10 +41,10 @@ def test_streams_every_topic_loops_and_latches_truth():
         probe.create_subscription(WrenchStamped, 'left_foot/wrench_raw', raw.append, qos)
         for n in nodes:
             ex.add_node(n)
-        assert spin_until(ex, lambda: len(js) >= 2 * rec.n + 10, 30.0)
+        assert spin_until(ex, lambda: len(js) >= 2 * rec.n + 10)
         probe.create_subscription(Float64MultiArray, 'legid/sim/ground_truth', truth.append,
                                   latched_qos())
-        assert spin_until(ex, lambda: bool(truth), 10.0)
+        assert spin_until(ex, lambda: bool(truth))
         assert sim.lap >= 2
     q = np.array([m.position for m in js[:rec.n]])
     np.testing.assert_allclose(q, rec.q, atol=1e-12)
@@ -87,7 +87,7 @@ def test_unmeasured_velocity_is_left_out():
         probe.create_subscription(JointState, 'joint_states', js.append, sensor_qos(500))
         for n in nodes:
             ex.add_node(n)
-        assert spin_until(ex, lambda: len(js) >= rec.n, 20.0)
+        assert spin_until(ex, lambda: len(js) >= rec.n)
     assert len(js[0].velocity) == 0
     np.testing.assert_allclose(js[-1].effort, rec.tau[-1])
 
@@ -122,8 +122,8 @@ def test_payload_republishes_truth_and_imu_heading_is_corrupted():
                                   latched_qos())
         for n in nodes:
             ex.add_node(n)
-        assert spin_until(ex, lambda: sim.finished and len(imu) >= sim.rec.n, 30.0)
-        spin_until(ex, lambda: len(truth) >= 2, 5.0)
+        assert spin_until(ex, lambda: sim.finished and len(imu) >= sim.rec.n)
+        assert spin_until(ex, lambda: len(truth) >= 2)
     rec = make_recording('synthetic', 0.6, 0, 'none', 'right')
     masses = [sum(cv.parameters_from_msg(m)[0][0::10]) for m in truth]
     assert len(masses) == 2 and masses[1] - masses[0] == pytest.approx(2.0)
@@ -158,7 +158,7 @@ def test_force_sensors_publish_on_the_description_topics(tmp_path):
                                   sensor_qos(2000))
         for n in nodes:
             ex.add_node(n)
-        spin_until(ex, lambda: sim.finished and len(got) >= rec.n, 10.0)
+        assert spin_until(ex, lambda: sim.finished and len(got) >= rec.n)
         assert sorted(p.topic_name for p in sim.pub_fsr['right']) == \
             [f'/right_foot/fsr/c{k}' for k in range(4)]
     assert len(got) == rec.n and got[0].header.frame_id == 'r_sole_rl'

@@ -16,7 +16,7 @@ from legid_ros.ros.sim_node import SimNode
 
 from pipeline_helpers import params, ros_context, spin_until
 
-pytestmark = pytest.mark.timeout(180)
+pytestmark = pytest.mark.timeout(300)
 
 
 def test_pipeline_runs_on_the_sim_clock():
@@ -39,7 +39,7 @@ def test_pipeline_runs_on_the_sim_clock():
         for n in nodes:
             ex.add_node(n)
         assert est.get_clock().now().nanoseconds == 0  # no /clock yet: simulated time 0
-        assert spin_until(ex, lambda: est.updates > 0 and solved, 60.0), est.status()
+        assert spin_until(ex, lambda: est.updates > 0 and solved), est.status()
         assert buf.windows_published > 0 and clocks
         first = cv.stamp_to_sec(clocks[0].clock)
         assert abs(first - sim.t0_wall) < 1.0  # the clock carries the sample stamps
