@@ -26,7 +26,7 @@ from legid_ros.core import signals
 from legid_ros.core.errors import BadInputError
 from legid_ros.core.recording import Recording
 from legid_ros.core.identification.rows.contact_state import (contact_base_state, is_point_foot,
-                                                               measured_zmp)
+                                                               measured_zmp, zmp_frames)
 from legid_ros.core.identification.rows.regressors import support_base_state
 from legid_ros.core.robot import Robot
 
@@ -189,15 +189,9 @@ def prepare(rec: Recording, robot: Robot, options: Optional[PrepareOptions] = No
         ankle = {f: filt(x) for f, x in ankle_raw.items()}
     else:
         q_f, wrench, ankle = q_j, wrench_raw, ankle_raw
-    if o.diff == 'exact':
-        qd, qdd = rec.qd[keep], rec.qdd_true[keep]
-        q_f = q_j
-    else:
-        q_f, qd, qdd = signals.derivatives(t, q_f, 'savgol' if o.diff == 'savgol' else 'fd',
-                                           o.window_s)
-    tau = rec.tau[keep]
-    # drop the filter's edge transients, then decimate (after filtering and differentiation
-    # at the full rate)
+    # drop the filter's edge transients and keep every step-th sample: the filters above run
+    # at the full rate (they are the anti-alias filters of this decimation), the derivatives
+    # and everything after only at the kept samples
     edge = o.edge_s if o.edge_s is not None else (3.0 / o.cutoff_hz if filtered else 0.0)
     if edge < 0:
         raise BadInputError(f'edge_s must be >= 0 s, got {edge}')
@@ -207,8 +201,13 @@ def prepare(rec: Recording, robot: Robot, options: Optional[PrepareOptions] = No
         i1 = int(np.searchsorted(t, t[-1] - edge, side='right'))
         dropped[f'filter edges ({edge:g} s each end)'] = t.size - (i1 - i0)
     sel = np.arange(i0, i1, max(1, int(o.step)))
+    if o.diff == 'exact':
+        q_f, qd, qdd = q_j[sel], rec.qd[keep][sel], rec.qdd_true[keep][sel]
+    else:
+        q_f, qd, qdd = signals.derivatives(t, q_f, 'savgol' if o.diff == 'savgol' else 'fd',
+                                           o.window_s, at=sel)
     t_all = t
-    t, q_f, qd, qdd, tau = t[sel], q_f[sel], qd[sel], qdd[sel], tau[sel]
+    t, tau = t[sel], rec.tau[keep][sel]
     force = {f: x[sel] for f, x in force.items()}
     wrench = {f: x[sel] for f, x in wrench.items()}
     ankle = {f: x[sel] for f, x in ankle.items()}
@@ -232,6 +231,10 @@ def prepare(rec: Recording, robot: Robot, options: Optional[PrepareOptions] = No
         double = np.zeros(t.size, bool)
         none = np.zeros(t.size, bool)
         loaded = np.tile(np.array([f == o.support for f in feet]), (t.size, 1))
+    # the frames the measured ZMP needs, placed by the base-state pass (no second one)
+    frames = sorted({i for ids in zmp_frames(robot, feet, src).values() for i in ids}) \
+        if src != 'true' else []
+    placements = None
     if o.base == 'true':
         if rec.base_pose_true is None:
             raise BadInputError('recording has no true base state')
@@ -246,20 +249,22 @@ def prepare(rec: Recording, robot: Robot, options: Optional[PrepareOptions] = No
         cut = o.gyro_cutoff_hz or (0.5 * o.cutoff_hz if o.cutoff_hz else None)
         g = signals.butter_zero_phase(gyro, cut, rate) if cut and cut < 0.45 * rate else gyro
         gyro, gyro_dot, _ = signals.derivatives(t_all, g, 'savgol' if o.diff != 'fd'
-                                                else 'fd', o.window_s)
+                                                else 'fd', o.window_s, at=sel)
         st = contact_base_state(robot, q_f, qd, qdd, loaded & ~none[:, None],
-                                rec.imu_quat[kept], gyro[sel], gyro_dot[sel],
-                                rates_from_imu=True)
+                                rec.imu_quat[kept], gyro, gyro_dot, rates_from_imu=True,
+                                frames=frames)
         q, v, a = st['q'], st['v'], st['a']
+        placements = st.get('placements')
         q[none], v[none], a[none] = q[~none][:1], v[~none][:1], a[~none][:1]
     elif o.base not in ('support', 'auto'):
         raise BadInputError(f"base must be 'auto', 'support', 'contacts' or 'true', not "
                             f'{o.base!r}')
     else:
         st = support_base_state(robot, q_f, qd, qdd, support,
-                                rec.imu_quat[kept] if o.use_imu else None)
+                                rec.imu_quat[kept] if o.use_imu else None, frames=frames)
         q, v, a = st['q'], st['v'], st['a']
-    zmp, fz = _measured_zmp(robot, q, src, force, rec, kept, loaded)
+        placements = st.get('placements')
+    zmp, fz = _measured_zmp(robot, q, src, force, rec, kept, loaded, placements)
     if src == 'true' and np.all(np.isfinite(total_fz)) and np.any(total_fz > 0):
         fz = total_fz  # the true ZMP with the measured vertical force (not the CAD weight)
     if o.lag is not None:
@@ -297,8 +302,8 @@ def _contact_filter(t, support, double, none, o: PrepareOptions, dropped: dict) 
     return keep
 
 
-def _measured_zmp(robot, q, src, force, rec, kept, loaded):
+def _measured_zmp(robot, q, src, force, rec, kept, loaded, placements=None):
     """Measured ZMP [m] and vertical force [N] (:func:`measured_zmp`; 'true': the recording's)."""
     if src == 'true':
         return rec.zmp_true[kept], np.full(q.shape[0], robot.total_mass * 9.81)
-    return measured_zmp(robot, q, src, force, loaded)
+    return measured_zmp(robot, q, src, force, loaded, placements)

@@ -24,6 +24,7 @@ import pinocchio as pin
 
 from legid_ros.core import signals
 from legid_ros.core.errors import BadInputError
+from legid_ros.core.identification.rows.regressors import quat_matrices
 from legid_ros.core.robot import Robot
 
 
@@ -109,7 +110,7 @@ def contact_base_state(robot: Robot, q_j: np.ndarray, qd_j: np.ndarray, qdd_j: n
     quat = np.asarray(imu_quat, float)
     quat = quat / np.linalg.norm(quat, axis=1, keepdims=True)
     # base orientation in the world: the IMU's, through the IMU's placement on the base
-    r_wb = _quat_matrices(quat) @ r_bi.T
+    r_wb = quat_matrices(quat) @ r_bi.T
     base_quat = _matrix_quats(r_wb)
     w_base = None if gyro is None else np.asarray(gyro, float) @ r_bi.T  # [rad/s] base axes
     wd_base = None if gyro is None else (np.zeros_like(w_base) if gyro_dot is None else
@@ -159,16 +160,6 @@ def _base_solve(jb: np.ndarray, rhs: np.ndarray, angular=None) -> np.ndarray:
     return np.concatenate([lin, angular])
 
 
-def _quat_matrices(quat_xyzw: np.ndarray) -> np.ndarray:
-    """Rotation matrices (N, 3, 3) of unit quaternions ``[x, y, z, w]`` (N, 4)."""
-    x, y, z, w = quat_xyzw.T
-    return np.stack([
-        np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)], -1),
-        np.stack([2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)], -1),
-        np.stack([2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)], -1)],
-        axis=1)
-
-
 def _matrix_quats(rot: np.ndarray) -> np.ndarray:
     """Unit quaternions ``[x, y, z, w]`` (N, 4) of rotation matrices (N, 3, 3)."""
     out = np.empty((rot.shape[0], 4))
@@ -177,8 +168,37 @@ def _matrix_quats(rot: np.ndarray) -> np.ndarray:
     return out
 
 
+def zmp_frames(robot: Robot, feet, src: str) -> Dict[str, list]:
+    """Per foot, the frame ids :func:`measured_zmp` places its forces at: the sole sensors'
+    ('fsr'), else ``[F/T frame]`` plus, for a point foot, its contact point (sole frame)."""
+    out = {}
+    for f in feet:
+        foot = robot.feet[f]
+        if src == 'fsr':
+            out[f] = [robot.frame_id(s) for s in foot.sensor_frames]
+        else:
+            out[f] = [robot.frame_id(foot.ft_frame or foot.link)]
+            if is_point_foot(robot, f):
+                out[f].append(robot.frame_id(foot.sole_frame))
+    return out
+
+
+def frame_placements(robot: Robot, q: np.ndarray, frames) -> Dict[int, np.ndarray]:
+    """World placements ``{frame id: (N, 3, 4)}`` (rotation, translation [m]) of ``frames`` at
+    the configurations ``q`` (N, nq); NaN where ``q`` is not finite."""
+    model = robot.model
+    data = model.createData()
+    out = {f: np.full((q.shape[0], 3, 4), np.nan) for f in frames}
+    for k in np.flatnonzero(np.isfinite(q).all(axis=1)):
+        pin.forwardKinematics(model, data, q[k])
+        for f, arr in out.items():
+            m = pin.updateFramePlacement(model, data, f)
+            arr[k, :, :3], arr[k, :, 3] = m.rotation, m.translation
+    return out
+
+
 def measured_zmp(robot: Robot, q: np.ndarray, src: str, force: Dict[str, np.ndarray],
-                 loaded: np.ndarray):
+                 loaded: np.ndarray, placements: Optional[Dict[int, np.ndarray]] = None):
     """Measured ZMP on the ground [m] (N, 2) and vertical force [N] (N,) of the loaded feet.
 
     A flat foot's wrench acts at its F/T frame (``ft_frame``, else its link); a point foot's
@@ -191,41 +211,35 @@ def measured_zmp(robot: Robot, q: np.ndarray, src: str, force: Dict[str, np.ndar
         src: 'wrench' or 'fsr'.
         force: Per foot, (N, 6) wrenches in the F/T frame or (N, k) sensor normal forces.
         loaded: (N, n_feet) bool in the robot's foot order: the feet that count.
+        placements: The world placements of :func:`zmp_frames`' frames at ``q`` if already
+            computed (``{frame id: (N, 3, 4)}``, as the base-state functions return them).
+
+    Samples with a non-finite ``q`` or no loaded foot have a NaN ZMP and no force.
     """
     n = q.shape[0]
-    model = robot.model
-    data = model.createData()
     feet = list(force)
-    fids = {f: ([robot.frame_id(s) for s in robot.feet[f].sensor_frames] if src == 'fsr'
-                else robot.frame_id(robot.feet[f].ft_frame or robot.feet[f].link))
-            for f in feet}
-    point = {f: robot.frame_id(robot.feet[f].sole_frame) for f in feet
-             if is_point_foot(robot, f)}
-    zmp = np.full((n, 2), np.nan)
-    fz = np.zeros(n)
+    fids = zmp_frames(robot, feet, src)
+    if placements is None:
+        placements = frame_placements(robot, q, sorted({i for ids in fids.values()
+                                                         for i in ids}))
     order = list(robot.feet)
-    for k in range(n):
-        if not np.all(np.isfinite(q[k])):
-            continue
-        pin.framesForwardKinematics(model, data, q[k])
-        in_contact = [f for f in feet if loaded[k, order.index(f)]]
-        if not in_contact:
-            continue
-        if src == 'fsr':
-            pos = np.concatenate([[data.oMf[i].translation for i in fids[f]]
-                                  for f in in_contact])
-            frc = np.concatenate([force[f][k] for f in in_contact])
-            z, s = signals.zmp_from_sensors(frc[None, :], pos)
-        else:
-            w = 0.0
-            for f in in_contact:
-                m = data.oMf[fids[f]]
-                wf = force[f][k][None, :]
-                pos = m.translation
-                if f in point:  # the force at the contact point, no torque
-                    wf = np.concatenate([wf[:, :3], np.zeros((1, 3))], axis=1)
-                    pos = data.oMf[point[f]].translation
-                w = w + signals.wrench_to_world(wf, m.rotation, pos)
-            z, s = signals.zmp_from_wrench(w)
-        zmp[k], fz[k] = z[0], s[0]
+    ok = np.isfinite(q).all(axis=1)
+    on = {f: np.asarray(loaded[:, order.index(f)], bool) & ok for f in feet}
+    if src == 'fsr':
+        pos = np.stack([np.where(on[f][:, None], placements[i][:, :, 3], 0.0)
+                        for f in feet for i in fids[f]], axis=1)
+        frc = np.concatenate([np.where(on[f][:, None], force[f], 0.0) for f in feet], axis=1)
+        zmp, fz = signals.zmp_from_sensors(frc, pos)
+    else:
+        w = np.zeros((n, 6))
+        for f in feet:
+            m = placements[fids[f][0]]
+            wf, pos = np.asarray(force[f], float), m[:, :, 3]
+            if len(fids[f]) > 1:  # a point foot: the force at the contact point, no torque
+                wf = np.concatenate([wf[:, :3], np.zeros((n, 3))], axis=1)
+                pos = placements[fids[f][1]][:, :, 3]
+            w += np.where(on[f][:, None], signals.wrench_to_world(wf, m[:, :, :3], pos), 0.0)
+        zmp, fz = signals.zmp_from_wrench(w)
+    none = ~np.any([on[f] for f in feet], axis=0) if feet else np.ones(n, bool)
+    zmp[none], fz[none] = np.nan, 0.0
     return zmp, fz

@@ -32,6 +32,17 @@ def _quat_to_rot(quat_xyzw: np.ndarray) -> np.ndarray:
     return pin.Quaternion(w, x, y, z).toRotationMatrix()
 
 
+def quat_matrices(quat_xyzw: np.ndarray) -> np.ndarray:
+    """Rotation matrices (N, 3, 3) of quaternions ``[x, y, z, w]`` (N, 4) (normalised here)."""
+    quat = np.asarray(quat_xyzw, float)
+    x, y, z, w = (quat / np.linalg.norm(quat, axis=1, keepdims=True)).T
+    return np.stack([
+        np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)], -1),
+        np.stack([2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)], -1),
+        np.stack([2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)], -1)],
+        axis=1)
+
+
 def _support_list(support, n: int) -> np.ndarray:
     if isinstance(support, str):
         return np.array([support] * n, dtype=object)
@@ -42,8 +53,8 @@ def _support_list(support, n: int) -> np.ndarray:
 
 
 def support_base_state(robot: Robot, q_j: np.ndarray, qd_j: np.ndarray, qdd_j: np.ndarray,
-                       support='right', imu_quat: Optional[np.ndarray] = None
-                       ) -> Dict[str, np.ndarray]:
+                       support='right', imu_quat: Optional[np.ndarray] = None,
+                       frames: Sequence[int] = ()) -> Dict[str, np.ndarray]:
     """Floating-base configuration, velocity and acceleration from the support foot.
 
     The support sole frame is at the world origin, flat (z up, its yaw = world yaw) and still:
@@ -58,9 +69,12 @@ def support_base_state(robot: Robot, q_j: np.ndarray, qd_j: np.ndarray, qdd_j: n
         q_j, qd_j, qdd_j: Joint positions, velocities, accelerations, (N, nj) [rad, /s, /s^2].
         support: Support foot name per sample, (N,), or one name for all.
         imu_quat: IMU orientation in the world ``[x, y, z, w]``, (N, 4), or None.
+        frames: Frame ids whose world placements to return (at the returned ``q``).
 
     Returns:
-        ``{'q': (N, nq), 'v': (N, nv), 'a': (N, nv)}`` in pinocchio's conventions.
+        ``{'q': (N, nq), 'v': (N, nv), 'a': (N, nv)}`` in pinocchio's conventions; with
+        ``frames`` also ``'placements'``: ``{frame id: (N, 3, 4)}`` rotation and translation
+        [m] of each frame in the world.
     """
     model = robot.model
     if not robot.floating:
@@ -72,35 +86,39 @@ def support_base_state(robot: Robot, q_j: np.ndarray, qd_j: np.ndarray, qdd_j: n
     sup = _support_list(support, n)
     data = model.createData()
     fids = {name: robot.frame_id(f.sole_frame) for name, f in robot.feet.items()}
-    imu_fid = robot.frame_id(robot.imu_frame) if imu_quat is not None else None
-    r_bi = None
+    unknown = set(sup) - set(fids)
+    if unknown:
+        raise BadInputError(f'unknown support foot {sorted(map(str, unknown))[0]!r}; feet: '
+                            f'{list(fids)}')
     out_q = np.zeros((n, model.nq))
     out_v = np.zeros((n, model.nv))
     out_a = np.zeros((n, model.nv))
+    place = {f: np.zeros((n, 3, 4)) for f in frames}
     q = pin.neutral(model)
     v = np.zeros(model.nv)
     a = np.zeros(model.nv)
+    rot_imu = None
+    if imu_quat is not None:
+        q[:7] = [0, 0, 0, 0, 0, 0, 1]
+        pin.framesForwardKinematics(model, data, q)
+        r_bi = data.oMf[robot.frame_id(robot.imu_frame)].rotation.copy()
+        rot_imu = [_quat_to_rot(np.asarray(qk, float)) @ r_bi.T for qk in imu_quat]
     for k in range(n):
-        try:
-            fid = fids[sup[k]]
-        except KeyError:
-            raise BadInputError(f'unknown support foot {sup[k]!r}; feet: {list(fids)}')
+        fid = fids[sup[k]]
+        # the sole's LOCAL Jacobian and its placement in the base: one pass, base at identity
         q[:7] = [0, 0, 0, 0, 0, 0, 1]
         q[7:] = q_j[k]
-        pin.framesForwardKinematics(model, data, q)
-        t_bs = data.oMf[fid].copy()
+        pin.computeJointJacobians(model, data, q)
+        t_bs = pin.updateFramePlacement(model, data, fid).copy()
+        jac = pin.getFrameJacobian(model, data, fid, pin.LOCAL)
         t_wb = t_bs.inverse()
-        if imu_fid is not None:
-            if r_bi is None:
-                r_bi = data.oMf[imu_fid].rotation.copy()
-            r_imu = _quat_to_rot(np.asarray(imu_quat[k], float)) @ r_bi.T
-            rpy_imu = pin.rpy.matrixToRpy(r_imu)
+        if rot_imu is not None:
+            rpy_imu = pin.rpy.matrixToRpy(rot_imu[k])
             rpy_kin = pin.rpy.matrixToRpy(t_wb.rotation)
             rot = pin.rpy.rpyToMatrix(rpy_imu[0], rpy_imu[1], rpy_kin[2])
             t_wb = pin.SE3(rot, -rot @ t_bs.translation)
         q[:3] = t_wb.translation
         q[3:7] = pin.Quaternion(t_wb.rotation).coeffs()
-        jac = pin.computeFrameJacobian(model, data, q, fid, pin.LOCAL)
         jb = jac[:, :6]
         v[6:] = qd_j[k]
         v[:6] = -np.linalg.solve(jb, jac[:, 6:] @ qd_j[k])
@@ -110,7 +128,13 @@ def support_base_state(robot: Robot, q_j: np.ndarray, qd_j: np.ndarray, qdd_j: n
         acc = pin.getFrameAcceleration(model, data, fid, pin.LOCAL).vector
         a[:6] = -np.linalg.solve(jb, acc)
         out_q[k], out_v[k], out_a[k] = q, v, a
-    return {'q': out_q, 'v': out_v, 'a': out_a}
+        for f, arr in place.items():
+            m = pin.updateFramePlacement(model, data, f)
+            arr[k, :, :3], arr[k, :, 3] = m.rotation, m.translation
+    out = {'q': out_q, 'v': out_v, 'a': out_a}
+    if frames:
+        out['placements'] = place
+    return out
 
 
 def base_to_world(q_base: np.ndarray) -> np.ndarray:
@@ -121,6 +145,20 @@ def base_to_world(q_base: np.ndarray) -> np.ndarray:
     x[:3, :3] = rot
     x[3:, 3:] = rot
     x[3:, :3] = pin.skew(p) @ rot
+    return x
+
+
+def bases_to_world(q: np.ndarray) -> np.ndarray:
+    """:func:`base_to_world` of N configurations at once, (N, 6, 6)."""
+    rot = quat_matrices(q[:, 3:7])
+    p = q[:, :3]
+    skew = np.zeros((q.shape[0], 3, 3))
+    skew[:, 0, 1], skew[:, 0, 2], skew[:, 1, 2] = -p[:, 2], p[:, 1], -p[:, 0]
+    skew[:, 1, 0], skew[:, 2, 0], skew[:, 2, 1] = p[:, 2], -p[:, 1], p[:, 0]
+    x = np.zeros((q.shape[0], 6, 6))
+    x[:, :3, :3] = rot
+    x[:, 3:, 3:] = rot
+    x[:, 3:, :3] = skew @ rot
     return x
 
 
@@ -198,7 +236,7 @@ def compute_regressors(robot: Robot, q: np.ndarray, v: np.ndarray, a: np.ndarray
     ds = np.zeros(n, bool) if double_support is None else np.asarray(double_support, bool)
     for k in range(n):
         y = pin.computeJointTorqueRegressor(model, data, q[k], v[k], a[k])
-        wrench[k] = base_to_world(q[k]) @ y[:6]
+        wrench[k] = y[:6]
         if torque is not None and not ds[k]:
             jac = pin.computeFrameJacobian(model, data, q[k], sole[sup[k]], pin.LOCAL)
             lam = np.linalg.solve(jac[:, :6].T, y[:6])
@@ -213,6 +251,8 @@ def compute_regressors(robot: Robot, q: np.ndarray, v: np.ndarray, a: np.ndarray
                     jac = pin.computeFrameJacobian(model, data, q[k], fid, pin.LOCAL)
                     b += jac.T @ w
             rhs[k] = b
+    for s in range(0, n, 1024):  # base axes at the base origin -> world axes at the origin
+        wrench[s:s + 1024] = bases_to_world(q[s:s + 1024]) @ wrench[s:s + 1024]
     return Regressors(wrench=wrench, torque=torque, floating=floating, floating_rhs=rhs)
 
 
