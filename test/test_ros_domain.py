@@ -26,14 +26,21 @@ def _holder(lock_dir, candidates):
                              ','.join(map(str, candidates))], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, text=True)
     line = proc.stdout.readline()
-    assert line.strip(), 'the holder printed no domain'
+    if not line.strip():
+        _release(proc)
+        pytest.fail('the holder printed no domain')
     return proc, int(line)
 
 
 def _release(proc):
-    proc.stdin.write('\n')
-    proc.stdin.close()
-    proc.wait(timeout=120)
+    """Let the holder go and reap it (killed if it does not go)."""
+    try:
+        proc.stdin.write('\n')
+        proc.stdin.close()
+        proc.wait(timeout=120)
+    except (OSError, subprocess.TimeoutExpired):
+        proc.kill()
+        proc.wait()
     proc.stdout.close()
 
 
