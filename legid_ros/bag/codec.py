@@ -10,6 +10,7 @@ layout checks itself against ``rosbags`` serialisation when built; decoding fall
 
 from __future__ import annotations
 
+import ctypes
 import struct
 from pathlib import Path
 from typing import Dict, List, Optional
@@ -246,6 +247,15 @@ def _merge(blocks: list):
     return out
 
 
+def _trim_heap() -> None:
+    """Give the heap's free pages back to the system (glibc; elsewhere nothing): the scan's
+    many small payload blocks, once merged, would otherwise keep their pages resident."""
+    try:
+        ctypes.CDLL(None).malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
+
+
 def collect(reader, typenames) -> dict:
     """One pass over a bag: ``{topic: (type, [log stamps ns], [raw bytes])}`` for the types.
 
@@ -265,8 +275,13 @@ def collect(reader, typenames) -> dict:
         except Exception:  # McapScanError, or anything unexpected: the next reader tries
             continue
         if all(len(found.get(t, ([], []))[0]) == n for t, n in counts.items()):
-            return {t: (types[t], np.asarray(found[t][0], np.int64), _merge(found[t][1]))
-                    if t in found else (types[t], np.zeros(0, np.int64), []) for t in types}
+            merged = {}
+            for t in types:  # each topic's blocks freed once merged (peak: one copy)
+                logs, blocks = found.pop(t, (np.zeros(0, np.int64), []))
+                merged[t] = (types[t], np.asarray(logs, np.int64), _merge(blocks))
+                del blocks
+                _trim_heap()
+            return merged
     out = {c.topic: (c.msgtype, [], []) for c in conns}
     for conn, log, raw in reader.messages(connections=conns):
         entry = out[conn.topic]

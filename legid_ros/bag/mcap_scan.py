@@ -10,6 +10,7 @@ Record layouts follow the MCAP specification (https://mcap.dev/spec).
 
 from __future__ import annotations
 
+import os
 import struct
 from pathlib import Path
 from typing import Dict, List, Set, Tuple
@@ -152,15 +153,24 @@ def _gather(chunk: np.ndarray, offsets: np.ndarray):
             for o, n in zip(offsets.tolist(), lens.tolist())]
 
 
-def _summary_channels(data: bytes) -> Dict[int, str]:
-    """Channel id -> topic from the summary section (channels may live inside chunks)."""
-    foot = len(data) - 8 - 29
-    if foot < 8 or data[-8:] != MAGIC or data[foot] != OP_FOOTER:
+def _summary_channels(fh, size: int) -> Dict[int, str]:
+    """Channel id -> topic from the summary section of the open file ``fh`` of ``size``
+    bytes (channels may live inside chunks)."""
+    foot = size - 8 - 29
+    if foot < 8:
         return {}
-    (summary_start,) = struct.unpack_from('<Q', data, foot + 9)
+    fh.seek(foot)
+    tail = fh.read(size - foot)
+    if tail[-8:] != MAGIC or tail[0] != OP_FOOTER:
+        return {}
+    (summary_start,) = struct.unpack_from('<Q', tail, 9)
+    if not 0 < summary_start < foot:
+        return {}
+    fh.seek(summary_start)
+    data = fh.read(foot - summary_start)
     out = {}
-    pos = summary_start
-    while 0 < pos < foot:
+    pos = 0
+    while 0 <= pos < len(data) - 9:
         op, length = RECORD.unpack_from(data, pos)
         if op == OP_CHANNEL:
             (chan,) = struct.unpack_from('<H', data, pos + 9)
@@ -179,43 +189,55 @@ def scan_mcap_indexed(paths: List[Path], topics: Set[str]) -> Dict[str, Tuple[np
     logs: Dict[str, list] = {t: [] for t in topics}
     blocks: Dict[str, list] = {t: [] for t in topics}
     for path in paths:
-        data = Path(path).read_bytes()
-        if data[:8] != MAGIC:
-            raise McapScanError(f'{path} is not an MCAP file')
-        channels.update(_summary_channels(data))
-        pos, end = 8, len(data) - 8
-        chunk, indexed = None, True
-        while pos < end:
-            op, length = RECORD.unpack_from(data, pos)
-            body = pos + 9
-            pos = body + length
-            if op == OP_CHANNEL:
-                (chan,) = struct.unpack_from('<H', data, body)
-                channels[chan] = read_string(data, body + 4)[0]
-            elif op == OP_CHUNK:
-                if not indexed:
-                    raise McapScanError('chunk without message index')
-                _t0, _t1, size, _crc = CHUNK_HEAD.unpack_from(data, body)
-                kind, p = read_string(data, body + CHUNK_HEAD.size)
-                (n,) = struct.unpack_from('<Q', data, p)
-                chunk = np.frombuffer(decompress(kind, data[p + 8:p + 8 + n], size), np.uint8)
-                indexed = False
-            elif op == OP_INDEX:
-                (chan,) = struct.unpack_from('<H', data, body)
-                if chunk is None or chan not in channels:
-                    raise McapScanError('message index before its chunk or channel')
-                indexed = True
-                topic = channels[chan]
-                if topic not in topics:
+        with open(path, 'rb') as fh:  # record by record: one chunk in memory at a time
+            size_file = os.fstat(fh.fileno()).st_size
+            if fh.read(8) != MAGIC:
+                raise McapScanError(f'{path} is not an MCAP file')
+            channels.update(_summary_channels(fh, size_file))
+            fh.seek(8)
+            pos, end = 8, size_file - 8
+            chunk, indexed = None, True
+            while pos < end:
+                head = fh.read(9)
+                if len(head) < 9:
+                    raise McapScanError('truncated record')
+                op, length = RECORD.unpack(head)
+                pos += 9 + length
+                if op not in (OP_CHANNEL, OP_CHUNK, OP_INDEX):
+                    if op in (OP_DATA_END, OP_FOOTER):
+                        break
+                    fh.seek(length, os.SEEK_CUR)
                     continue
-                (nbytes,) = struct.unpack_from('<I', data, body + 2)
-                pairs = np.frombuffer(data, '<u8', nbytes // 8, body + 6).reshape(-1, 2)
-                logs[topic].append(pairs[:, 0].astype(np.int64))
-                blocks[topic].append(_gather(chunk, pairs[:, 1].astype(np.int64)))
-            elif op in (OP_DATA_END, OP_FOOTER):
-                break
-        if chunk is not None and not indexed:
-            raise McapScanError('chunk without message index')
+                data = fh.read(length)
+                if len(data) < length:
+                    raise McapScanError('record runs past the end of the file')
+                if op == OP_CHANNEL:
+                    (chan,) = struct.unpack_from('<H', data, 0)
+                    channels[chan] = read_string(data, 4)[0]
+                elif op == OP_CHUNK:
+                    if not indexed:
+                        raise McapScanError('chunk without message index')
+                    _t0, _t1, size, _crc = CHUNK_HEAD.unpack_from(data, 0)
+                    kind, p = read_string(data, CHUNK_HEAD.size)
+                    (n,) = struct.unpack_from('<Q', data, p)
+                    chunk = np.frombuffer(decompress(
+                        kind, memoryview(data)[p + 8:p + 8 + n] if not kind else
+                        data[p + 8:p + 8 + n], size), np.uint8)
+                    indexed = False
+                else:  # message index of the chunk just read
+                    (chan,) = struct.unpack_from('<H', data, 0)
+                    if chunk is None or chan not in channels:
+                        raise McapScanError('message index before its chunk or channel')
+                    indexed = True
+                    topic = channels[chan]
+                    if topic not in topics:
+                        continue
+                    (nbytes,) = struct.unpack_from('<I', data, 2)
+                    pairs = np.frombuffer(data, '<u8', nbytes // 8, 6).reshape(-1, 2)
+                    logs[topic].append(pairs[:, 0].astype(np.int64))
+                    blocks[topic].append(_gather(chunk, pairs[:, 1].astype(np.int64)))
+            if chunk is not None and not indexed:
+                raise McapScanError('chunk without message index')
     return {t: (np.concatenate(logs[t]) if logs[t] else np.zeros(0, np.int64), blocks[t])
             for t in topics if t in channels.values()}
 

@@ -211,9 +211,13 @@ def read_bag(path: Union[str, Path], robot: Union[str, Robot] = 'biped') -> Reco
         topics = {c.topic: c.msgtype for c in reader.connections}
         if '/joint_states' not in topics:
             raise BadInputError(f'bag {path} has no /joint_states topic')
-        return ({name: decode_topic(_TS, name, mtype, logs, raws) for name, (mtype, logs, raws)
-                 in collect(reader, set(TYPES.values())).items()},
-                getattr(reader, 'recovery', None))
+        raw = collect(reader, set(TYPES.values()))
+        decoded = {}
+        for name in list(raw):  # each topic's payloads dropped once decoded
+            mtype, logs, raws = raw.pop(name)
+            decoded[name] = decode_topic(_TS, name, mtype, logs, raws)
+            del raws
+        return decoded, getattr(reader, 'recovery', None)
 
     data, recovery = read_with(locate_bag(path), decode, 'decode')
     rec = assemble(data, robot, foot_topics(robot), path)
