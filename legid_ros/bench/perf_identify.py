@@ -1,0 +1,118 @@
+"""Batch identification against the cost of reading its bag: ``legid identify`` (zmp_qp, and
+zmp_newton on the grouped set) timed as a process next to a process that only reads the same
+bag's messages.
+
+Used by ``legid bench perf``. The reference read opens the bag with
+:func:`legid_ros.bag.reader.read_with` and takes every message of the types ``read_bag``
+decodes, as raw bytes, through the project's MCAP scan (:func:`legid_ros.bag.codec.collect`):
+the least any identification of that bag must do. Each figure is one process: wall time from
+start to exit, peak resident memory from ``os.wait4``'s rusage. The processes run one after
+the other, read first; with other load on the machine the ratios are the figures to compare.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Dict, Tuple
+
+from legid_ros.core.errors import LegidError
+
+#: Identify runs timed: name -> extra ``legid identify`` arguments.
+METHODS = {'zmp_qp': ['--method', 'zmp_qp'],
+           'zmp_newton': ['--method', 'zmp_newton', '--param-set', 'grouped']}
+
+_READ = '''
+import sys
+from legid_ros.bag.codec import TYPES, collect
+from legid_ros.bag.discover import locate_bag
+from legid_ros.bag.reader import read_with
+found = read_with(locate_bag(sys.argv[1]), lambda r: collect(r, set(TYPES.values())))
+print(sum(len(logs) for _, logs, _ in found.values()))
+'''
+
+
+def _legid() -> str:
+    """The ``legid`` executable beside this interpreter (else the one on the PATH)."""
+    exe = Path(sys.executable).parent / 'legid'
+    return str(exe) if exe.exists() else 'legid'
+
+
+def timed_process(cmd, log: Path) -> Tuple[float, float]:
+    """Run ``cmd`` (stdout and stderr into ``log``); (wall time [s], peak RSS [MB]).
+
+    Raises:
+        LegidError: The process failed (the log's last lines say why).
+    """
+    env = dict(os.environ, OPENBLAS_NUM_THREADS='1')
+    with open(log, 'wb') as out:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen([str(c) for c in cmd], stdout=out, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL, env=env)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - t0
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        tail = Path(log).read_text(errors='replace').splitlines()[-5:]
+        raise LegidError(f'{" ".join(map(str, cmd[:3]))} ... exited {proc.returncode}: '
+                         + ' | '.join(tail))
+    return wall, usage.ru_maxrss / 1024.0  # ru_maxrss: [KiB] on Linux
+
+
+def bag_size_mb(bag: Path) -> float:
+    """Size on disk of the bag directory's files [MB]."""
+    return sum(p.stat().st_size for p in Path(bag).rglob('*') if p.is_file()) / 1e6
+
+
+def make_bag(workdir: Path, duration_s: float, rate_hz: float) -> Path:
+    """The synthetic biped bag of this length and rate in ``workdir`` (made once, reused)."""
+    bag = Path(workdir) / f'perf_{duration_s:g}s_{rate_hz:g}hz'
+    if not (bag / 'metadata.yaml').is_file():
+        timed_process([_legid(), 'simulate', '--duration', duration_s, '--rate', rate_hz,
+                       '--out', bag, '--force'], Path(workdir) / 'simulate.log')
+    return bag
+
+
+def measure_identify(workdir, duration_s: float = 100.0, rate_hz: float = 1000.0) -> Dict:
+    """Wall time and peak memory of ``legid identify`` against reading the same bag.
+
+    Args:
+        workdir: Directory for the bag (cached there), the outputs and the logs.
+        duration_s: Length of the synthetic run [s].
+        rate_hz: Its recording rate [Hz].
+
+    Returns:
+        ``{'identify_over_read_ratio': {method: ratio}, 'identify_peak_rss_over_bag': max
+        over methods of peak RSS / bag size, 'read_s', 'read_peak_rss_mb', 'identify_s':
+        {method: s}, 'identify_peak_rss_mb': {method: MB}, 'bag_mb', 'duration_s',
+        'rate_hz'}``.
+    """
+    workdir = Path(workdir)
+    workdir.mkdir(parents=True, exist_ok=True)
+    bag = make_bag(workdir, duration_s, rate_hz)
+    size = bag_size_mb(bag)
+    with tempfile.NamedTemporaryFile('w', suffix='.py', dir=workdir, delete=False) as f:
+        f.write(_READ)
+    try:
+        read_s, read_rss = timed_process([sys.executable, f.name, bag], workdir / 'read.log')
+    finally:
+        os.unlink(f.name)
+    times, rss = {}, {}
+    for name, extra in METHODS.items():
+        times[name], rss[name] = timed_process(
+            [_legid(), 'identify', '--bag', bag, '--out', workdir / f'out_{name}', '--quiet']
+            + extra, workdir / f'identify_{name}.log')
+    return {'identify_over_read_ratio': {k: t / read_s for k, t in times.items()},
+            'identify_peak_rss_over_bag': max(rss.values()) / size,
+            'read_s': read_s, 'read_peak_rss_mb': read_rss, 'identify_s': times,
+            'identify_peak_rss_mb': rss, 'bag_mb': size, 'duration_s': float(duration_s),
+            'rate_hz': float(rate_hz)}
+
+
+if __name__ == '__main__':  # python -m legid_ros.bench.perf_identify WORKDIR [DURATION RATE]
+    import json
+    print(json.dumps(measure_identify(sys.argv[1], *map(float, sys.argv[2:4])), indent=1))
