@@ -61,6 +61,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              'lc_foot=0.074 [m], or m_left_foot=1.3 with --param-set '
                              'grouped_sides); zmp_newton, or a linear-row method with '
                              '--param-set reduced/grouped/grouped_sides; repeatable')
+    parser.add_argument('--quiet', action='store_true',
+                        help='no progress bar on stderr (there is none when stderr is not a '
+                             'terminal)')
     parser.add_argument('--foot-from-ft', action='store_true',
                         help='weigh the swinging feet with their ankle F/T sensors first and '
                              'hold the foot mass (the one mass the ZMP cannot see); needs the '
@@ -102,39 +105,98 @@ def _load(path: str, robot):
     return read_bag(p, robot)
 
 
+#: Stages of ``legid identify``, in order (the progress bar's steps).
+STAGES = ('read', 'prepare', 'identify', 'write', 'validate', 'report')
+
+
+def _warm_imports() -> None:
+    """Import what the later stages need (thread target, while the bag is read: the read
+    spends most of its time outside the interpreter lock, in file reads and numpy)."""
+    import legid_ros.core.identification.api  # noqa: F401  (scipy, the solvers' modules)
+    import legid_ros.core.identification.uncertainty  # noqa: F401
+    import legid_ros.core.urdf_io  # noqa: F401
+
+
+class _Stages:
+    """One progress bar over :data:`STAGES` on stderr, showing the running stage; silent
+    when ``quiet`` or stderr is not a terminal."""
+
+    def __init__(self, quiet: bool):
+        from tqdm import tqdm
+        self.bar = tqdm(total=len(STAGES), desc='identify', file=sys.stderr, leave=False,
+                        disable=quiet or not sys.stderr.isatty(),
+                        bar_format='{desc}: {n}/{total} stages |{bar}| {elapsed}')
+
+    def start(self, stage: str) -> None:
+        """Name the stage that now runs."""
+        self.bar.set_description(f'identify: {stage}')
+
+    def done(self) -> None:
+        """The running stage is finished."""
+        self.bar.update(1)
+
+    def close(self) -> None:
+        self.bar.close()
+
+
 def run(args: argparse.Namespace) -> int:
     """Identify, write the URDF, YAML and report; print a summary."""
+    import threading
+
+    warm = threading.Thread(target=_warm_imports, name='identify-imports', daemon=True)
+    warm.start()
+    from legid_ros.core.robot import load_robot
+
+    stages = _Stages(getattr(args, 'quiet', False))
+    try:
+        stages.start('read')
+        robot = load_robot(args.robot)
+        recs = {'bag': _load(args.bag, robot)}
+        if args.validate:
+            recs['validate'] = _load(args.validate, robot)
+        stages.done()
+        warm.join()
+        return _identify(args, robot, recs, stages)
+    finally:
+        stages.close()
+
+
+def _identify(args, robot, recs: dict, stages: _Stages) -> int:
+    """The stages after the read (see :func:`run`); ``recs`` ('bag', 'validate' if given)
+    is emptied once the samples are prepared."""
     import numpy as np
-    from tqdm import tqdm
 
     from legid_ros.core.atomic_files import safe_stem
     from legid_ros.core.identification.api import identify
-    from legid_ros.core.identification.rows.linear import regressors_for
     from legid_ros.core.identification.prepare import PrepareOptions, prepare
+    from legid_ros.core.identification.report import write_report
+    from legid_ros.core.identification.rows.linear import regressors_for
+    from legid_ros.core.identification.rows.zmp import model_zmp
     from legid_ros.core.identification.threads import limit_blas_threads
     from legid_ros.core.inertial import get_parameters
-    from legid_ros.core.identification.report import write_report
-    from legid_ros.core.robot import load_robot
     from legid_ros.core.urdf_io import write_parameter_yaml, write_urdf
-    from legid_ros.core.identification.rows.zmp import model_zmp
 
     limit_blas_threads(1)
-    bar = tqdm(total=5, desc='identify', file=sys.stderr, disable=not sys.stderr.isatty())
-    robot = load_robot(args.robot)
-    rec = _load(args.bag, robot)
-    bar.update(1)
+    stages.start('prepare')
+    rec = recs.pop('bag')
+    # identification rate: about 100 Hz (every step-th sample, after the zero-phase low-pass
+    # at the recording rate, whose cut-off of a few Hz makes the decimation alias-free)
     step = args.step or max(1, int(round(rec.rate / 100.0)))
     prep = PrepareOptions(cutoff_hz=args.cutoff_hz, step=step, zmp_source=args.zmp_source,
                           use_imu=not args.no_imu, base=args.base,
                           transition_s=args.transition_s)
-    if args.validate:
-        train, val = rec, _load(args.validate, robot)
+    if 'validate' in recs:
+        train, val = rec, recs.pop('validate')
     else:
         cut = int(0.75 * rec.n)
         train, val = rec.slice(0, cut), rec.slice(cut, rec.n)
     samples = prepare(train, robot, prep)
     vsamples = prepare(val, robot, prep)
-    bar.update(1)
+    pi_cad = rec.pi_cad if rec.pi_cad is not None else get_parameters(robot.model)
+    pi_true, cad_given = rec.pi_true, rec.pi_cad is not None
+    del rec, train, val  # the recordings at the full rate are no longer needed
+    stages.done()
+    stages.start('identify')
     opts = {}
     if args.param_set:
         opts['param_set'] = args.param_set
@@ -151,14 +213,45 @@ def run(args: argparse.Namespace) -> int:
         opts['known'] = known
     if args.foot_from_ft:
         opts['foot_from_ft'] = True  # identify() refuses both for standard-set methods
-    result = identify(train, robot, args.method, samples=samples, **opts)
-    bar.update(1)
+    if cad_given:
+        opts['pi_cad'] = pi_cad  # the recording's CAD (else the robot model's)
+    result = identify(None, robot, args.method, samples=samples, **opts)
+    stages.done()
+    stages.start('write')
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    pi_cad = rec.pi_cad if rec.pi_cad is not None else get_parameters(robot.model)
     urdf = write_urdf(robot.urdf_path, robot.model, result.pi,
                       out / f'{safe_stem(robot.name)}_identified.urdf',
                       comment=f'identified by legid identify --method {args.method}')
+    yaml_path = write_parameter_yaml(robot.model, result.pi, out / 'parameters.yaml',
+                                     _facts(args, robot, result, known),
+                                     uncertainty=result.uncertainty)
+    stages.done()
+    stages.start('validate')
+    wval = regressors_for(vsamples, robot, []).wrench
+    pred = {'identified': model_zmp(wval, result.pi)[0], 'CAD': model_zmp(wval, pi_cad)[0]}
+    if pi_true is not None:
+        pred['truth'] = model_zmp(wval, pi_true)[0]
+    del wval
+    stages.done()
+    stages.start('report')
+    report = write_report(out, robot, result, vsamples.t, vsamples.zmp, pred, pi_cad, pi_true)
+    stages.done()
+    stages.close()
+    dev = np.linalg.norm(pred['identified'] - vsamples.zmp, axis=1).mean() * 1e3
+    dev_cad = np.linalg.norm(pred['CAD'] - vsamples.zmp, axis=1).mean() * 1e3
+    print(result.summary())
+    if result.info.get('reg_chosen') is not None:
+        print(f'regularisation weight chosen on a held-out slice: {result.info["reg_chosen"]:g} '
+              'm^2 (' + ', '.join(f'{g:g}: {v:.3f} mm' for g, v in zip(
+                  result.info['reg_grid'], result.info['reg_scores_mm'])) + ')')
+    print(f'validation ZMP deviation: identified {dev:.2f} mm, CAD {dev_cad:.2f} mm')
+    print(f'wrote {urdf}, {yaml_path}, {report}')
+    return 0
+
+
+def _facts(args, robot, result, known) -> dict:
+    """The method's facts written into ``parameters.yaml``."""
     extra = {'method': args.method, 'total_mass_kg': float(result.total_mass),
              'condition_number': float(result.condition_number),
              'residual_rms': float(result.residual_rms), 'n_samples': int(result.n_samples),
@@ -176,24 +269,4 @@ def run(args: argparse.Namespace) -> int:
         extra['friction'] = {n: {'viscous_Nms_per_rad': float(result.friction[j]),
                                  'coulomb_Nm': float(result.friction[nj + j])}
                              for j, n in enumerate(robot.actuated_joint_names[:nj])}
-    yaml_path = write_parameter_yaml(robot.model, result.pi, out / 'parameters.yaml', extra,
-                                     uncertainty=result.uncertainty)
-    bar.update(1)
-    wval = regressors_for(vsamples, robot, []).wrench
-    pred = {'identified': model_zmp(wval, result.pi)[0], 'CAD': model_zmp(wval, pi_cad)[0]}
-    if rec.pi_true is not None:
-        pred['truth'] = model_zmp(wval, rec.pi_true)[0]
-    report = write_report(out, robot, result, vsamples.t, vsamples.zmp, pred, pi_cad,
-                          rec.pi_true)
-    bar.update(1)
-    bar.close()
-    dev = np.linalg.norm(pred['identified'] - vsamples.zmp, axis=1).mean() * 1e3
-    dev_cad = np.linalg.norm(pred['CAD'] - vsamples.zmp, axis=1).mean() * 1e3
-    print(result.summary())
-    if result.info.get('reg_chosen') is not None:
-        print(f'regularisation weight chosen on a held-out slice: {result.info["reg_chosen"]:g} '
-              'm^2 (' + ', '.join(f'{g:g}: {v:.3f} mm' for g, v in zip(
-                  result.info['reg_grid'], result.info['reg_scores_mm'])) + ')')
-    print(f'validation ZMP deviation: identified {dev:.2f} mm, CAD {dev_cad:.2f} mm')
-    print(f'wrote {urdf}, {yaml_path}, {report}')
-    return 0
+    return extra
