@@ -102,6 +102,13 @@ def pseudo_inertia(p: np.ndarray) -> np.ndarray:
     return np.array(pseudo_inertia_layout(np.asarray(p, float)), float)
 
 
+# J(p) = sum_k p_k E[k]: the pseudo-inertia is linear in the 10 parameters
+PSEUDO_BASIS = np.array([pseudo_inertia(row) for row in np.eye(PARAMS_PER_LINK)])
+_PSEUDO_BASIS = PSEUDO_BASIS
+# positions of I_O's entries in the 10 parameters (the layout of :func:`unpack`)
+_INERTIA_INDEX = np.array([[4, 5, 7], [5, 6, 8], [7, 8, 9]])
+
+
 @dataclass
 class LinkConsistency:
     """Consistency of one link's parameters.
@@ -156,30 +163,48 @@ class ConsistencyReport:
         return '\n'.join(lines)
 
 
+def check_links(links: np.ndarray, names: List[str], tol: float = 1e-12
+                ) -> List[LinkConsistency]:
+    """Check links given as rows ``(L, 10)``: mass > 0, pseudo-inertia PD, triangle
+    inequalities about the COM (eigenvalues of all links in one batch)."""
+    links = np.asarray(links, float).reshape(-1, PARAMS_PER_LINK)
+    jmats = np.einsum('lk,kab->lab', links, _PSEUDO_BASIS)
+    min_eigs = np.linalg.eigvalsh(jmats)[:, 0] if len(links) else np.zeros(0)
+    mass = links[:, 0]
+    safe = np.where(mass > tol, mass, 1.0)
+    com = links[:, 1:4] / safe[:, None]
+    inertia = links[:, _INERTIA_INDEX]
+    shift = (np.einsum('li,li->l', com, com)[:, None, None] * np.eye(3)
+             - np.einsum('li,lj->lij', com, com))
+    i_c = inertia - safe[:, None, None] * shift
+    moments_all = np.linalg.eigvalsh(0.5 * (i_c + np.swapaxes(i_c, 1, 2)))
+    out = []
+    for k, name in enumerate(names):
+        problems = []
+        m = float(mass[k])
+        if m <= tol:
+            problems.append(f'mass {m:.4g} kg <= 0')
+            moments = np.full(3, np.nan)
+            margin = float('nan')
+        else:
+            moments = moments_all[k]
+            margin = float(moments[0] + moments[1] - moments[2])
+            if moments[0] < -tol:
+                problems.append(f'negative principal moment {moments[0]:.3g} kg.m^2')
+            if margin < -tol:
+                problems.append(f'triangle inequality violated by {-margin:.3g} kg.m^2')
+        min_eig = float(min_eigs[k])
+        if min_eig <= -tol and not problems:
+            problems.append(f'pseudo-inertia not PD (min eig {min_eig:.3g})')
+        out.append(LinkConsistency(link=name, mass=m, min_pseudo_eig=min_eig,
+                                   principal_moments=moments, triangle_margin=margin,
+                                   ok=not problems, problems=problems))
+    return out
+
+
 def check_link(p: np.ndarray, link: str = '', tol: float = 1e-12) -> LinkConsistency:
     """Check one link: mass > 0, pseudo-inertia PD, triangle inequalities about the COM."""
-    m, h, inertia = unpack(p)
-    problems = []
-    jmat = pseudo_inertia(p)
-    min_eig = float(np.linalg.eigvalsh(jmat).min())
-    if m <= tol:
-        problems.append(f'mass {m:.4g} kg <= 0')
-        moments = np.full(3, np.nan)
-        margin = float('nan')
-    else:
-        c = h / m
-        i_c = inertia - m * (c @ c * np.eye(3) - np.outer(c, c))
-        moments = np.sort(np.linalg.eigvalsh(0.5 * (i_c + i_c.T)))
-        margin = float(moments[0] + moments[1] - moments[2])
-        if moments[0] < -tol:
-            problems.append(f'negative principal moment {moments[0]:.3g} kg.m^2')
-        if margin < -tol:
-            problems.append(f'triangle inequality violated by {-margin:.3g} kg.m^2')
-    if min_eig <= -tol and not problems:
-        problems.append(f'pseudo-inertia not PD (min eig {min_eig:.3g})')
-    return LinkConsistency(link=link, mass=float(m), min_pseudo_eig=min_eig,
-                           principal_moments=moments, triangle_margin=margin,
-                           ok=not problems, problems=problems)
+    return check_links(np.asarray(p, float)[None, :], [link], tol)[0]
 
 
 def check_consistency(pi: np.ndarray, names: List[str], tol: float = 1e-12
@@ -194,4 +219,4 @@ def check_consistency(pi: np.ndarray, names: List[str], tol: float = 1e-12
     pi = np.asarray(pi, float)
     if pi.size != PARAMS_PER_LINK * len(names):
         raise BadInputError(f'{pi.size} parameters for {len(names)} links')
-    return ConsistencyReport([check_link(link_view(pi, i), n, tol) for i, n in enumerate(names)])
+    return ConsistencyReport(check_links(pi.reshape(-1, PARAMS_PER_LINK), list(names), tol))

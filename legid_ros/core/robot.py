@@ -117,7 +117,9 @@ class Robot:
 
     @property
     def body_names(self) -> List[str]:
-        """Link carrying the inertia of each moving joint, in pinocchio order."""
+        """Link carrying the inertia of each moving joint, in pinocchio order.
+
+        """
         return body_names(self.model)
 
     @property
@@ -149,17 +151,29 @@ class Robot:
         return {name: foot.fsr_topics for name, foot in self.feet.items()}
 
 
+_BODY_NAMES: Dict[tuple, List[str]] = {}
+
+
 def body_names(model: pin.Model) -> List[str]:
-    """Name of the link whose inertia each joint (1..njoints-1) carries."""
-    names = []
-    for j in range(1, model.njoints):
-        link = None
-        for f in model.frames:
-            if f.parentJoint == j and f.type == pin.FrameType.BODY:
-                link = f.name
-                break
-        names.append(link or model.names[j])
-    return names
+    """Name of the link whose inertia each joint (1..njoints-1) carries.
+
+    Computed once per model structure (it walks every frame, and hot paths ask often).
+    """
+    key = (id(model), tuple(model.names), len(model.frames))
+    names = _BODY_NAMES.get(key)
+    if names is None:
+        names = []
+        for j in range(1, model.njoints):
+            link = None
+            for f in model.frames:
+                if f.parentJoint == j and f.type == pin.FrameType.BODY:
+                    link = f.name
+                    break
+            names.append(link or model.names[j])
+        if len(_BODY_NAMES) > 64:
+            _BODY_NAMES.clear()
+        _BODY_NAMES[key] = names
+    return list(names)
 
 
 def _resolve(robot: Union[str, Path]):

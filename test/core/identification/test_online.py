@@ -158,3 +158,18 @@ def test_ankle_ft_state_round_trip_and_forgetting(biped, samples_a):
     old = {k: v for k, v in state.items() if not k.startswith('ft_')}
     other.load_state_dict(old)
     assert other.ft_rows == 0 and not other.ankle.normal.H.any()
+
+
+def test_torque_rows_take_the_measured_total_mass(biped, run_a, samples_a):
+    """Torque rows get the total-mass equality from the measured weight (fz / g), as the ZMP
+    rows and the batch path do, not the CAD total."""
+    est = OnlineEstimator(biped, method='torque', use_imu=False)
+    n = 300
+    for k in range(0, n, 50):
+        sl = slice(k, k + 50)
+        est.add_window(samples_a.t[sl], samples_a.q[sl, 7:], samples_a.v[sl, 6:],
+                       samples_a.a[sl, 6:], None, 1.3 * samples_a.fz[sl], None, 'right',
+                       tau=samples_a.tau[sl])
+    expected = 1.3 * np.mean(samples_a.fz[:n]) / 9.81
+    assert est.total_mass == pytest.approx(expected, rel=2e-3)
+    assert abs(est.total_mass - biped.total_mass) > 0.05 * biped.total_mass

@@ -50,6 +50,7 @@ from legid_ros.core.robot import Robot
 
 ROW_SIGMA = {'zmp': 0.002, 'torque': 0.5, 'floating': 1.0}
 ROWS_PER_SAMPLE = {'zmp': 2}  # torque: nj, floating: nv
+UNCERTAINTY_PERIOD_S = 2.0  # [s] of data between two computations of the standard deviations
 
 
 class OnlineEstimator:
@@ -72,6 +73,9 @@ class OnlineEstimator:
         min_samples: Samples needed before the first update.
         ft_sigma: Ankle F/T row normalisation ``(force [N], moment [N.m])``: the expected
             noise of the raw reading plus model error (default :data:`FT_SIGMA`).
+        uncertainty_period_s: The standard deviations are recomputed when this much data time
+            has been folded since they were last computed [s] (0: at every update); in between
+            an update carries the last ones, their age in ``info['uncertainty_age_s']``.
     """
 
     def __init__(self, robot: Robot, method: str = 'zmp', param_set: str = 'standard',
@@ -79,7 +83,11 @@ class OnlineEstimator:
                  total_mass: Optional[float] = None, row_sigma: Optional[float] = None,
                  pi_cad: Optional[np.ndarray] = None, use_imu: bool = True,
                  window_s: float = 0.15, max_cond: float = DEFAULT_MAX_COND,
-                 min_samples: int = 50, ft_sigma=FT_SIGMA):
+                 min_samples: int = 50, ft_sigma=FT_SIGMA,
+                 uncertainty_period_s: float = UNCERTAINTY_PERIOD_S):
+        if not np.isfinite(uncertainty_period_s) or uncertainty_period_s < 0:
+            raise BadInputError(f'uncertainty_period_s must be finite and >= 0, got '
+                                f'{uncertainty_period_s}')
         if method not in ROW_SIGMA:
             raise BadInputError(f'unknown online method {method!r} ({", ".join(ROW_SIGMA)})')
         self.robot = robot
@@ -95,6 +103,7 @@ class OnlineEstimator:
         self.window_s = window_s
         self.max_cond = max_cond
         self.min_samples = min_samples
+        self.uncertainty_period_s = float(uncertainty_period_s)
         self.nj = robot.model.nv - 6
         self.nf = 0 if method == 'zmp' else 2 * self.nj
         self.link_names = robot.body_names
@@ -150,6 +159,8 @@ class OnlineEstimator:
         self.double_support_dropped = 0
         self.forgetting.t_ref = -np.inf
         self.last_zmp_pred = np.zeros((0, 2))
+        self._unc = None
+        self._unc_t = -np.inf
 
     @property
     def total_mass(self) -> float:
@@ -258,7 +269,7 @@ class OnlineEstimator:
         a, b = self._rows(regs, idx, zmp, fz, tau, qd)
         per = a.shape[0] // idx.size
         self.normal.fold(a, b, float(np.sum(w)), weights=np.repeat(w, per), forget=decay)
-        if self.method == 'zmp':
+        if fz is not None:  # every row kind's mass equality: the measured weight
             fzs = np.asarray(fz, float)[idx]
             self.mass_sum = decay * self.mass_sum + float(w @ fzs) / GRAVITY
             self.mass_n = decay * self.mass_n + float(np.sum(w))
@@ -333,7 +344,12 @@ class OnlineEstimator:
         if self.double_support_dropped:
             dropped['double support (torque rows)'] = self.double_support_dropped
         cons = check_consistency(self.pi, self.link_names)
-        unc = self._uncertainty(hs, res2 + self.ankle.normal.residual_sq(self.pi))
+        t_data = self.forgetting.t_ref
+        age = t_data - self._unc_t
+        if self._unc is None or not age < self.uncertainty_period_s or age < 0:
+            self._unc = self._uncertainty(hs, res2 + self.ankle.normal.residual_sq(self.pi))
+            self._unc_t, age = t_data, 0.0
+        unc = self._unc
         return IdentResult(
             method=f'online_{self.method}', pi=self.pi.copy(), x=np.asarray(out.x).copy(),
             names=self._set_names(), param_names=self.param.names, total_mass=total,
@@ -344,6 +360,7 @@ class OnlineEstimator:
             info={'status': out.status, 'qp_time_s': out.solve_time_s, 'reg': self.reg,
                   'param_set': self.param_set, 'consistent_by': out.consistent_by,
                   'half_life_s': self.half_life_s, 'ankle_ft_rows': float(self.ankle.rows),
+                  'uncertainty_age_s': float(age) if np.isfinite(age) else 0.0,
                   'ankle_ft_residual_rms_sigma': self.ankle.residual_rms(self.pi)})
 
     def _set_names(self):
@@ -377,8 +394,17 @@ class OnlineEstimator:
                 'ft_n': np.array(ft.n), 'ft_rows': np.array(self.ankle.rows),
                 'ft_dropped': np.array(self.ankle.dropped),
                 'ft_sigma': self.ankle.ft_sigma.copy(),
+                **self._solver_state(),
                 **({'t_ref': np.array(self.forgetting.t_ref)}
                    if np.isfinite(self.forgetting.t_ref) else {})}
+
+    def _solver_state(self) -> Dict[str, np.ndarray]:
+        """The LMI cuts kept by the standard-set solver: rows ``[link, v (4)]``."""
+        cuts = getattr(self.solver, 'cuts', None)
+        if cuts is None:
+            return {}
+        rows = [[i, *v] for i, vs in enumerate(cuts.cuts) for v in vs]
+        return {'lmi_cuts': np.array(rows, float).reshape(-1, 5)}
 
     def load_state_dict(self, state: Dict[str, np.ndarray]) -> None:
         """Restore a state from :meth:`state_dict` (same robot, method and parameter set).
@@ -408,6 +434,12 @@ class OnlineEstimator:
         self.sigma = float(state['sigma'])
         self.ankle = AnkleFtRows(self.robot, self.param.size,
                                  state['ft_sigma'] if 'ft_sigma' in state else self._ft_sigma)
+        cuts = getattr(self.solver, 'cuts', None)
+        if cuts is not None and 'lmi_cuts' in state:  # valid whatever the data: kept
+            for row in np.asarray(state['lmi_cuts'], float).reshape(-1, 5):
+                if 0 <= int(row[0]) < cuts.n_links and np.linalg.norm(row[1:]) > 0:
+                    cuts.add_cut(int(row[0]), row[1:])
+            cuts.refresh()
         if 'ft_H' in state:  # states saved before the ankle F/T rows have none
             self.ankle.normal.H = np.array(state['ft_H'], float)
             self.ankle.normal.h = np.array(state['ft_h'], float)

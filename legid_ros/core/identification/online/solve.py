@@ -3,12 +3,16 @@
 Two solvers share the statistics ``H = sum w A^T A``, ``h = sum w A^T b`` (standard columns,
 nuisance columns eliminated):
 
-- :class:`StandardSolver` (parameter set 'standard'): the warm-started parameter QP of
-  :class:`legid_ros.core.identification.solvers.qp.ParameterQP` (total-mass equality, mass
-  bounds, regularisation toward CAD). When its solution fails the physical-consistency check,
-  the same cost is minimised again under the pseudo-inertia LMIs
-  (:func:`legid_ros.core.identification.solvers.sdp.solve_sdp`, a convex program): the
-  published solution is always the minimiser of a consistent problem, never a substitution.
+- :class:`StandardSolver` (parameter set 'standard'): the parameter QP (total-mass equality,
+  mass bounds, regularisation toward CAD; the cost of
+  :class:`legid_ros.core.identification.solvers.qp.ParameterQP`) solved exactly by a dense
+  active-set method. When its solution fails the physical-consistency check, the same cost is
+  minimised under the pseudo-inertia LMIs: by cutting planes kept from one update to the next
+  (:class:`legid_ros.core.identification.solvers.lmi_cuts.LmiCutQP`, a fraction of a
+  millisecond once the cuts are in place), and by the SDP built once
+  (:class:`legid_ros.core.identification.solvers.sdp.ConsistencySDP`) if the cuts do not
+  settle. The published solution is always the minimiser of a consistent problem, never a
+  substitution.
 - :class:`SetSolver` (any other set of :func:`legid_ros.core.identification.solvers.zmp_newton.
   make_param`, e.g. Wu & Gao 2021's reduced set): the bound-constrained Newton of
   :mod:`legid_ros.core.identification.solvers.newton` on the same quadratic cost mapped into the
@@ -30,8 +34,9 @@ import numpy as np
 from legid_ros.core.errors import SolverNotConvergedError
 from legid_ros.core.identification.parameters.sets import StandardSet
 from legid_ros.core.identification.solvers.newton import newton_solve
-from legid_ros.core.identification.solvers.qp import ParameterQP
-from legid_ros.core.identification.solvers.sdp import solve_sdp
+from legid_ros.core.identification.solvers.lmi_cuts import CutsNotSettledError, LmiCutQP
+from legid_ros.core.identification.solvers.qp import scaled_cost
+from legid_ros.core.identification.solvers.sdp import ConsistencySDP
 from legid_ros.core.identification.solvers.standard import DEFAULT_REG, standard_bounds
 from legid_ros.core.identification.solvers.zmp_newton import (NormalObjective, make_param,
                                                               param_bounds)
@@ -52,8 +57,9 @@ class SolveOutcome:
         status: Solver status ('solved', 'converged', ...).
         iterations: Solver iterations.
         solve_time_s: Time inside the solver(s) [s].
-        consistent_by: 'qp' (the QP's own solution is consistent), 'lmi' (re-solved under the
-            pseudo-inertia LMIs) or 'parameterisation' (every point of the set is consistent).
+        consistent_by: 'qp' (the QP's own solution is consistent), 'lmi' (solved under the
+            pseudo-inertia LMIs), 'parameterisation' (every point of the set is consistent) or
+            'off' (consistency step switched off: the plain QP, for comparisons).
     """
 
     pi: np.ndarray
@@ -65,23 +71,25 @@ class SolveOutcome:
 
 
 class StandardSolver:
-    """QP on the standard set, re-solved under the LMIs when its solution is inconsistent.
+    """QP on the standard set, solved under the LMIs when its solution is inconsistent.
 
     Args:
         param: The standard set (its CAD values are the prior).
         link_names: Link names of the parameter blocks (consistency report).
         reg: Regularisation weight toward CAD [-].
+        consistency: Enforce the pseudo-inertia LMIs (False: the plain QP, for comparisons).
     """
 
     param_set = 'standard'
 
-    def __init__(self, param: StandardSet, link_names, reg: float):
+    def __init__(self, param: StandardSet, link_names, reg: float, consistency: bool = True):
         self.param = param
         self.link_names = link_names
         self.reg = float(reg)
+        self.consistency = bool(consistency)
         self.lb, self.ub = standard_bounds(param)
-        self._qp: Optional[ParameterQP] = None
-        self._total = None
+        self.cuts = LmiCutQP(param.cad(), param.scales(), param.mass_row(), self.lb, self.ub)
+        self._sdp: Optional[ConsistencySDP] = None
 
     def cad_x(self) -> np.ndarray:
         """Start point in the set's coordinates."""
@@ -89,22 +97,44 @@ class StandardSolver:
 
     def solve(self, hs: np.ndarray, gs: np.ndarray, bb: float, n: float, total: float,
               x0: np.ndarray) -> SolveOutcome:
-        """Minimise the statistics' cost (``bb`` unused: the QP needs no constant)."""
-        if self._qp is None:
-            self._qp = ParameterQP(self.param.cad(), self.param.scales(), self.lb, self.ub,
-                                   self.param.mass_row(), total, self.reg, eps=1e-5,
-                                   polish=False)
-        elif abs(total - self._total) > 1e-9:
-            self._qp.set_total(total)
-        self._total = total
-        self._qp.reg = self.reg
-        sol = self._qp.solve(hs, gs, n, warm=x0, fast=True)
-        if check_consistency(sol.x, self.link_names).ok:
-            return SolveOutcome(sol.x, sol.x, sol.status, sol.iterations, sol.solve_time_s, 'qp')
+        """Minimise the statistics' cost (``bb`` and ``x0`` unused: the dense QP is exact).
+
+        The QP with the cuts kept so far (none at first: the plain QP); with the consistency
+        step on, rounds of cuts until every link's pseudo-inertia is positive definite, and
+        the SDP if they do not settle.
+        """
         t0 = time.perf_counter()
-        pi, used = solve_sdp(hs, gs, n, self.param, total, self.lb, self.ub, self.reg)
-        return SolveOutcome(pi, pi, f'{sol.status}; LMI ({used})', sol.iterations,
-                            sol.solve_time_s + time.perf_counter() - t0, 'lmi')
+        s, cad = self.param.scales(), self.param.cad()
+        p, q = scaled_cost(hs, gs, n, cad, s, self.reg)
+        kept = self.cuts.n_cuts
+        try:
+            cut = self.cuts.solve(p, q, total, max_rounds=None if self.consistency else 1,
+                                  check=self.consistency)
+        except CutsNotSettledError:
+            return self._sdp_solve(hs, gs, n, total, t0)
+        pi = cad + s * cut.z
+        if not self.consistency:
+            by, status = 'off', 'solved (quadprog)'
+        elif cut.cuts_total == 0:
+            by, status = 'qp', 'solved (quadprog)'
+        else:
+            by = 'lmi'
+            status = (f'solved under the LMIs (quadprog, {cut.rounds} rounds, '
+                      f'{cut.cuts_added} cuts added, {kept + cut.cuts_added} kept)')
+        return SolveOutcome(pi, pi, status, cut.rounds, time.perf_counter() - t0, by)
+
+    def _sdp_solve(self, hs, gs, n, total, t0) -> SolveOutcome:
+        """The SDP (built once); its tight eigen-directions become cuts for the next update."""
+        if self._sdp is None:
+            self._sdp = ConsistencySDP(self.param, self.lb, self.ub)
+        pi, used = self._sdp.solve(hs, gs, n, total, self.reg)
+        s, cad = self.param.scales(), self.param.cad()
+        eig, vec = self.cuts.min_eigs((pi - cad) / s)
+        for i in np.flatnonzero(eig < 10 * self.cuts.eps):
+            self.cuts.add_cut(int(i), vec[i])
+        self.cuts.refresh()
+        return SolveOutcome(pi, pi, f'solved under the LMIs (SDP, {used})', 0,
+                            time.perf_counter() - t0, 'lmi')
 
 
 class SetSolver:

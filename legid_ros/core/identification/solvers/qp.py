@@ -14,13 +14,14 @@ depend on the amount of data. OSQP works in scaled variables ``z = (x - x_cad) /
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
+from typing import Optional, Tuple
 
 import numpy as np
 import osqp
 import scipy.sparse as sp
 
 from legid_ros.core.errors import InfeasibleProblemError, SolverError, SolverNotConvergedError
+from legid_ros.core.identification.solvers.box_qp import augment_equality, box_qp_step
 
 INF = 1e20
 # OSQP statuses short of the tolerance: never a solution by themselves
@@ -49,24 +50,57 @@ def project_mass_box(y: np.ndarray, c: np.ndarray, total: float, lb: np.ndarray,
                      ub: np.ndarray, iters: int = 200) -> np.ndarray:
     """Euclidean projection of ``y`` on ``{c.x = total, lb <= x <= ub}`` (``c >= 0``).
 
-    The solution is ``clip(y - lam c, lb, ub)`` with ``lam`` found by bisection.
+    The solution is ``clip(y - lam c, lb, ub)`` with ``lam`` found by bisection. A total that
+    :func:`check_bounds` accepts within its tolerance but that the box cannot reach exactly is
+    taken at the nearest reachable value (the box corner).
     """
     check_bounds(lb, ub, c, total)
+    nz = c != 0
+    reach_lo = float(np.sum(c[nz] * lb[nz]))
+    reach_hi = float(np.sum(c[nz] * ub[nz]))
+    total = min(max(float(total), reach_lo), reach_hi)
 
     def g(lam):
         return float(c @ np.clip(y - lam * c, lb, ub)) - total
-    lo, hi = -1.0, 1.0
-    while g(lo) < 0:
+    # g falls with lam; every entry sits at its upper bound for lam <= (y - ub) / c and at its
+    # lower bound for lam >= (y - lb) / c, so those values bracket the root when finite
+    with np.errstate(invalid='ignore'):
+        lo = float(np.min((y[nz] - ub[nz]) / c[nz], initial=-1.0))
+        hi = float(np.max((y[nz] - lb[nz]) / c[nz], initial=1.0))
+    lo = lo if np.isfinite(lo) else -1.0
+    hi = hi if np.isfinite(hi) else 1.0
+    for _ in range(1100):  # doubling (infinite bounds): at most up to the largest float
+        if g(lo) >= 0 or not np.isfinite(2 * lo):
+            break
         lo *= 2
-    while g(hi) > 0:
+    for _ in range(1100):
+        if g(hi) <= 0 or not np.isfinite(2 * hi):
+            break
         hi *= 2
     for _ in range(iters):
-        mid = 0.5 * (lo + hi)
+        mid = 0.5 * lo + 0.5 * hi
         if g(mid) > 0:
             lo = mid
         else:
             hi = mid
-    return np.clip(y - 0.5 * (lo + hi) * c, lb, ub)
+    return np.clip(y - (0.5 * lo + 0.5 * hi) * c, lb, ub)
+
+
+def scaled_cost(h_mat: np.ndarray, h_vec: np.ndarray, n: float, pi_cad: np.ndarray,
+                scales: np.ndarray, reg: float) -> Tuple[np.ndarray, np.ndarray]:
+    """``(P, q)`` of ``(pi^T H pi - 2 h^T pi) / n + reg |z|^2 = z^T P z + 2 q^T z + const``.
+
+    In the scaled coordinates ``z = (pi - pi_cad) / s`` every standard-set solver works in
+    (:class:`ParameterQP`, :func:`.sdp.solve_sdp`, :class:`.lmi_cuts.LmiCutQP`); ``P`` is
+    symmetric.
+    """
+    n = max(float(n), 1e-12)
+    s = np.asarray(scales, float)
+    p = (s[:, None] * h_mat * s[None, :]) / n
+    p = 0.5 * (p + p.T)
+    p[np.diag_indices_from(p)] += reg
+    q = s * (h_mat @ np.asarray(pi_cad, float) - h_vec) / n
+    return p, q
 
 
 @dataclass
@@ -134,10 +168,7 @@ class ParameterQP:
         self._iu = iu
 
     def _pq(self, H, h, n_eff):
-        s = self.s
-        p = (s[:, None] * H * s[None, :]) / n_eff
-        p[np.diag_indices(self.n)] += self.reg
-        q = s * (H @ self.x_cad - h) / n_eff
+        p, q = scaled_cost(H, h, n_eff, self.x_cad, self.s, self.reg)
         return 2.0 * p, 2.0 * q
 
     def set_total(self, total: float) -> None:
@@ -149,60 +180,24 @@ class ParameterQP:
         if self._prob is not None:
             self._prob.update(l=self.l, u=self.u)
 
-    def _kkt(self, p, q, max_iter: int = 60):
-        """Primal active-set solve on the box, warm-started from the last active set.
+    def _active_set(self, p, q):
+        """Exact solve on the equality and the box (:func:`.box_qp.box_qp_step`).
 
-        Each iteration solves the equality-constrained problem in the free variables (one
-        KKT system); violated bounds join the active set, bounds whose multiplier has the
-        wrong sign leave it. Returns None (caller falls back to OSQP) if it does not settle.
+        Starts from the last solution (or CAD) projected on the feasible set; returns the
+        scaled solution, or None if the active-set iteration does not settle.
         """
         n = self.n
         lo, hi = self.l[-n:], self.u[-n:]
-        cz = self._cz
-        fixed = dict(self._active) if getattr(self, '_active', None) else {}
-        for _ in range(max_iter):
-            free = np.array([i for i in range(n) if i not in fixed], dtype=int)
-            z = np.zeros(n)
-            for i, side in fixed.items():
-                z[i] = lo[i] if side < 0 else hi[i]
-            fz = np.array(list(fixed), dtype=int)
-            rhs = -q[free] - (p[np.ix_(free, fz)] @ z[fz] if fz.size else 0.0)
-            m = free.size
-            if cz is not None:
-                kkt = np.zeros((m + 1, m + 1))
-                kkt[:m, :m] = p[np.ix_(free, free)]
-                kkt[:m, m] = cz[free]
-                kkt[m, :m] = cz[free]
-                rhs = np.concatenate([rhs, [self.l[0] - (cz[fz] @ z[fz] if fz.size else 0.0)]])
-            else:
-                kkt = p[np.ix_(free, free)]
-            try:
-                sol = np.linalg.solve(kkt, rhs)
-            except np.linalg.LinAlgError:
-                return None
-            if not np.all(np.isfinite(sol)):
-                return None
-            z[free] = sol[:m]
-            lam = sol[m] if cz is not None else 0.0
-            viol_lo = free[z[free] < lo[free] - 1e-9]
-            viol_hi = free[z[free] > hi[free] + 1e-9]
-            if viol_lo.size or viol_hi.size:
-                for i in viol_lo:
-                    fixed[int(i)] = -1
-                for i in viol_hi:
-                    fixed[int(i)] = 1
-                continue
-            if not fixed:
-                self._active = {}
-                return z
-            grad = p @ z + q + (lam * cz if cz is not None else 0.0)
-            # at a lower bound the cost must not decrease upward: grad >= 0; upper: grad <= 0
-            wrong = {i: -side * grad[i] for i, side in fixed.items() if -side * grad[i] < -1e-9}
-            if not wrong:
-                self._active = dict(fixed)
-                return z
-            del fixed[min(wrong, key=wrong.get)]
-        return None
+        z0 = np.zeros(n) if self._z is None else np.asarray(self._z, float)
+        if self._cz is not None:
+            z0 = project_mass_box(z0, self._cz, self.l[0], lo, hi)
+        else:
+            z0 = np.clip(z0, lo, hi)
+        b = p if self._cz is None else augment_equality(p, self._cz)
+        if b is None:
+            return None
+        step = box_qp_step(p @ z0 + q, b, self._cz, lo - z0, hi - z0)
+        return None if step is None else z0 + step.d
 
     def solve(self, H: np.ndarray, h: np.ndarray, n_eff: float,
               warm: Optional[np.ndarray] = None, fast: bool = False) -> QPSolution:
@@ -213,9 +208,9 @@ class ParameterQP:
             h: ``sum A^T b`` (n,).
             n_eff: Effective number of samples (> 0).
             warm: Warm start ``x`` (default: last solution).
-            fast: Solve by a primal active-set method on the box (a few KKT solves,
-                warm-started from the last active set; status 'solved (active set)'); OSQP,
-                warm-started, only if that does not settle.
+            fast: Solve by the primal active-set method on the box (a few KKT solves from the
+                last solution; status 'solved (active set)'); OSQP, warm-started, only if that
+                does not settle.
 
         Status ``'solved'`` only: when OSQP stops short of its tolerance (iteration limit,
         'solved inaccurate') the QP is solved by the exact active-set method instead (status
@@ -231,8 +226,10 @@ class ParameterQP:
 
         t0 = time.perf_counter()
         p, q = self._pq(np.asarray(H, float), np.asarray(h, float), max(n_eff, 1e-12))
+        if warm is not None:
+            self._z = (np.asarray(warm, float) - self.x_cad) / self.s
         if fast:
-            z = self._kkt(p, q)
+            z = self._active_set(p, q)
             if z is not None:
                 self._z = z
                 return QPSolution(self.x_cad + self.s * z, 'solved (active set)', 0,
@@ -245,8 +242,6 @@ class ParameterQP:
                              verbose=False, adaptive_rho=True)
         else:
             self._prob.update(Px=pu.data, q=q)
-        if warm is not None:
-            self._z = (np.asarray(warm, float) - self.x_cad) / self.s
         if self._z is not None:
             self._prob.warm_start(x=self._z)
         res = self._prob.solve(raise_error=False)
@@ -261,8 +256,7 @@ class ParameterQP:
         if status.lower() not in NOT_CONVERGED or not finite:
             raise SolverError('OSQP failed on the parameter QP', status, res.info.iter)
         # stopped short of the tolerance: the exact active-set solve, else a typed error
-        self._active = None
-        z = self._kkt(p, q)
+        z = self._active_set(p, q)
         if z is None or not self._feasible(z):
             raise SolverNotConvergedError('OSQP stopped short of its tolerance on the '
                                           'parameter QP', status, int(res.info.iter),

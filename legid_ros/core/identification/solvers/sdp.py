@@ -39,6 +39,7 @@ from legid_ros.core.identification.parameters.base import BaseParameters
 from legid_ros.core.identification.parameters.sets import StandardSet
 from legid_ros.core.identification.result import IdentResult
 from legid_ros.core.identification.rows.linear import Rows, fold_rows, group_weights
+from legid_ros.core.identification.solvers.qp import scaled_cost
 from legid_ros.core.identification.solvers.standard import DEFAULT_REG, standard_bounds
 from legid_ros.core.inertial import PARAMS_PER_LINK, check_consistency, pseudo_inertia_layout
 from legid_ros.core.robot import Robot
@@ -119,36 +120,68 @@ def com_boxes_from_primitives(robot: Robot, margin: float = 0.01
     return out
 
 
+class ConsistencySDP:
+    """The consistent least squares of one standard set, built and canonicalised once.
+
+    ``min z^T P z + 2 q^T z`` over ``pi = pi_cad + s * z`` with the total-mass equality, the
+    box, a pseudo-inertia LMI per link and optional COM boxes. The data (``P`` through its
+    Cholesky factor, ``q``, the total mass) are cvxpy parameters, so a new solve only refills
+    them: cvxpy canonicalises the problem on the first solve and reuses it (DPP).
+
+    Args:
+        param: The standard set (its CAD values and scales).
+        lb, ub: Bounds on the standard parameters (+-inf for none).
+        com_boxes: None or a dict link -> (c_min, c_max) [m].
+    """
+
+    def __init__(self, param: StandardSet, lb: np.ndarray, ub: np.ndarray, com_boxes=None):
+        self.param = param
+        self.s = param.scales()
+        self.cad = param.cad()
+        n = param.size
+        self.z = cp.Variable(n)
+        self.lt = cp.Parameter((n, n))
+        self.q = cp.Parameter(n)
+        self.total = cp.Parameter()
+        pi = self.cad + cp.multiply(self.s, self.z)
+        cons = [param.mass_row() @ pi == self.total]
+        fin_lb, fin_ub = np.isfinite(lb), np.isfinite(ub)
+        if fin_lb.any():
+            cons.append(pi[np.flatnonzero(fin_lb)] >= lb[fin_lb])
+        if fin_ub.any():
+            cons.append(pi[np.flatnonzero(fin_ub)] <= ub[fin_ub])
+        for i, link in enumerate(param.link_names):
+            seg = pi[PARAMS_PER_LINK * i:PARAMS_PER_LINK * (i + 1)]
+            cons.append(pseudo_inertia_lmi(seg))
+            if com_boxes and link in com_boxes:
+                lo, hi = com_boxes[link]
+                cons += [seg[1:4] >= seg[0] * lo, seg[1:4] <= seg[0] * hi]
+        obj = cp.Minimize(cp.sum_squares(self.lt @ self.z) + 2 * self.q @ self.z)
+        self.problem = cp.Problem(obj, cons)
+
+    def solve(self, H: np.ndarray, h: np.ndarray, n: float, total_mass: float, reg: float,
+              solver: str = 'CLARABEL') -> Tuple[np.ndarray, str]:
+        """Solve for statistics ``H, h`` over ``n`` samples; returns ``(pi, solver used)``."""
+        p, q = scaled_cost(H, h, n, self.cad, self.s, reg + 1e-12)
+        self.lt.value = np.linalg.cholesky(p).T
+        self.q.value = q
+        self.total.value = float(total_mass)
+        used, _ = solve_with_fallback(self.problem,
+                                      (solver, 'SCS') if solver != 'SCS' else ('SCS',),
+                                      'consistency SDP',
+                                      'check mass bounds, total mass and COM boxes',
+                                      last=self.z)
+        return np.asarray(self.cad + self.s * self.z.value), used
+
+
 def solve_sdp(H: np.ndarray, h: np.ndarray, n: float, param: StandardSet, total_mass: float,
               lb: np.ndarray, ub: np.ndarray, reg: float, com_boxes=None,
               solver: str = 'CLARABEL') -> Tuple[np.ndarray, str]:
-    """Solve the SDP for statistics ``H, h`` (``pi`` only); returns (pi, solver used)."""
-    s = param.scales()
-    cad = param.cad()
-    p = (s[:, None] * H * s[None, :]) / max(n, 1e-12)
-    p[np.diag_indices_from(p)] += reg + 1e-12
-    q = s * (H @ cad - h) / max(n, 1e-12)
-    lchol = np.linalg.cholesky(0.5 * (p + p.T))
-    z = cp.Variable(param.size)
-    pi = cad + cp.multiply(s, z)
-    cons = [param.mass_row() @ pi == total_mass]
-    fin_lb, fin_ub = np.isfinite(lb), np.isfinite(ub)
-    if fin_lb.any():
-        cons.append(pi[np.flatnonzero(fin_lb)] >= lb[fin_lb])
-    if fin_ub.any():
-        cons.append(pi[np.flatnonzero(fin_ub)] <= ub[fin_ub])
-    for i, link in enumerate(param.link_names):
-        seg = pi[PARAMS_PER_LINK * i:PARAMS_PER_LINK * (i + 1)]
-        cons.append(pseudo_inertia_lmi(seg))
-        if com_boxes and link in com_boxes:
-            lo, hi = com_boxes[link]
-            cons += [seg[1:4] >= seg[0] * lo, seg[1:4] <= seg[0] * hi]
-    obj = cp.Minimize(cp.sum_squares(lchol.T @ z) + 2 * q @ z)
-    prob = cp.Problem(obj, cons)
-    used, _ = solve_with_fallback(prob, (solver, 'SCS') if solver != 'SCS' else ('SCS',),
-                                  'consistency SDP',
-                                  'check mass bounds, total mass and COM boxes', last=z)
-    return np.asarray(cad + s * z.value), used
+    """Solve the SDP once for statistics ``H, h`` (``pi`` only); returns (pi, solver used).
+
+    For repeated solves on one set, keep a :class:`ConsistencySDP`.
+    """
+    return ConsistencySDP(param, lb, ub, com_boxes).solve(H, h, n, total_mass, reg, solver)
 
 
 def identify_sdp(rows: Rows, robot: Robot, total_mass: float,
@@ -171,13 +204,13 @@ def identify_sdp(rows: Rows, robot: Robot, total_mass: float,
     if rows.nf:
         x[npi:] = fold_rows(rows).eliminate(npi)[2](param.cad())
     used = ''
+    sdp = ConsistencySDP(param, lb, ub, com_boxes)
     for k in range(2):
         w = group_weights(rows, x)
         hs, gs, recover = fold_rows(rows, w).eliminate(npi)
         if k == 0 and check:
             excitation(robot, hs, rows.n_samples, param.cad(), max_cond=max_cond)
-        pi, used = solve_sdp(hs, gs, rows.n_samples, param, total_mass, lb, ub, reg, com_boxes,
-                             solver)
+        pi, used = sdp.solve(hs, gs, rows.n_samples, total_mass, reg, solver)
         fr = recover(pi)
         x = np.concatenate([pi, fr if fr is not None else []])
     r = rows.A @ x - rows.b

@@ -170,7 +170,7 @@ def test_osqp_short_of_tolerance_is_never_a_solution():
     sol = short.solve(2 * hmat, 2 * hvec, 80.0, warm=cad)
     assert sol.status == 'solved (active set after OSQP maximum iterations reached)'
     assert sol.x == pytest.approx(full.x, abs=1e-5)
-    short._kkt = lambda p, q: None
+    short._active_set = lambda p, q: None
     with pytest.raises(SolverNotConvergedError, match='short of its tolerance') as err:
         short.solve(hmat, hvec, 40.0, warm=cad)
     assert err.value.status == 'maximum iterations reached' and err.value.last_state.size == 6
@@ -203,3 +203,40 @@ def test_pinned_variable_curvature_does_not_force_descent():
     kkt = np.array([[2.0, 0.0, 1.0], [0.0, 1.0, 1.0], [1.0, 1.0, 0.0]])
     expect = np.linalg.solve(kkt, [2.0 * 0.4, 0.9, 1.2])[:2]
     assert res.x[:2] == pytest.approx(expect, abs=1e-9) and res.x[2] == pytest.approx(0.2)
+
+
+def test_mass_box_projection_at_the_edge_of_reach_is_finite():
+    """A total inside check_bounds' tolerance but beyond what the box reaches: the projection
+    is the box corner, never NaN."""
+    lb, ub = np.zeros(3), np.ones(3)
+    c = np.ones(3)
+    x = project_mass_box(np.array([0.2, 0.5, 0.9]), c, 3.0 + 5e-10, lb, ub)
+    assert np.all(np.isfinite(x)) and x == pytest.approx(np.ones(3))
+    pinned = project_mass_box(np.zeros(2), np.array([0.5, 2.0]), 2.5, np.ones(2), np.ones(2))
+    assert pinned == pytest.approx(np.ones(2))
+
+
+def test_fast_parameter_qp_solves_ill_conditioned_problems():
+    """The active-set path of ParameterQP settles on ill-conditioned problems (n = 40, one
+    direction seen 1e-10 as well as the rest) at the optimum of an independent solver."""
+    import quadprog
+    from legid_ros.core.identification.solvers.qp import ParameterQP
+    rng = np.random.default_rng(8)
+    n, settled = 40, 0
+    for _ in range(40):
+        q, _ = np.linalg.qr(rng.normal(size=(n, n)))
+        hmat = q @ np.diag(np.logspace(0, -10, n)) @ q.T * 100.0
+        hvec = rng.normal(size=n)
+        cad, s = np.ones(n), np.ones(n)
+        lb, ub = np.full(n, 0.5), np.full(n, 1.5)
+        c = (rng.random(n) < 0.3).astype(float)
+        total = float(c.sum())
+        sol = ParameterQP(cad, s, lb, ub, c, total, reg=1e-6).solve(hmat, hvec, 1.0,
+                                                                    fast=True)
+        settled += sol.status == 'solved (active set)'
+        g = 2 * (hmat + 1e-6 * np.eye(n))
+        a = 2 * (hvec - hmat @ cad)
+        cm = np.vstack([c, np.eye(n), -np.eye(n)]).T
+        ref = quadprog.solve_qp(g, a, cm, np.concatenate([[0.0], lb - cad, cad - ub]), 1)[0]
+        assert sol.x == pytest.approx(cad + ref, abs=1e-5)
+    assert settled == 40
