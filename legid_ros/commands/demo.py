@@ -32,6 +32,10 @@ def add_arguments(parser) -> None:
     """Arguments of ``legid demo``."""
     parser.add_argument('--duration', type=float, default=60.0,
                         help='streaming time [s] (default 60)')
+    parser.add_argument('--patience', type=float, default=120.0,
+                        help='when no parameter set is published after --duration, stream on '
+                             'until one is, at most this long [s] (a busy machine streams '
+                             'slower; default 120, 0: stop at --duration)')
     parser.add_argument('--out', default='demo_out', help='directory of the report and PNGs')
     parser.add_argument('--engine', default='synthetic', choices=['synthetic', 'mujoco'],
                         help='simulator of the sim node')
@@ -86,6 +90,8 @@ def run(args) -> int:
 
     if args.duration <= 0:
         raise BadInputError('--duration must be positive')
+    if not args.patience >= 0:
+        raise BadInputError('--patience must be >= 0')
     out = Path(args.out).resolve()
     out.mkdir(parents=True, exist_ok=True)
     config = Path(args.config) if args.config else paths.config_path('legid.yaml')
@@ -159,11 +165,22 @@ def _listen(args, procs, out: Path) -> dict:
             raise RuntimeError(f'no measured ZMP after 180 s; see the logs in {out}')
         start = time.monotonic()
         next_print = start
-        while time.monotonic() - start < args.duration:
+        extended = False
+        while True:
+            elapsed = time.monotonic() - start
+            if elapsed >= args.duration and (node.params or
+                                              elapsed >= args.duration + args.patience):
+                break
+            if elapsed >= args.duration and not extended:
+                extended = True
+                print(f'legid demo: no parameter set after {args.duration:.0f} s; streaming '
+                      f'on until one is published (at most {args.patience:.0f} s more)',
+                      flush=True)
             ex.spin_once(timeout_sec=0.1)
             if time.monotonic() >= next_print:
                 next_print += 10.0
                 _progress(node, time.monotonic() - start, args.duration)
+        streamed = time.monotonic() - start
         saved = ''
         if node.save_client.wait_for_service(timeout_sec=5.0):
             from std_srvs.srv import Trigger
@@ -173,7 +190,9 @@ def _listen(args, procs, out: Path) -> dict:
                 ex.spin_once(timeout_sec=0.1)
             if future.done() and future.result() is not None:
                 saved = future.result().message
-        return _report(node, args, out, saved)
+        report = _report(node, args, out, saved)
+        report['streamed_s'] = streamed
+        return report
     finally:
         ex.shutdown(timeout_sec=1.0)
         node.destroy_node()
@@ -256,7 +275,8 @@ def _signal_name(sig) -> str:
 
 def _print_and_write(report: dict, out: Path) -> None:
     lines = ['', '=== legid demo report ===',
-             f"{report['duration_s']:.0f} s of {report['engine']} biped data, "
+             f"{report.get('streamed_s', report['duration_s']):.0f} s of {report['engine']} "
+             'biped data, '
              f"method {report['method']}, {report['parameters_published']} parameter sets "
              'published', '']
     lines += report['mass_table'] + ['']
