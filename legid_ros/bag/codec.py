@@ -11,13 +11,13 @@ layout checks itself against ``rosbags`` serialisation when built; decoding fall
 from __future__ import annotations
 
 import ctypes
-import struct
 from pathlib import Path
 from typing import Dict, List, Optional
 
 import numpy as np
 import yaml
 
+from legid_ros.bag.cdr import CdrLayout
 from legid_ros.bag.mcap_scan import scan_mcap, scan_mcap_indexed
 from legid_ros.core.errors import BadInputError
 
@@ -25,7 +25,6 @@ TYPES = {'joint_state': 'sensor_msgs/msg/JointState', 'imu': 'sensor_msgs/msg/Im
          'wrench': 'geometry_msgs/msg/WrenchStamped', 'point': 'geometry_msgs/msg/PointStamped',
          'pose': 'geometry_msgs/msg/PoseStamped', 'array': 'std_msgs/msg/Float64MultiArray',
          'string': 'std_msgs/msg/String'}
-_SEC_MARK, _NSEC_MARK = 0x5A3C1E2D, 0x2B4D6F1A
 
 
 class make:  # noqa: N801 (namespace of message builders)
@@ -117,8 +116,17 @@ def n_slots(typename: str, n_names: int = 0) -> int:
             TYPES['point']: 3, TYPES['pose']: 7}[typename]
 
 
+#: Kind of the one CDR decoder (:mod:`legid_ros.bag.cdr`) for each fixed-layout type.
+KINDS = {TYPES['joint_state']: 'joint_state', TYPES['imu']: 'imu', TYPES['wrench']: 'wrench',
+         TYPES['point']: 'point', TYPES['pose']: 'pose'}
+
+
 class FixedLayout:
-    """Byte layout of one message type with a fixed frame (and joint names).
+    """Byte layout of one message type with a fixed frame (and joint names), for writing.
+
+    A template is serialised once with ``rosbags``; its layout is read by the one CDR decoder
+    (:class:`legid_ros.bag.cdr.CdrLayout`), which then writes or reads whole time series. The
+    layout checks itself against ``rosbags`` serialisation when built.
 
     Args:
         ts: rosbags typestore.
@@ -128,88 +136,41 @@ class FixedLayout:
     """
 
     def __init__(self, ts, typename: str, frame: str, names: Optional[List[str]] = None):
+        if typename not in KINDS:
+            raise BadInputError(f'no fixed layout for {typename}')
         self.typename = typename
         self.names = list(names or [])
         self.frame = frame
         self.ts = ts
         self.slots = n_slots(typename, len(self.names))
-        marks = 1.0e7 + np.pi * (1 + np.arange(self.slots))
-        raw = self._serialize(marks, sec=_SEC_MARK, nsec=_NSEC_MARK)
-        offsets = [self._find(raw, struct.pack('<d', m)) for m in marks]
-        sec_off = self._find(raw, struct.pack('<i', _SEC_MARK))
-        nsec_off = self._find(raw, struct.pack('<I', _NSEC_MARK))
-        self.itemsize = len(raw)
-        self.dtype = np.dtype({'names': ['sec', 'nsec'] + [f'v{i}' for i in range(self.slots)],
-                               'formats': ['<i4', '<u4'] + ['<f8'] * self.slots,
-                               'offsets': [sec_off, nsec_off] + offsets,
-                               'itemsize': self.itemsize})
-        self.template = np.frombuffer(raw, np.uint8).copy()
-        self.fixed_mask = np.ones(self.itemsize, bool)
-        for off, size in [(sec_off, 4), (nsec_off, 4)] + [(o, 8) for o in offsets]:
-            self.fixed_mask[off:off + size] = False
         probe = np.random.default_rng(0).normal(size=(1, self.slots))
         stamp = np.array([1_700_000_001_250_000_000])
-        if bytes(self.pack(stamp, probe)[0]) != self._serialize(probe[0], stamp_ns=stamp[0]):
+        raw = self._serialize(probe[0], stamp_ns=stamp[0])
+        self.layout = CdrLayout.learn(KINDS[typename], raw)
+        if self.layout is None or bytes(self.layout.pack(stamp, probe)[0]) != raw:
             raise BadInputError(f'fixed layout of {typename} does not match rosbags')
+        self.itemsize = self.layout.itemsize
 
-    def _serialize(self, values, stamp_ns: int = 0, sec=None, nsec=None) -> bytes:
-        header = make.header(self.ts, stamp_ns, self.frame, sec, nsec)
+    def _serialize(self, values, stamp_ns: int = 0) -> bytes:
+        header = make.header(self.ts, stamp_ns, self.frame)
         msg = make.message(self.ts, self.typename, header, values, self.names)
         return bytes(self.ts.serialize_cdr(msg, self.typename))
 
-    @staticmethod
-    def _find(raw: bytes, pattern: bytes) -> int:
-        pos = raw.find(pattern)
-        if pos < 0 or raw.find(pattern, pos + 1) >= 0:
-            raise BadInputError('cannot locate a field in the serialised template')
-        return pos
-
     def pack(self, stamps_ns: np.ndarray, values: np.ndarray) -> np.ndarray:
         """Serialised messages, one row of bytes per sample, (N, itemsize) uint8."""
-        values = np.asarray(values, float)
-        n = len(stamps_ns)
-        if values.shape != (n, self.slots):
-            raise BadInputError(f'{self.typename}: values have shape {values.shape}, '
-                                f'expected {(n, self.slots)}')
-        rows = np.tile(self.template, (n, 1))
-        arr = rows.view(self.dtype).reshape(n)
-        sec, nsec = np.divmod(np.asarray(stamps_ns, np.int64), 10 ** 9)
-        arr['sec'], arr['nsec'] = sec, nsec
-        for i in range(self.slots):
-            arr[f'v{i}'] = values[:, i]
-        return rows
+        return self.layout.pack(stamps_ns, values)
 
     def unpack(self, raws):
         """(stamps [ns], values (N, slots)) if every message matches the layout, else None.
 
         ``raws``: list of serialised messages, or an (N, L) uint8 matrix of them.
         """
-        ok, stamps, values = self.unpack_rows(raws)
+        ok, stamps, values = self.layout.unpack_rows(raws)
         return (stamps, values) if ok.all() else None
 
     def unpack_rows(self, raws):
-        """(mask of the messages matching the layout, their stamps [ns], their values).
-
-        ``raws``: list of serialised messages, or an (N, L) uint8 matrix of them.
-        """
-        n = len(raws)
-        if isinstance(raws, np.ndarray):
-            fits = raws.ndim == 2 and raws.shape[1] == self.itemsize
-            ok = np.full(n, fits)
-            rows = np.ascontiguousarray(raws) if fits else np.zeros((0, self.itemsize), np.uint8)
-        else:
-            ok = np.array([len(r) == self.itemsize for r in raws], bool).reshape(n)
-            kept = raws if ok.all() else [r for r, k in zip(raws, ok) if k]
-            rows = np.frombuffer(b''.join(kept), np.uint8).reshape(len(kept), self.itemsize)
-        same = np.all(rows[:, self.fixed_mask] == self.template[self.fixed_mask], axis=1)
-        if not same.all():
-            ok[np.flatnonzero(ok)[~same]] = False
-            rows = rows[same]
-        arr = rows.view(self.dtype).reshape(len(rows))
-        stamps = arr['sec'].astype(np.int64) * 10 ** 9 + arr['nsec'].astype(np.int64)
-        values = np.column_stack([arr[f'v{i}'] for i in range(self.slots)]) if len(rows) else \
-            np.zeros((0, self.slots))
-        return ok, stamps, values
+        """(mask of the messages matching the layout, their stamps [ns], their values)."""
+        return self.layout.unpack_rows(raws)
 
 
 def _storage_files(reader):
@@ -299,18 +260,22 @@ def _deserialize(ts, raw, typename: str):
 
 
 def _template(ts, typename: str, raws):
-    """The first message that deserialises; for joint states, of the first three that do, the
-    first whose joint names the most of them share (a damaged name does not set the layout)."""
+    """(message, its index) of the first message that deserialises; for joint states, of the
+    first three that do, the first whose joint names the most of them share (a damaged name
+    does not set the layout). (None, -1) when none does."""
     found = []
-    for raw in raws:
+    for i, raw in enumerate(raws):
         msg = _deserialize(ts, raw, typename)
         if msg is not None:
-            found.append(msg)
+            found.append((msg, i))
             if typename != TYPES['joint_state'] or len(found) == 3:
                 break
-    names = [list(m.name) for m in found] if typename == TYPES['joint_state'] else []
-    return max(found, key=lambda m: names.count(list(m.name))) if names else \
-        (found[0] if found else None)
+    if not found:
+        return None, -1
+    if typename != TYPES['joint_state']:
+        return found[0]
+    names = [list(m.name) for m, _ in found]
+    return max(found, key=lambda f: names.count(list(f[0].name)))
 
 
 def decode_topic(ts, topic: str, typename: str, logs: List[int], raws: List[bytes]) -> dict:
@@ -332,7 +297,7 @@ def decode_topic(ts, topic: str, typename: str, logs: List[int], raws: List[byte
         out['messages'] = [m for m in msgs if m is not None]
         out['log'], out['undecodable'] = out['log'][keep], int(np.sum(~keep))
         return out
-    first = _template(ts, typename, raws)
+    first, at = _template(ts, typename, raws)
     if first is None:
         out.update(stamp=np.zeros(0, np.int64), values=np.zeros((0, 0)), frame='', names=[],
                    log=np.zeros(0, np.int64), undecodable=len(raws))
@@ -340,10 +305,9 @@ def decode_topic(ts, topic: str, typename: str, logs: List[int], raws: List[byte
     names = list(getattr(first, 'name', []))
     out['frame'], out['names'] = first.header.frame_id, names
     ok = np.zeros(len(raws), bool)
-    if typename != TYPES['joint_state'] or all(
-            len(getattr(first, k)) == len(names) for k in ('position', 'velocity', 'effort')):
-        ok, fast_stamps, fast_values = FixedLayout(
-            ts, typename, first.header.frame_id, names).unpack_rows(raws)
+    layout = CdrLayout.learn(KINDS[typename], bytes(raws[at]))
+    if layout is not None:
+        ok, fast_stamps, fast_values = layout.unpack_rows(raws)
         if ok.all():
             out['stamp'], out['values'] = fast_stamps, fast_values
             return out
