@@ -154,6 +154,19 @@ class ZmpObjective:
         self.scales = param.scales()
         self._b = np.ascontiguousarray(wrench[:, FZ])
         self._a = (np.ascontiguousarray(-wrench[:, NY]), np.ascontiguousarray(wrench[:, NX]))
+        self._cols = (None, None)  # (key, [b; a_x; a_y] on the columns the Jacobian moves)
+
+    def _moved(self, jac: np.ndarray):
+        """``(b, a_x, a_y) @ jac`` over the standard parameters ``jac`` moves (its nonzero
+        rows: a grouped set moves under half of them), the column selection cached."""
+        rows = np.flatnonzero(np.any(jac != 0.0, axis=1))
+        key = rows.tobytes()
+        if self._cols[0] != key:  # (3N, k): the moved columns of b, a_x, a_y stacked
+            self._cols = (key, np.ascontiguousarray(np.concatenate(
+                [self._b[:, rows], self._a[0][:, rows], self._a[1][:, rows]])))
+        n = self._b.shape[0]
+        prod = self._cols[1] @ jac[rows]
+        return prod[:n], (prod[n:2 * n], prod[2 * n:])
 
     def __call__(self, x: np.ndarray, derivatives: bool = True) -> ZmpObjectiveValue:
         """Cost, gradient and Hessian at ``x`` (products are formed in ``x`` space)."""
@@ -166,7 +179,7 @@ class ZmpObjective:
         e = 0.0
         jac = self.param.jacobian(x) if derivatives else None
         if derivatives:
-            bj = b @ jac
+            bj, ajs = self._moved(jac)
             g_pi = np.zeros(pi.size)
             hess = np.zeros((x.size, x.size))
             gn = np.zeros((x.size, x.size))
@@ -175,7 +188,7 @@ class ZmpObjective:
             r = z - self.zmp[:, i]
             e += float(wt @ r ** 2)
             if derivatives:
-                gj = (a @ jac - z[:, None] * bj) / w[:, None]  # d z / d x
+                gj = (ajs[i] - z[:, None] * bj) / w[:, None]  # d z / d x
                 wr = wt * r
                 g_pi += 2.0 * (a.T @ (wr / w) - b.T @ (wr * z / w))
                 gn += 2.0 * gj.T @ (gj * wt[:, None])
