@@ -28,6 +28,7 @@ from functools import partial
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import PointStamped, WrenchStamped
+from rclpy.node import Node
 from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import Trigger
@@ -147,39 +148,36 @@ class BufferNode(GuardedNode):
         self.pub_diag = self.create_publisher(DiagnosticArray, '/diagnostics', 10)
         raw = bool(p['raw_decoding'])
         self._raw = raw
+        self._queue = {'js': [], 'imu': []}
+        self._ankle_keys = {('ankle_ft', name): name for name in ankle}
+        self._counted = {'joint_states': 0, 'imu': 0, 'force': 0, 'ankle_ft': 0}
+        self._kind = {'js': 'joint_states', 'imu': 'imu'}
         self.create_subscription(JointState, 'joint_states', self._on_joint_state, qos, raw=raw)
-        self.create_subscription(Imu, 'imu', self._on_imu, qos, raw=raw)
+        self._subscribe(Imu, 'imu', 'imu', self._on_imu, qos)
         for name, foot in robot.feet.items():
             if mode == 'wrench':
-                self.create_subscription(WrenchStamped, foot.wrench_topic,
-                                         partial(self._on_wrench, name), qos, raw=raw)
+                self._subscribe(WrenchStamped, foot.wrench_topic, name,
+                                partial(self._on_wrench, name), qos)
             else:
                 for k, topic in enumerate(topics[name]):
-                    self.create_subscription(WrenchStamped, topic,
-                                             partial(self._on_fsr, name, k), qos, raw=raw)
+                    self._subscribe(WrenchStamped, topic, (name, k),
+                                    partial(self._on_fsr, name, k), qos)
         for name in ankle:
-            self.create_subscription(WrenchStamped, robot.feet[name].ankle_ft_topic,
-                                     partial(self._on_ankle_ft, name), qos, raw=raw)
+            self._subscribe(WrenchStamped, robot.feet[name].ankle_ft_topic, ('ankle_ft', name),
+                            partial(self._on_ankle_ft, name), qos)
         self.create_service(Trigger, '~/reset', self._on_reset)
         self.create_timer(0.05, self._on_timer)
         p.timer('diagnostics_period_s', self._on_diag_timer)
-        self.received = {'joint_states': 0, 'imu': 0, 'force': 0, 'ankle_ft': 0}
         self.windows_published = 0
         self._since_flush = 0
-        self._queue = {'js': [], 'imu': []}
-        for name in robot.feet:
-            if mode == 'wrench':
-                self._queue[name] = []
-            else:
-                self._queue.update({(name, k): [] for k in range(fsr_count[name])})
-        self._ankle_keys = {('ankle_ft', name): name for name in ankle}
-        self._queue.update({key: [] for key in self._ankle_keys})
         self._dec_js = cv.RawBatch('joint_state')
         self._dec_imu = cv.RawBatch('imu')
         self._dec_wrench = cv.RawBatch('wrench')
         self._flush_every = int(p['flush_every'])
+        self._flush_at = 1
         self._reorder_rows = 3
         self._last_js_wall = time.monotonic()
+        self._js_seen = 0
         self._last_zmp_t = -np.inf
         self._reported = set()
         self._errors = 0
@@ -218,57 +216,70 @@ class BufferNode(GuardedNode):
         self._count('wrong_frame_id')
         return False
 
+    def _subscribe(self, msg_type, topic: str, key, on_message, qos) -> None:
+        """Subscribe one auxiliary input. Serialized messages go straight into the queue of
+        ``key`` (the callback is the queue's bound ``append``: no Python frame, nothing that
+        can fail per message); decoding, checks and counting happen per batch in
+        :meth:`_flush`. Deserialized messages go through ``on_message`` (guarded)."""
+        kind = ('ankle_ft' if key in self._ankle_keys else
+                'imu' if key == 'imu' else 'force')
+        self._kind[key] = kind
+        if not self._raw:
+            self.create_subscription(msg_type, topic, on_message, qos)
+            return
+        queue = self._queue.setdefault(key, [])
+        Node.create_subscription(self, msg_type, topic, queue.append, qos, raw=True)
+
+    @property
+    def received(self) -> dict:
+        """Messages received per input kind (decoded or still queued)."""
+        out = dict(self._counted)
+        for key, raws in self._queue.items():
+            out[self._kind[key]] += len(raws)
+        return out
+
     def _on_joint_state(self, msg):
-        self.received['joint_states'] += 1
         if self._raw:
-            self._queue['js'].append(msg)
-        else:
-            self._guard(lambda: self.buffer.add_joint_state(*cv.joint_state_fields(msg)))
+            queue = self._queue['js']
+            queue.append(msg)
+            if len(queue) >= self._flush_at:
+                self._flush()
+            return
+        self._counted['joint_states'] += 1
+        self._guard(lambda: self.buffer.add_joint_state(*cv.joint_state_fields(msg)))
         self._last_js_wall = time.monotonic()
         self._since_flush += 1
-        buf = self.buffer
-        if self._since_flush >= self._flush_every or \
-                buf.pending + self._since_flush >= buf.rows_until_window + self._reorder_rows:
+        if self._since_flush >= self._flush_at:
             self._flush()
 
     def _on_imu(self, msg):
-        self.received['imu'] += 1
-        if self._raw:
-            self._queue['imu'].append(msg)
-        else:
-            if self._frame_ok('imu', msg):
-                self._guard(lambda: self.buffer.add_imu(*cv.imu_fields(msg)))
+        self._counted['imu'] += 1
+        if self._frame_ok('imu', msg):
+            self._guard(lambda: self.buffer.add_imu(*cv.imu_fields(msg)))
 
     def _on_wrench(self, foot: str, msg):
-        self.received['force'] += 1
-        if self._raw:
-            self._queue[foot].append(msg)
-        else:
-            if self._frame_ok(foot, msg):
-                self._guard(lambda: self.buffer.add_wrench(foot, *cv.wrench_fields(msg)))
+        self._counted['force'] += 1
+        if self._frame_ok(foot, msg):
+            self._guard(lambda: self.buffer.add_wrench(foot, *cv.wrench_fields(msg)))
 
     def _on_fsr(self, foot: str, k: int, msg):
-        self.received['force'] += 1
-        if self._raw:
-            self._queue[(foot, k)].append(msg)
-        else:
-            if self._frame_ok((foot, k), msg):
-                self._guard(lambda: self.buffer.add_fsr(foot, k, *_fz(cv.wrench_fields(msg))))
+        self._counted['force'] += 1
+        if self._frame_ok((foot, k), msg):
+            self._guard(lambda: self.buffer.add_fsr(foot, k, *_fz(cv.wrench_fields(msg))))
 
     def _on_ankle_ft(self, foot: str, msg):
-        self.received['ankle_ft'] += 1
-        if self._raw:
-            self._queue[('ankle_ft', foot)].append(msg)
-        else:
-            if self._frame_ok(('ankle_ft', foot), msg):
-                self._guard(lambda: self.buffer.add_ankle_ft(foot, *cv.wrench_fields(msg)))
+        self._counted['ankle_ft'] += 1
+        if self._frame_ok(('ankle_ft', foot), msg):
+            self._guard(lambda: self.buffer.add_ankle_ft(foot, *cv.wrench_fields(msg)))
 
     def _decode_queued(self):
         """Decode every queued serialized message in batches and feed the buffer."""
         for key, raws in self._queue.items():
             if raws:
-                self._queue[key] = []
-                self._guard(self._decode_key, key, raws)
+                taken = raws[:]  # the subscription appends to this very list: empty it in place
+                del raws[:len(taken)]
+                self._counted[self._kind[key]] += len(taken)
+                self._guard(self._decode_key, key, taken)
 
     def _decode_key(self, key, raws):
         """Decode and add the queued messages of one input; a failing batch is retried one
@@ -308,7 +319,11 @@ class BufferNode(GuardedNode):
             self._count('wrong_frame_id', dec.wrong_frame)
 
     def _on_timer(self):
-        if time.monotonic() - self._last_js_wall > self.p['idle_flush_s']:
+        now = time.monotonic()
+        seen = self.received['joint_states']
+        if seen != self._js_seen:
+            self._js_seen, self._last_js_wall = seen, now
+        if now - self._last_js_wall > self.p['idle_flush_s']:
             self._flush(force=True, final=True)
         else:
             self._flush()
@@ -336,6 +351,11 @@ class BufferNode(GuardedNode):
         for win in windows:
             self.pub_window.publish(cv.window_msg(win, self.schema))
             self.windows_published += 1
+        buf = self.buffer
+        # next pass: after flush_every joint states, or once a window can be completed; at
+        # least a few messages later when rows wait for a lagging stream (no pass per message)
+        need = buf.rows_until_window + self._reorder_rows - buf.pending
+        self._flush_at = max(min(self._flush_every, need), min(self._flush_every, 5), 1)
         self._publish_zmp()
         self._report_new_events()
 

@@ -27,7 +27,6 @@ Uses pinocchio for every placement.
 
 from __future__ import annotations
 
-import math
 from typing import Dict, List, Optional
 
 import numpy as np
@@ -143,13 +142,7 @@ class StreamKinematics:
                                   for (_, r), f in zip(ft, force)])
         contact = (fz > self.contact_force_n).astype(float)
         extra = np.empty((n, 5))
-        anchor = np.empty((n, 3))
-        fz_rows = fz.tolist()
-        for k in range(n):
-            self._update_support(fz_rows[k], k, sole_b, r_sb)
-            anchor[k] = self.anchor
-            extra[k, 0] = np.nan if self.support is None else self.support
-            extra[k, 4] = self.heading
+        anchor = self._supports(fz, sole_b, r_sb, extra)
         extra[:, 1:3] = anchor[:, :2]
         known = np.isfinite(extra[:, 0])  # rows after the first force sample
         sup = np.where(known, extra[:, 0], 0).astype(int)
@@ -214,41 +207,66 @@ class StreamKinematics:
         if good.any():
             r = Rotation.from_quat(imu_quat[good] / norm[good, None]).as_matrix() @ self._r_bi.T
             out[good] = _rot_z(-np.arctan2(r[:, 1, 0], r[:, 0, 0])) @ r
-        last = self._r_tilt
-        for k in range(n):
-            if good[k]:
-                last = out[k]
-            else:
-                out[k] = last
-        self._r_tilt = last.copy()
+        if n == 0:
+            return out
+        src = np.where(good, np.arange(n), -1)
+        np.maximum.accumulate(src, out=src)  # the last good row at or before each row
+        out = np.where((src >= 0)[:, None, None], out[np.maximum(src, 0)], self._r_tilt)
+        self._r_tilt = out[-1].copy()
         return out
 
-    def _update_support(self, fz: List[float], k: int, sole_b: List[np.ndarray],
-                        r_sb: List[np.ndarray]):
-        """Keep or change the support foot at row ``k`` (``fz``: its normal force per foot
-        [N]); at a change, anchor and heading of the new sole keep the base pose continuous."""
-        known = [math.isfinite(f) for f in fz]
-        if not any(known):  # no force yet: no support foot (no default one)
-            return
-        f = [v if ok else -math.inf for v, ok in zip(fz, known)]
-        best = max(range(len(f)), key=f.__getitem__)
+    def _supports(self, fz: np.ndarray, sole_b: List[np.ndarray], r_sb: List[np.ndarray],
+                  extra: np.ndarray) -> np.ndarray:
+        """Support foot per row (``extra[:, 0]``, NaN before any force), heading
+        (``extra[:, 4]``) and sole anchor in the world (returned, (n, 3) [m]).
+
+        The support changes to the most loaded foot once its normal force (``fz`` (n, nf)
+        [N]) exceeds ``switch_ratio`` times the current one's and ``contact_force_n``; at a
+        change, anchor and heading of the new sole keep the base pose continuous. Rows between
+        two changes are filled with numpy (one Python step per change, not per row).
+        """
+        n = len(fz)
+        known = np.isfinite(fz)
+        f = np.where(known, fz, -np.inf)
+        best = np.argmax(f, axis=1)
+        f_best = f[np.arange(n), best]
+        any_known = known.any(axis=1)
+        anchor = np.empty((n, 3))
+        k = 0
+        while k < n:
+            if self.support is None:
+                hits = np.flatnonzero(any_known[k:])
+            else:
+                s = self.support
+                current = np.maximum(np.where(known[k:, s], f[k:, s], 0.0), 1e-9)
+                hits = np.flatnonzero((best[k:] != s) & (f_best[k:] > self.switch_ratio * current)
+                                      & (f_best[k:] > self.contact_force_n))
+            j = n if not hits.size else k + int(hits[0])
+            anchor[k:j] = self.anchor
+            extra[k:j, 0] = np.nan if self.support is None else self.support
+            extra[k:j, 4] = self.heading
+            if j < n:
+                self._change_support(int(best[j]), j, sole_b, r_sb)
+                anchor[j] = self.anchor
+                extra[j, 0], extra[j, 4] = self.support, self.heading
+            k = j + 1
+        return anchor
+
+    def _change_support(self, new: int, k: int, sole_b: List[np.ndarray],
+                        r_sb: List[np.ndarray]) -> None:
+        """Make foot ``new`` the support at row ``k`` (the first one: at the world origin)."""
         if self.support is None:
-            self.support = best
-            self.anchor = np.zeros(3)
-            self.heading = 0.0
+            self.support, self.anchor, self.heading = new, np.zeros(3), 0.0
             return
-        current = f[self.support] if known[self.support] else 0.0
-        if best != self.support and f[best] > self.switch_ratio * max(current, 1e-9) \
-                and f[best] > self.contact_force_n:
-            r_wb = _rot_z(self.heading) @ r_sb[self.support][k]
-            p_wb = self.anchor - r_wb @ sole_b[self.support][k]
-            anchor = p_wb + r_wb @ sole_b[best][k]
-            anchor[2] = 0.0
-            # r_wb = Rz(heading_new) r_sb[best]: same rotation as Rz(heading) r_sb[support]
-            m = r_wb @ r_sb[best][k].T
-            self.heading = float(np.arctan2(m[1, 0], m[0, 0]))
-            self.support = best
-            self.anchor = anchor
+        r_wb = _rot_z(self.heading) @ r_sb[self.support][k]
+        p_wb = self.anchor - r_wb @ sole_b[self.support][k]
+        anchor = p_wb + r_wb @ sole_b[new][k]
+        anchor[2] = 0.0
+        # r_wb = Rz(heading_new) r_sb[new]: same rotation as Rz(heading) r_sb[support]
+        m = r_wb @ r_sb[new][k].T
+        self.heading = float(np.arctan2(m[1, 0], m[0, 0]))
+        self.support = new
+        self.anchor = anchor
 
     @property
     def support_foot(self) -> Optional[str]:
