@@ -3,20 +3,25 @@
 At 1 kHz per topic, rclpy's default ``SingleThreadedExecutor`` costs about 200 us of CPU per
 message on this machine and drops messages; ``rclpy.experimental.EventsExecutor`` (rclpy >=
 Jazzy) about 40 us. Humble has no EventsExecutor: the fallback is the SingleThreadedExecutor.
-:func:`run_node` handles SIGINT and SIGTERM itself: every node stops with exit 0, no traceback.
+:func:`run_node` handles SIGINT and SIGTERM itself: every node stops with exit 0, no traceback;
+a second signal exits at once (:mod:`legid_ros.ros.stop_signals`, whose handlers the node
+executables install before their imports).
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import signal
 import sys
 from typing import Callable, Optional
 
 import rclpy
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.signals import SignalHandlerOptions
+
+from legid_ros.ros.stop_signals import StopSignals, orderly
+
+__all__ = ['StopSignals', 'make_executor', 'run_node', 'spin']
 
 
 def make_executor(kind: str = 'auto', context=None):
@@ -65,42 +70,14 @@ def spin(node, executor=None, until: Optional[Callable[[], bool]] = None,
                 executor.shutdown(timeout_sec=0.5)
 
 
-class StopSignals:
-    """SIGINT and SIGTERM handlers that only record the request (no exception, no context
-    shutdown mid-callback): the spin loop ends at its next step and the node then saves its
-    state and shuts down in order. Restores the previous handlers on :meth:`restore`."""
-
-    SIGNALS = (signal.SIGINT, signal.SIGTERM)
-
-    def __init__(self):
-        self.received: Optional[int] = None
-        self._previous = {}
-        for sig in self.SIGNALS:
-            try:
-                self._previous[sig] = signal.signal(sig, self._on_signal)
-            except ValueError:  # not the main thread: keep rclpy's default handling
-                pass
-
-    def _on_signal(self, signum, frame) -> None:
-        self.received = signum
-
-    def __call__(self) -> bool:
-        return self.received is not None
-
-    def restore(self) -> None:
-        """Put the previous handlers back."""
-        for sig, handler in self._previous.items():
-            with contextlib.suppress(ValueError, TypeError):
-                signal.signal(sig, handler)
-
-
 def run_node(factory: Callable, args=None) -> int:
     """Entry point body of a node console script.
 
     Initialises rclpy (without its signal handlers), builds the node with ``factory()``,
     spins it with the fast executor until SIGINT or SIGTERM, then calls ``node.on_shutdown()``
     if it exists (e.g. to save state), destroys the node and shuts rclpy down: exit 0 and no
-    traceback on Ctrl-C or SIGTERM, since no callback runs on a context being shut down.
+    traceback on Ctrl-C or SIGTERM, since no callback runs on a context being shut down. A
+    second signal (e.g. launch's SIGTERM after SIGINT) exits at once with code 0.
 
     Returns:
         The process exit code: 0 after a signal, 2 when the node refuses to start (one line on
@@ -109,12 +86,13 @@ def run_node(factory: Callable, args=None) -> int:
     from legid_ros.core.errors import LegidError
 
     args = sys.argv if args is None else args
+    stop = orderly(os.path.basename(str(args[0])) if args else 'legid node')
     try:
         rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
     except Exception as exc:  # noqa: BLE001  (malformed --ros-args: one line, no traceback)
         print(f'cannot start: {" ".join(str(exc).split())}', file=sys.stderr, flush=True)
+        stop.restore()
         return 2
-    stop = StopSignals()
     node = None
     code = 0
     try:
