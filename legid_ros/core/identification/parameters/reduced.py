@@ -92,23 +92,60 @@ class ReducedParameterization:
         return pi
 
     def jacobian(self, phi: np.ndarray) -> np.ndarray:
-        """``d pi / d Phi``, shape (len(pi), size)."""
+        """``d pi / d Phi``, shape (len(pi), size) (all members at once: Newton calls it
+        2 size + 1 times per iteration through the curvature)."""
         phi = self._check(phi)
+        grp, rows, axis = self._member_arrays()
+        lc = phi[grp]  # [m]
+        m = phi[self.n_groups + grp]  # [kg]
+        c = lc[:, None] * axis
+        s = np.einsum('mi,mi->m', c, c)[:, None, None] * np.eye(3) - np.einsum('mi,mj->mij',
+                                                                                c, c)
+        aa = np.einsum('mi,mi->m', axis, axis)[:, None, None] * np.eye(3) - np.einsum(
+            'mi,mj->mij', axis, axis)
+        ds = 2 * lc[:, None, None] * aa
+        vech = (np.array([0, 0, 1, 0, 1, 2]), np.array([0, 1, 1, 2, 2, 2]))
+        d_m = np.hstack([np.ones((grp.size, 1)), c, s[:, vech[0], vech[1]]])
+        d_lc = np.hstack([np.zeros((grp.size, 1)), m[:, None] * axis,
+                          m[:, None] * ds[:, vech[0], vech[1]]])
         jac = np.zeros((self.pi_cad.size, self.size))
-        for mem in self.members:
-            g = mem.group
-            lc, m = phi[g], phi[self.n_groups + g]
-            a = mem.axis
-            c = lc * a
-            s = c @ c * np.eye(3) - np.outer(c, c)
-            ds = 2 * lc * (a @ a * np.eye(3) - np.outer(a, a))
-            rows = slice(PARAMS_PER_LINK * mem.index, PARAMS_PER_LINK * (mem.index + 1))
-            d_m = [1.0, *c, s[0, 0], s[0, 1], s[1, 1], s[0, 2], s[1, 2], s[2, 2]]
-            d_lc = [0.0, *(m * a), *(m * np.array([ds[0, 0], ds[0, 1], ds[1, 1], ds[0, 2],
-                                                   ds[1, 2], ds[2, 2]]))]
-            jac[rows, self.n_groups + g] += d_m
-            jac[rows, g] += d_lc
+        jac[rows, (self.n_groups + grp)[:, None]] = d_m  # one member per link: no overlap
+        jac[rows, grp[:, None]] = d_lc
         return jac
+
+    def curvature(self, phi: np.ndarray, g: np.ndarray) -> np.ndarray:
+        """``sum_k g_k d2 pi_k / dPhi2`` (analytic; Newton's Hessian term).
+
+        Per member, ``pi = [m, m lc a, I_c + m lc^2 S_a]`` with ``S_a = (a.a) I - a a^T``:
+        ``d2 pi / dm dlc = [0, a, 2 lc S_a]``, ``d2 pi / dlc2 = [0, 0, 2 m S_a]``, and
+        ``d2 pi / dm2 = 0``.
+        """
+        phi = self._check(phi)
+        g = np.asarray(g, float)
+        grp, rows, axis = self._member_arrays()
+        lc = phi[grp]  # [m]
+        m = phi[self.n_groups + grp]  # [kg]
+        sa = np.einsum('mi,mi->m', axis, axis)[:, None, None] * np.eye(3) - np.einsum(
+            'mi,mj->mij', axis, axis)
+        vech = (np.array([0, 0, 1, 0, 1, 2]), np.array([0, 1, 1, 2, 2, 2]))
+        gr = g[rows]  # (M, 10)
+        g_s = np.einsum('mk,mk->m', gr[:, 4:], sa[:, vech[0], vech[1]])
+        mixed = np.einsum('mi,mi->m', gr[:, 1:4], axis) + 2 * lc * g_s
+        out = np.zeros((self.size, self.size))
+        np.add.at(out, (grp, grp), 2 * m * g_s)
+        np.add.at(out, (grp, self.n_groups + grp), mixed)
+        np.add.at(out, (self.n_groups + grp, grp), mixed)
+        return out
+
+    def _member_arrays(self):
+        """(group (M,), rows of pi (M, 10), axis (M, 3)) of the members, built once."""
+        if getattr(self, '_arrays', None) is None:
+            grp = np.array([mem.group for mem in self.members], int)
+            rows = np.array([PARAMS_PER_LINK * mem.index + np.arange(PARAMS_PER_LINK)
+                             for mem in self.members], int).reshape(-1, PARAMS_PER_LINK)
+            axis = np.array([mem.axis for mem in self.members], float).reshape(-1, 3)
+            self._arrays = (grp, rows, axis)
+        return self._arrays
 
     def from_standard(self, pi: np.ndarray) -> np.ndarray:
         """Best reduced set for a standard vector: group-mean masses and axial COM offsets."""

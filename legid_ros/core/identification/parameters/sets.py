@@ -15,7 +15,7 @@ from typing import List, Optional
 import numpy as np
 
 from legid_ros.core.inertial import PARAMS_PER_LINK, get_parameters, parameter_names, unpack
-from legid_ros.core.identification.parameters.grouped import GroupedSet, jacobian_curvature
+from legid_ros.core.identification.parameters.grouped import GroupedSet
 from legid_ros.core.identification.parameters.reduced import ReducedParameterization
 from legid_ros.core.robot import Robot
 
@@ -127,12 +127,10 @@ class ReducedSet:
         """``d pi / d x`` (analytic)."""
         return self.red.jacobian(x)
 
-    def curvature(self, x: np.ndarray, g: np.ndarray, step: float = 1e-4) -> np.ndarray:
-        """``sum_k g_k d2 pi_k / dx2`` by central differences of the analytic Jacobian.
-
-        Exact up to rounding: each Jacobian entry is at most quadratic in each ``x`` entry.
-        """
-        return jacobian_curvature(self.jacobian, np.asarray(x, float), g, step)
+    def curvature(self, x: np.ndarray, g: np.ndarray) -> np.ndarray:
+        """``sum_k g_k d2 pi_k / dx2`` (analytic, :meth:`.reduced.ReducedParameterization.
+        curvature`)."""
+        return self.red.curvature(x, g)
 
     def cad(self) -> np.ndarray:
         """CAD reduced parameters."""

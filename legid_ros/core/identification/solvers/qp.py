@@ -47,43 +47,40 @@ def check_bounds(lb: np.ndarray, ub: np.ndarray, c: Optional[np.ndarray], total:
 
 
 def project_mass_box(y: np.ndarray, c: np.ndarray, total: float, lb: np.ndarray,
-                     ub: np.ndarray, iters: int = 200) -> np.ndarray:
+                     ub: np.ndarray, iters: int = 0) -> np.ndarray:
     """Euclidean projection of ``y`` on ``{c.x = total, lb <= x <= ub}`` (``c >= 0``).
 
-    The solution is ``clip(y - lam c, lb, ub)`` with ``lam`` found by bisection. A total that
-    :func:`check_bounds` accepts within its tolerance but that the box cannot reach exactly is
-    taken at the nearest reachable value (the box corner).
+    The solution is ``clip(y - lam c, lb, ub)``; ``g(lam) = c . clip(y - lam c) - total``
+    falls piecewise linearly in ``lam``, with kinks where an entry meets a bound, so the root
+    is found exactly between the two kinks that bracket it. A total that :func:`check_bounds`
+    accepts within its tolerance but that the box cannot reach exactly is taken at the
+    nearest reachable value (the box corner). ``iters`` is kept for callers and unused.
     """
     check_bounds(lb, ub, c, total)
+    y, c = np.asarray(y, float), np.asarray(c, float)
+    lb, ub = np.asarray(lb, float), np.asarray(ub, float)
     nz = c != 0
-    reach_lo = float(np.sum(c[nz] * lb[nz]))
-    reach_hi = float(np.sum(c[nz] * ub[nz]))
-    total = min(max(float(total), reach_lo), reach_hi)
-
-    def g(lam):
-        return float(c @ np.clip(y - lam * c, lb, ub)) - total
-    # g falls with lam; every entry sits at its upper bound for lam <= (y - ub) / c and at its
-    # lower bound for lam >= (y - lb) / c, so those values bracket the root when finite
-    with np.errstate(invalid='ignore'):
-        lo = float(np.min((y[nz] - ub[nz]) / c[nz], initial=-1.0))
-        hi = float(np.max((y[nz] - lb[nz]) / c[nz], initial=1.0))
-    lo = lo if np.isfinite(lo) else -1.0
-    hi = hi if np.isfinite(hi) else 1.0
-    for _ in range(1100):  # doubling (infinite bounds): at most up to the largest float
-        if g(lo) >= 0 or not np.isfinite(2 * lo):
-            break
-        lo *= 2
-    for _ in range(1100):
-        if g(hi) <= 0 or not np.isfinite(2 * hi):
-            break
-        hi *= 2
-    for _ in range(iters):
-        mid = 0.5 * lo + 0.5 * hi
-        if g(mid) > 0:
-            lo = mid
-        else:
-            hi = mid
-    return np.clip(y - (0.5 * lo + 0.5 * hi) * c, lb, ub)
+    total = min(max(float(total), float(np.sum(c[nz] * lb[nz]))), float(np.sum(c[nz] * ub[nz])))
+    with np.errstate(invalid='ignore', divide='ignore'):
+        kinks = np.concatenate([(y[nz] - ub[nz]) / c[nz], (y[nz] - lb[nz]) / c[nz]])
+    kinks = np.unique(kinks[np.isfinite(kinks)])
+    if kinks.size == 0:  # no finite bound on the plane's variables: g is linear
+        cc = float(c @ c)
+        lam = 0.0 if cc == 0.0 else (float(c @ np.clip(y, lb, ub)) - total) / cc
+        return np.clip(y - lam * c, lb, ub)
+    # g at each kink (rows: kinks), and one unit beyond either end (g is linear out there)
+    lams = np.concatenate([[kinks[0] - 1.0], kinks, [kinks[-1] + 1.0]])
+    gv = np.clip(y[None, :] - lams[:, None] * c[None, :], lb, ub) @ c - total
+    k = int(np.searchsorted(-gv, 0.0))  # first index with g <= 0 (g falls with lam)
+    if k == 0:
+        lo, hi = 0, 1  # root left of the first kink: extrapolate the first segment
+    elif k == lams.size:
+        lo, hi = lams.size - 2, lams.size - 1
+    else:
+        lo, hi = k - 1, k
+    slope = (gv[hi] - gv[lo]) / (lams[hi] - lams[lo])
+    lam = lams[lo] if slope == 0.0 else lams[lo] - gv[lo] / slope
+    return np.clip(y - lam * c, lb, ub)
 
 
 def scaled_cost(h_mat: np.ndarray, h_vec: np.ndarray, n: float, pi_cad: np.ndarray,

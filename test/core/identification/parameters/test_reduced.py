@@ -58,3 +58,21 @@ def test_pi_is_not_changed_for_ungrouped_links(red):
     cad = get_parameters(robot.model)
     idx = robot.body_names.index('l_hip_yaw_link')
     assert np.array_equal(pi[10 * idx:10 * idx + 10], cad[10 * idx:10 * idx + 10])
+
+
+def test_analytic_curvature_matches_differences_of_the_jacobian():
+    """The reduced set's analytic curvature equals central differences of its Jacobian, and
+    the vectorised Jacobian equals differences of to_standard."""
+    from legid_ros.core.identification.parameters.grouped import jacobian_curvature
+    from legid_ros.core.identification.parameters.reduced import ReducedParameterization
+    from legid_ros.core.robot import load_robot
+    red = ReducedParameterization(load_robot('biped'))
+    rng = np.random.default_rng(3)
+    x = red.cad() + 0.01 * rng.normal(size=red.size)
+    g = rng.normal(size=red.pi_cad.size)
+    assert red.curvature(x, g) == pytest.approx(jacobian_curvature(red.jacobian, x, g),
+                                                abs=1e-8)
+    eps = 1e-6
+    num = np.array([(red.to_standard(x + eps * e) - red.to_standard(x - eps * e)) / (2 * eps)
+                    for e in np.eye(red.size)]).T
+    assert red.jacobian(x) == pytest.approx(num, abs=1e-7)

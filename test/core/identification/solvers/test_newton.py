@@ -240,3 +240,27 @@ def test_fast_parameter_qp_solves_ill_conditioned_problems():
         ref = quadprog.solve_qp(g, a, cm, np.concatenate([[0.0], lb - cad, cad - ub]), 1)[0]
         assert sol.x == pytest.approx(cad + ref, abs=1e-5)
     assert settled == 40
+
+
+def test_mass_box_projection_matches_an_independent_qp():
+    """The exact breakpoint projection equals quadprog's on random boxes and planes
+    (some bounds infinite, some plane coefficients zero)."""
+    import quadprog
+    rng = np.random.default_rng(12)
+    for _ in range(300):
+        n = int(rng.integers(1, 10))
+        c = np.where(rng.random(n) < 0.7, 3 * rng.random(n), 0.0)
+        c[0] = max(c[0], 0.5)
+        lb = rng.normal(size=n) - 1.0
+        ub = lb + 3 * rng.random(n)
+        if rng.random() < 0.3:
+            ub[rng.integers(n)] = np.inf
+        fin_lb, fin_ub = np.where(np.isfinite(lb), lb, -1e4), np.where(np.isfinite(ub), ub, 1e4)
+        total = float(c @ fin_lb + rng.random() * (c @ np.minimum(fin_ub, fin_lb + 3)
+                                                    - c @ fin_lb))
+        y = 2 * rng.normal(size=n)
+        x = project_mass_box(y, c, total, lb, ub)
+        cm = np.vstack([c, np.eye(n), -np.eye(n)]).T
+        ref = quadprog.solve_qp(np.eye(n), y, cm, np.concatenate([[total], fin_lb, -fin_ub]),
+                                1)[0]
+        assert x == pytest.approx(ref, abs=1e-7)
