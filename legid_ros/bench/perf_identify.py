@@ -42,8 +42,9 @@ def _legid() -> str:
     return str(exe) if exe.exists() else 'legid'
 
 
-def timed_process(cmd, log: Path) -> Tuple[float, float]:
-    """Run ``cmd`` (stdout and stderr into ``log``); (wall time [s], peak RSS [MB]).
+def timed_process(cmd, log: Path) -> Tuple[float, float, float]:
+    """Run ``cmd`` (stdout and stderr into ``log``); (wall time [s], peak RSS [MB], CPU time
+    [s], user and system: what other load on the machine does not lengthen).
 
     Raises:
         LegidError: The process failed (the log's last lines say why).
@@ -60,7 +61,8 @@ def timed_process(cmd, log: Path) -> Tuple[float, float]:
         tail = Path(log).read_text(errors='replace').splitlines()[-5:]
         raise LegidError(f'{" ".join(map(str, cmd[:3]))} ... exited {proc.returncode}: '
                          + ' | '.join(tail))
-    return wall, usage.ru_maxrss / 1024.0  # ru_maxrss: [KiB] on Linux
+    # ru_maxrss: [KiB] on Linux
+    return wall, usage.ru_maxrss / 1024.0, usage.ru_utime + usage.ru_stime
 
 
 def bag_size_mb(bag: Path) -> float:
@@ -89,7 +91,8 @@ def measure_identify(workdir, duration_s: float = 100.0, rate_hz: float = 1000.0
         ``{'identify_over_read_ratio': {method: ratio}, 'identify_peak_rss_over_bag': max
         over methods of peak RSS / bag size, 'read_s', 'read_peak_rss_mb', 'identify_s':
         {method: s}, 'identify_peak_rss_mb': {method: MB}, 'bag_mb', 'duration_s',
-        'rate_hz'}``.
+        'rate_hz'}`` and the same ratios in CPU time (``'read_cpu_s'``, ``'identify_cpu_s'``,
+        ``'identify_over_read_cpu_ratio'``: steadier than wall time on a loaded machine).
     """
     workdir = Path(workdir)
     workdir.mkdir(parents=True, exist_ok=True)
@@ -98,18 +101,20 @@ def measure_identify(workdir, duration_s: float = 100.0, rate_hz: float = 1000.0
     with tempfile.NamedTemporaryFile('w', suffix='.py', dir=workdir, delete=False) as f:
         f.write(_READ)
     try:
-        read_s, read_rss = timed_process([sys.executable, f.name, bag], workdir / 'read.log')
+        read_s, read_rss, read_cpu = timed_process([sys.executable, f.name, bag], workdir / 'read.log')
     finally:
         os.unlink(f.name)
-    times, rss = {}, {}
+    times, rss, cpu = {}, {}, {}
     for name, extra in METHODS.items():
-        times[name], rss[name] = timed_process(
+        times[name], rss[name], cpu[name] = timed_process(
             [_legid(), 'identify', '--bag', bag, '--out', workdir / f'out_{name}', '--quiet']
             + extra, workdir / f'identify_{name}.log')
     return {'identify_over_read_ratio': {k: t / read_s for k, t in times.items()},
             'identify_peak_rss_over_bag': max(rss.values()) / size,
             'read_s': read_s, 'read_peak_rss_mb': read_rss, 'identify_s': times,
-            'identify_peak_rss_mb': rss, 'bag_mb': size, 'duration_s': float(duration_s),
+            'identify_peak_rss_mb': rss, 'bag_mb': size, 'read_cpu_s': read_cpu,
+            'identify_cpu_s': cpu,
+            'identify_over_read_cpu_ratio': {k: c / read_cpu for k, c in cpu.items()}, 'duration_s': float(duration_s),
             'rate_hz': float(rate_hz)}
 
 
