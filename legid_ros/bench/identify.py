@@ -46,7 +46,7 @@ from pathlib import Path
 import numpy as np
 
 from legid_ros.bench.identify_report import GROUPED_ROWS, write_markdown
-from legid_ros.bench.pipeline_estimator import online_update_timing
+from legid_ros.bench.perf_online import online_update_timing
 from legid_ros.bench.accuracy_errors import GROUPED
 from legid_ros.core.identification.parameters.grouped import GroupedSet
 from legid_ros.core.metrics import identifiable_grouped_errors, identifiable_reduced_errors
