@@ -27,6 +27,16 @@ def add_arguments(parser) -> None:
                         help='ROS arguments (remappings, node name) as added by launch_ros')
 
 
+def summary(stats) -> str:
+    """The closing line: messages, topics, real elapsed time, passes, lag, failed publishes."""
+    total = sum(stats.published.values())
+    failed = sum(stats.publish_failures.values())
+    return (f'legid replay: {total} messages on {len(stats.published)} topics in '
+            f'{stats.wall_s:.2f} s ({stats.loops} pass(es), largest lag '
+            f'{stats.max_lag_s * 1000:.1f} ms'
+            + (f', {failed} failed publish(es) dropped' if failed else '') + ')')
+
+
 def run(args) -> int:
     """Replay the bag; prints what was published."""
     import rclpy
@@ -48,11 +58,8 @@ def run(args) -> int:
         try:
             stats = replay.run(max_loops=args.max_loops)
         except KeyboardInterrupt:
-            stats = replay.stats
-        total = sum(stats.published.values())
-        print(f'legid replay: {total} messages on {len(stats.published)} topics in '
-              f'{stats.wall_s:.2f} s ({stats.loops} pass(es), largest lag '
-              f'{stats.max_lag_s * 1000:.1f} ms)')
+            stats = replay.stats  # its wall time is set however the run ends
+        print(summary(stats))
         return 0
     finally:
         node.destroy_node()

@@ -7,6 +7,9 @@ are published under :func:`legid_ros.ros.conversions.ros_topic_name` (``.../sens
 Single-message topics (ground truth, CAD parameters, meta) are latched (transient local).
 With ``loop`` the bag restarts from the beginning: the stamps jump back, as with
 ``ros2 bag play --loop``. With ``clock`` a ``/clock`` is published from the bag times.
+A failed publish (``RCLError`` under load) costs that message only: it is counted per topic,
+warned about at most once per :data:`WARN_PERIOD_S`, and the replay goes on; once the ROS
+context is shut down (Ctrl-C) the replay stops. The wall time is recorded however it ends.
 """
 
 from __future__ import annotations
@@ -22,6 +25,8 @@ from legid_ros.ros.conversions import ros_topic_name, sec_to_stamp
 from legid_ros.ros.node_util import latched_qos, sensor_qos
 
 LATCHED = ('/legid/sim/ground_truth', '/legid/sim/cad_parameters', '/legid/sim/meta')
+#: Shortest time between two warnings about failed publishes [s].
+WARN_PERIOD_S = 5.0
 
 
 @dataclass
@@ -35,6 +40,8 @@ class ReplayStats:
         bag_span_s: Duration of the bag [s].
         wall_s: Wall time of the replay [s].
         max_lag_s: Largest delay of a message behind its scheduled time [s].
+        publish_failures: Messages whose publish failed, per ROS topic (``/clock`` included).
+        warnings: Warnings logged about failed publishes.
     """
 
     published: Dict[str, int] = field(default_factory=dict)
@@ -43,6 +50,8 @@ class ReplayStats:
     bag_span_s: float = 0.0
     wall_s: float = 0.0
     max_lag_s: float = 0.0
+    publish_failures: Dict[str, int] = field(default_factory=dict)
+    warnings: int = 0
 
 
 def message_class(msgtype: str):
@@ -72,6 +81,8 @@ class BagReplay:
         self.loop = loop
         self.clock_period = clock_period_s
         self.stats = ReplayStats()
+        self._last_warning = -float('inf')
+        self._stopped = False
         self.pubs = {}
         with open_bag(self.path) as reader:
             self.stats.bag_span_s = (reader.end_time - reader.start_time) * 1e-9
@@ -106,20 +117,47 @@ class BagReplay:
 
     def run(self, stop: Optional[Callable[[], bool]] = None, max_loops: Optional[int] = None
             ) -> ReplayStats:
-        """Publish the bag (once, or until ``stop()`` / ``max_loops`` when looping)."""
+        """Publish the bag (once, or until ``stop()`` / ``max_loops`` when looping).
+
+        The wall time is in the stats also when an exception (KeyboardInterrupt) ends it."""
         self._wall0 = None
         start = time.monotonic()
         lap_offset = 0.0
-        while True:
-            self._one_pass(lap_offset, stop)
-            self.stats.loops += 1
-            lap_offset += self.stats.bag_span_s + 1e-3
-            if not self.loop or (stop is not None and stop()):
-                break
-            if max_loops is not None and self.stats.loops >= max_loops:
-                break
-        self.stats.wall_s = time.monotonic() - start
+        try:
+            while True:
+                self._one_pass(lap_offset, stop)
+                self.stats.loops += 1
+                lap_offset += self.stats.bag_span_s + 1e-3
+                if not self.loop or self._stopped or (stop is not None and stop()):
+                    break
+                if max_loops is not None and self.stats.loops >= max_loops:
+                    break
+        finally:
+            self.stats.wall_s = time.monotonic() - start
         return self.stats
+
+    def _publish(self, pub, topic: str, msg) -> bool:
+        """Publish ``msg``; a failure is counted and warned about (rate-limited), not raised.
+
+        Returns whether it was published; after the context is shut down the replay stops."""
+        try:
+            pub.publish(msg)
+            return True
+        except Exception as exc:  # noqa: BLE001  (rclpy's RCLError: drop this message only)
+            if not self.node.context.ok():
+                self._stopped = True
+                return False
+            failures = self.stats.publish_failures
+            failures[topic] = failures.get(topic, 0) + 1
+            now = time.monotonic()
+            if now - self._last_warning >= WARN_PERIOD_S:
+                self._last_warning = now
+                self.stats.warnings += 1
+                self.node.get_logger().warning(
+                    f'publish to {topic} failed ({type(exc).__name__}: '
+                    f'{" ".join(str(exc).split())[:200]}); {sum(failures.values())} '
+                    f'message(s) dropped so far, the replay goes on')
+            return False
 
     def _one_pass(self, lap_offset: float, stop) -> None:
         next_clock = None
@@ -137,10 +175,11 @@ class BagReplay:
                         time.sleep(delay - 0.0005)
                     self.stats.max_lag_s = max(self.stats.max_lag_s, -delay)
                 topic, pub = self.pubs[conn.topic]
-                pub.publish(bytes(raw))
-                self.stats.published[topic] = self.stats.published.get(topic, 0) + 1
+                if self._publish(pub, topic, bytes(raw)):
+                    self.stats.published[topic] = self.stats.published.get(topic, 0) + 1
                 if self.clock_pub is not None and (next_clock is None or bag_t >= next_clock):
-                    self.clock_pub.publish(self._clock_cls(clock=sec_to_stamp(stamp_ns * 1e-9)))
+                    self._publish(self.clock_pub, '/clock',
+                                  self._clock_cls(clock=sec_to_stamp(stamp_ns * 1e-9)))
                     next_clock = bag_t + self.clock_period
-                if stop is not None and i % 200 == 0 and stop():
+                if self._stopped or (stop is not None and i % 200 == 0 and stop()):
                     return

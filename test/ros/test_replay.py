@@ -3,16 +3,19 @@
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import numpy as np
 import pytest
 from geometry_msgs.msg import WrenchStamped
+from rclpy._rclpy_pybind11 import RCLError
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
 from legid_ros.bag.recording_io import write_bag
+from legid_ros.commands import replay as replay_command
 from legid_ros.core.identification import identify
 from legid_ros.demo.report import group_masses
 from legid_ros.core.robot import load_robot
@@ -111,3 +114,59 @@ def test_replay_through_pipeline_matches_identify(bag, tmp_path):
     for g in m_on:
         assert abs(m_on[g] - m_off[g]) < GROUP_MASS_TOL_KG, (g, m_on, m_off)
     assert abs(sum(m_on.values()) - sum(m_off.values())) < 0.1
+
+
+class _FlakyPublisher:
+    """A publisher whose every third publish fails like rclpy under load."""
+
+    def __init__(self, pub):
+        self.pub, self.calls = pub, 0
+
+    def publish(self, msg):
+        self.calls += 1
+        if self.calls % 3 == 0:
+            raise RCLError('Failed to publish: client will not receive data')
+        self.pub.publish(msg)
+
+
+def test_failed_publishes_are_counted_and_the_replay_goes_on(bag, tmp_path):
+    """A publish raising RCLError drops that message only: counted, warned once per period."""
+    path, rec = bag
+    short = tmp_path / 'short'
+    write_bag(rec.slice(0, 300), short)
+    with ros_context() as (ctx, ex, nodes):
+        node = Node('replayer', context=ctx)
+        nodes.append(node)
+        replay = BagReplay(node, short, rate=0.0, clock=True)
+        topic, pub = replay.pubs['/joint_states']
+        replay.pubs['/joint_states'] = (topic, _FlakyPublisher(pub))
+        replay.clock_pub = _FlakyPublisher(replay.clock_pub)
+        stats = replay.run()
+    assert stats.publish_failures['/joint_states'] == 100
+    assert stats.published['/joint_states'] == 200
+    assert stats.publish_failures['/clock'] > 0
+    assert stats.warnings == 1 and stats.loops == 1
+    assert 'failed publish(es) dropped' in replay_command.summary(stats)
+
+
+def test_interrupted_replay_reports_its_real_elapsed_time(bag, tmp_path):
+    """Ctrl-C (KeyboardInterrupt) during a looping replay leaves the real wall time in stats."""
+    path, rec = bag
+    short = tmp_path / 'short'
+    write_bag(rec.slice(0, 300), short)
+    with ros_context() as (ctx, ex, nodes):
+        node = Node('replayer', context=ctx)
+        nodes.append(node)
+        replay = BagReplay(node, short, rate=2.0, loop=True)
+        t0 = time.monotonic()
+
+        def interrupt():
+            if replay.stats.loops >= 1 and time.monotonic() - t0 > 0.05:
+                raise KeyboardInterrupt
+            return False
+
+        with pytest.raises(KeyboardInterrupt):
+            replay.run(stop=interrupt)
+    elapsed = time.monotonic() - t0
+    assert 0.05 < replay.stats.wall_s <= elapsed
+    assert ' in 0.00 s ' not in replay_command.summary(replay.stats)
