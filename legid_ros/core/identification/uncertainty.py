@@ -146,18 +146,20 @@ def _core_basis(robot: Robot, pi: np.ndarray, core: str = 'reduced'):
             [std.names[i] for i in cols])
 
 
-def _held_sensitivity(i: int, c: np.ndarray, g: np.ndarray, z: np.ndarray, vec: np.ndarray,
+def _held_sensitivity(i: int, cs: np.ndarray, g: np.ndarray, z: np.ndarray, vec: np.ndarray,
                       lam: np.ndarray, use: np.ndarray) -> np.ndarray:
     """Change of the estimate (core-scale units) per unit change of held parameter ``i``.
 
-    The held value moves along ``e`` (unit in ``i``, the total mass kept by the other masses),
-    the free directions answer by the fit: ``- (G_z^T G_z + prior)^-1 G_z^T G e``.
+    The held value moves along ``e`` (unit in ``i``, the total mass kept by the other masses:
+    in core-scale units the total is ``cs . x`` with ``cs = c * scales``, as in
+    :func:`_mass_plane`), the free directions answer by the fit:
+    ``- (G_z^T G_z + prior)^-1 G_z^T G e``.
     """
-    e = np.zeros(c.size)
+    e = np.zeros(cs.size)
     e[i] = 1.0
-    rest = c.copy()
+    rest = np.asarray(cs, float).copy()
     rest[i] = 0.0
-    e -= c[i] * rest / max(rest @ rest, 1e-300)
+    e -= cs[i] * rest / max(rest @ rest, 1e-300)
     ge = g @ e
     gz = g @ z
     inv = vec[:, use] / lam[use]
@@ -229,7 +231,8 @@ def core_uncertainty(robot: Robot, pi: np.ndarray, jac_pi: np.ndarray, resid: np
     cov_scaled = z @ cov_z @ z.T
     for h, sd in held_std.items():  # a held value's own error moves the rest of the estimate
         if h in names and sd > 0:
-            sens = _held_sensitivity(names.index(h), c, g, z, vec, lam + prior, det | (prior > 0))
+            sens = _held_sensitivity(names.index(h), c * scales, g, z, vec, lam + prior,
+                                     det | (prior > 0))
             cov_scaled = cov_scaled + np.outer(sens, sens) * (sd / scales[names.index(h)]) ** 2
     std = np.sqrt(np.maximum(np.diag(cov_scaled), 0.0)) * scales
     if prior <= 0:

@@ -101,3 +101,21 @@ def test_normal_statistics_form_matches_white_rows(robot):
     normal = normal_uncertainty(robot, pi, jac_pi.T @ jac_pi, float(r @ r), n)
     ratio = normal.std / block.std
     assert np.all(ratio > 0.75) and np.all(ratio < 1.33), ratio
+
+
+def test_held_value_sensitivity_keeps_the_total_mass():
+    """Moving a held mass moves the estimate along a direction that keeps the total mass in
+    core-scale units ((c * scales) . sens = 0), whatever the scales of the masses."""
+    import scipy.linalg as sla
+    from legid_ros.core.identification.uncertainty import _held_sensitivity, _mass_plane
+    rng = np.random.default_rng(2)
+    c = np.array([1.0, 2.0, 2.0, 0.0])  # mass row; the last entry is a COM
+    scales = np.array([3.0, 0.4, 0.7, 0.02])
+    g = rng.normal(size=(50, 4))
+    i = 1
+    fixed_rows = np.vstack([_mass_plane(c, scales), np.eye(4)[[i]]])
+    z = sla.null_space(fixed_rows)
+    lam, vec = np.linalg.eigh((g @ z).T @ (g @ z))
+    sens = _held_sensitivity(i, c * scales, g, z, vec, lam, np.ones(lam.size, bool))
+    assert abs((c * scales) @ sens) < 1e-12
+    assert sens[i] == pytest.approx(1.0)
