@@ -218,8 +218,10 @@ def choose_zmp_reg(wrench: np.ndarray, zmp: np.ndarray, param, total_mass: float
     train = ~held
     c, free = param.mass_row(), total_mass - param.fixed_mass
 
+    obj = ZmpObjective(wrench[train], zmp[train], param)  # built once: only reg changes
+
     def fit(reg, x):
-        obj = ZmpObjective(wrench[train], zmp[train], param, reg=reg)
+        obj.reg = reg
         return newton_solve(obj, x, c, free, lb, ub, **settings).x
 
     block = np.cumsum(np.r_[True, np.diff(np.flatnonzero(held)) > 1]) - 1
