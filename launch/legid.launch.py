@@ -3,13 +3,15 @@
 Arguments:
   robot          built-in robot name or description YAML (default: biped)
   config         node parameter file (default: <share>/config/legid.yaml)
-  method         identification method of the estimator (default: zmp_qp)
+  method         identification method of the estimator (default: zmp_newton)
   force_sensing  'wrench', 'fsr' or '' (the description's), for the buffer and the estimator
                  (floating_qp needs 'wrench') (default: '')
   use_sim_time   use /clock (bag replay with --clock, simulators) (default: false)
   rviz           also start robot_state_publisher and rviz2 with config/legid.rviz; when either
                  is not installed the pipeline starts without them and says so (default: false)
 Every topic is relative, so ``PushRosNamespace`` or remappings apply to all of them.
+A ``config`` file that does not exist or cannot be read stops the launch in one line (launch_ros
+would only warn); each node also gets ``--config-file <config>`` and refuses to start without it.
 """
 
 from launch import LaunchDescription
@@ -34,6 +36,18 @@ def _installed(package: str) -> bool:
         return True
     except PackageNotFoundError:
         return False
+
+
+def _check_config(context, *args, **kwargs):
+    """Stop the launch when ``config:=`` is missing or unreadable (launch_ros only warns and
+    the nodes would run on their code defaults)."""
+    from legid_ros.ros.node_util import parameter_file_problem
+
+    path = LaunchConfiguration('config').perform(context)
+    problem = parameter_file_problem(path)
+    if problem:
+        raise RuntimeError(f'config:={path}: {problem}')
+    return []
 
 
 def _viewers(context, *args, **kwargs):
@@ -68,13 +82,14 @@ def generate_launch_description():
     sensing = LaunchConfiguration('force_sensing')
     use_sim_time = LaunchConfiguration('use_sim_time')
     common = {'robot': robot, 'use_sim_time': use_sim_time}
+    checked = ['--config-file', config]  # the node refuses to start without this file
     return LaunchDescription([
         DeclareLaunchArgument('robot', default_value='biped',
                               description='built-in robot name or description YAML path'),
         DeclareLaunchArgument('config',
                               default_value=PathJoinSubstitution([share, 'config', 'legid.yaml']),
                               description='parameter file (<node>: ros__parameters:)'),
-        DeclareLaunchArgument('method', default_value='zmp_qp',
+        DeclareLaunchArgument('method', default_value='zmp_newton',
                               description='online identification method of the estimator'),
         DeclareLaunchArgument('force_sensing', default_value='',
                               description="'wrench', 'fsr' or '' (the description's)"),
@@ -82,16 +97,17 @@ def generate_launch_description():
                               description='use the /clock topic (bag replay, simulators)'),
         DeclareLaunchArgument('rviz', default_value='false',
                               description='start robot_state_publisher and rviz2'),
+        OpaqueFunction(function=_check_config),
         Node(package='legid_ros', executable='buffer_node', name='buffer', output='screen',
-             parameters=[config, common, {'force_sensing': ParameterValue(sensing,
-                                                                          value_type=str)}]),
+             arguments=checked, parameters=[config, common, {
+                 'force_sensing': ParameterValue(sensing, value_type=str)}]),
         Node(package='legid_ros', executable='estimator_node', name='estimator',
-             output='screen', parameters=[config, common, {
+             output='screen', arguments=checked, parameters=[config, common, {
                  'method': method,
                  'force_sensing': ParameterValue(sensing, value_type=str)}]),
         Node(package='legid_ros', executable='controller_node', name='controller',
-             output='screen', parameters=[config, common]),
+             output='screen', arguments=checked, parameters=[config, common]),
         Node(package='legid_ros', executable='ik_node', name='ik', output='screen',
-             parameters=[config, {'use_sim_time': use_sim_time}]),
+             arguments=checked, parameters=[config, {'use_sim_time': use_sim_time}]),
         OpaqueFunction(function=_viewers),
     ])

@@ -35,6 +35,18 @@ def replay_arguments(bag: str, rate: str, loop: str, clock: str) -> list:
     return args
 
 
+def _check_config(context, *args, **kwargs):
+    """Stop the launch when ``config:=`` is missing or unreadable (launch_ros only warns and
+    the nodes would run on their code defaults)."""
+    from legid_ros.ros.node_util import parameter_file_problem
+
+    path = LaunchConfiguration('config').perform(context)
+    problem = parameter_file_problem(path)
+    if problem:
+        raise RuntimeError(f'config:={path}: {problem}')
+    return []
+
+
 def _replay(context, *args, **kwargs):
     """The ``legid replay`` process with its options resolved."""
     value = {k: LaunchConfiguration(k).perform(context) for k in ('bag', 'rate', 'loop',
@@ -56,7 +68,7 @@ def generate_launch_description():
         DeclareLaunchArgument('config',
                               default_value=PathJoinSubstitution([share, 'config', 'legid.yaml']),
                               description='parameter file (<node>: ros__parameters:)'),
-        DeclareLaunchArgument('method', default_value='zmp_qp',
+        DeclareLaunchArgument('method', default_value='zmp_newton',
                               description='online identification method of the estimator'),
         DeclareLaunchArgument('force_sensing', default_value='',
                               description="'wrench', 'fsr' or '' (the description's)"),
@@ -66,6 +78,7 @@ def generate_launch_description():
                               description='legid replay --clock (default: use_sim_time)'),
         DeclareLaunchArgument('rviz', default_value='false',
                               description='start robot_state_publisher and rviz2'),
+        OpaqueFunction(function=_check_config),
         OpaqueFunction(function=_replay),
         IncludeLaunchDescription(
             PythonLaunchDescriptionSource(PathJoinSubstitution([share, 'launch',

@@ -12,12 +12,24 @@ every node runs on it. ``force_sensing`` also chooses the sim's published force 
 """
 
 from launch import LaunchDescription
-from launch.actions import DeclareLaunchArgument, IncludeLaunchDescription
+from launch.actions import DeclareLaunchArgument, IncludeLaunchDescription, OpaqueFunction
 from launch.launch_description_sources import PythonLaunchDescriptionSource
 from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
 from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 from launch_ros.substitutions import FindPackageShare
+
+
+def _check_config(context, *args, **kwargs):
+    """Stop the launch when ``config:=`` is missing or unreadable (launch_ros only warns and
+    the nodes would run on their code defaults)."""
+    from legid_ros.ros.node_util import parameter_file_problem
+
+    path = LaunchConfiguration('config').perform(context)
+    problem = parameter_file_problem(path)
+    if problem:
+        raise RuntimeError(f'config:={path}: {problem}')
+    return []
 
 
 def generate_launch_description():
@@ -32,7 +44,7 @@ def generate_launch_description():
         DeclareLaunchArgument('config',
                               default_value=PathJoinSubstitution([share, 'config', 'legid.yaml']),
                               description='parameter file (<node>: ros__parameters:)'),
-        DeclareLaunchArgument('method', default_value='zmp_qp',
+        DeclareLaunchArgument('method', default_value='zmp_newton',
                               description='online identification method of the estimator'),
         DeclareLaunchArgument('force_sensing', default_value='',
                               description="'wrench', 'fsr' or '' (the description's)"),
@@ -46,8 +58,9 @@ def generate_launch_description():
                               description='simulated seconds per wall second'),
         DeclareLaunchArgument('protocol', default_value='auto',
                               description="excitation: 'swap', 'right' or 'auto'"),
+        OpaqueFunction(function=_check_config),
         Node(package='legid_ros', executable='sim_node', name='sim', output='screen',
-             parameters=[config, {
+             arguments=['--config-file', config], parameters=[config, {
                  'protocol': LaunchConfiguration('protocol'),
                  'robot': LaunchConfiguration('robot'),
                  'engine': LaunchConfiguration('engine'),

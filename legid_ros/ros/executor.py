@@ -19,6 +19,7 @@ import rclpy
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.signals import SignalHandlerOptions
 
+from legid_ros.ros.node_util import config_file_problems
 from legid_ros.ros.stop_signals import StopSignals, orderly
 
 __all__ = ['StopSignals', 'make_executor', 'run_node', 'spin']
@@ -81,12 +82,18 @@ def run_node(factory: Callable, args=None) -> int:
 
     Returns:
         The process exit code: 0 after a signal, 2 when the node refuses to start (one line on
-        stderr: which parameter and why), 1 on any other failure.
+        stderr: which parameter and why, or a ``--config-file`` that is missing or
+        unreadable), 1 on any other failure.
     """
     from legid_ros.core.errors import LegidError
 
     args = sys.argv if args is None else args
-    stop = orderly(os.path.basename(str(args[0])) if args else 'legid node')
+    exe = os.path.basename(str(args[0])) if args else 'legid node'
+    problems = config_file_problems(args)
+    if problems:  # launch's config:= missing: refuse rather than run on the code defaults
+        print(f'{exe}: cannot start: {problems[0]}', file=sys.stderr, flush=True)
+        return 2
+    stop = orderly(exe)
     try:
         rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
     except Exception as exc:  # noqa: BLE001  (malformed --ros-args: one line, no traceback)

@@ -6,6 +6,7 @@ import types
 from pathlib import Path
 
 import pytest
+import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -140,3 +141,50 @@ def test_force_sensing_reaches_buffer_and_estimator(monkeypatch):
     for exe in ('buffer_node', 'estimator_node'):
         value = nodes[exe].kwargs['parameters'][2]['force_sensing']
         assert value.args[0] == LaunchConfiguration('force_sensing')
+
+
+LAUNCH_FILES = ('legid.launch.py', 'sim.launch.py', 'replay.launch.py')
+
+
+@pytest.mark.parametrize('name', LAUNCH_FILES)
+def test_method_default_agrees_with_the_config_file(monkeypatch, name):
+    """Each launch file's default method is the estimator's method in config/legid.yaml."""
+    ns = _load(name, monkeypatch)
+    decl = {e.args[0]: e for e in _entities(ns) if _kind(e) == 'DeclareLaunchArgument'}
+    cfg = yaml.safe_load((ROOT / 'config' / 'legid.yaml').read_text())
+    assert decl['method'].kwargs['default_value'] == \
+        cfg['estimator']['ros__parameters']['method'] == 'zmp_newton'
+
+
+@pytest.mark.parametrize('name', LAUNCH_FILES)
+def test_missing_config_file_stops_the_launch_before_any_process(monkeypatch, name, tmp_path):
+    """config:= a missing, unreadable or non-mapping file raises naming it, before any process
+    starts; the installed config/legid.yaml passes."""
+    ns = _load(name, monkeypatch)
+    entities = _entities(ns)
+    kinds = [_kind(e) for e in entities]
+    checks = [i for i, e in enumerate(entities) if _kind(e) == 'OpaqueFunction'
+              and e.kwargs['function'] is ns['_check_config']]
+    starts = [i for i, k in enumerate(kinds) if k in ('Node', 'IncludeLaunchDescription')
+              or (k == 'OpaqueFunction' and i not in checks)]
+    assert checks and checks[0] < min(starts)
+    check = ns['_check_config']
+    folder = tmp_path / 'dir.yaml'
+    folder.mkdir()
+    listing = tmp_path / 'list.yaml'
+    listing.write_text('- a\n- b\n')
+    for bad in (tmp_path / 'missing.yaml', folder, listing):
+        with pytest.raises(RuntimeError, match=str(bad)):
+            check({'config': str(bad)})
+    assert check({'config': str(ROOT / 'config' / 'legid.yaml')}) == []
+
+
+@pytest.mark.parametrize('name', ('legid.launch.py', 'sim.launch.py'))
+def test_every_node_gets_the_config_file_to_check(monkeypatch, name):
+    """Every legid node a launch file starts gets --config-file <config> (checked at start)."""
+    ns = _load(name, monkeypatch)
+    nodes = [e for e in _entities(ns) if _kind(e) == 'Node']
+    assert nodes
+    for node in nodes:
+        assert node.kwargs['arguments'] == ['--config-file', LaunchConfiguration('config')]
+        assert node.kwargs['parameters'][0] == LaunchConfiguration('config')
