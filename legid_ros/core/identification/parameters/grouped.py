@@ -91,6 +91,12 @@ def _parallel(c: np.ndarray) -> np.ndarray:
     return c @ c * np.eye(3) - np.outer(c, c)
 
 
+def _parallel_batch(c: np.ndarray) -> np.ndarray:
+    """:func:`_parallel` of each row of ``c`` (M, 3) -> (M, 3, 3) [m^2]."""
+    return (np.einsum('mi,mi->m', c, c)[:, None, None] * np.eye(3)
+            - np.einsum('mi,mj->mij', c, c))
+
+
 @dataclass
 class _Member:
     unit: int
@@ -186,44 +192,63 @@ class GroupedSet:
         seg = x[self.width * u:self.width * (u + 1)]
         return float(seg[0]), seg[1:4], (_sym(seg[4:10]) if self.identify_inertia else None)
 
+    def _arrays(self):
+        """Per member (unit, rows of pi (M, 10), mirror (M, 3, 3), CAD inertia about the COM
+        (M, 3, 3), d vech(A X A^T) / d vech(X) (M, 6, 6)), built once."""
+        if getattr(self, '_member_arrays', None) is None:
+            unit = np.array([mem.unit for mem in self.members], int)
+            rows = np.array([PARAMS_PER_LINK * mem.index + np.arange(PARAMS_PER_LINK)
+                             for mem in self.members], int).reshape(-1, PARAMS_PER_LINK)
+            mirror = np.array([mem.mirror for mem in self.members], float).reshape(-1, 3, 3)
+            i_com = np.array([mem.inertia_com for mem in self.members], float).reshape(-1, 3, 3)
+            d_inertia = np.array([[(a @ _sym(e) @ a.T)[_VECH] for e in np.eye(6)]
+                                  for a in mirror]).transpose(0, 2, 1).reshape(-1, 6, 6)
+            self._member_arrays = (unit, rows, mirror, i_com, d_inertia)
+        return self._member_arrays
+
+    def _unit_values(self, x: np.ndarray):
+        """Per member: mass (M,) [kg], unit COM (M, 3) [m], link COM (M, 3) [m]."""
+        unit, _, mirror, _, _ = self._arrays()
+        seg = x.reshape(self.n_groups, self.width)[unit]
+        cu = seg[:, 1:4]
+        return seg[:, 0], cu, np.einsum('mij,mj->mi', mirror, cu)
+
     def to_standard(self, x: np.ndarray) -> np.ndarray:
         """Standard parameters ``pi(x)`` (links outside the groups at CAD)."""
         x = self._check(x)
+        unit, rows, mirror, i_com, _ = self._arrays()
+        m, _, c = self._unit_values(x)
+        if self.identify_inertia:
+            iu = np.array([_sym(v) for v in x.reshape(self.n_groups, self.width)[unit, 4:10]])
+            i_c = np.einsum('mij,mjk,mlk->mil', mirror, iu.reshape(-1, 3, 3), mirror)
+        else:
+            i_c = i_com
+        i_o = i_c + m[:, None, None] * _parallel_batch(c)
         pi = self.pi_cad.copy()
-        for mem in self.members:
-            m, cu, iu = self._unit(x, mem.unit)
-            c = mem.mirror @ cu
-            i_c = mem.inertia_com if iu is None else mem.mirror @ iu @ mem.mirror.T
-            i_o = i_c + m * _parallel(c)
-            pi[PARAMS_PER_LINK * mem.index:PARAMS_PER_LINK * (mem.index + 1)] = [
-                m, *(m * c), *i_o[_VECH]]
+        pi[rows] = np.hstack([m[:, None], m[:, None] * c, i_o[:, _VECH[0], _VECH[1]]])
         return pi
 
     def jacobian(self, x: np.ndarray) -> np.ndarray:
-        """``d pi / d x`` (analytic), shape (len(pi), size)."""
+        """``d pi / d x`` (analytic, all members at once), shape (len(pi), size)."""
         x = self._check(x)
+        unit, rows, mirror, _, d_inertia = self._arrays()
+        m, _, c = self._unit_values(x)
+        blk = np.zeros((unit.size, PARAMS_PER_LINK, self.width))
+        blk[:, 0, 0] = 1.0
+        blk[:, 1:4, 0] = c
+        blk[:, 4:, 0] = _parallel_batch(c)[:, _VECH[0], _VECH[1]]
+        blk[:, 1:4, 1:4] = m[:, None, None] * mirror
+        eye = np.eye(3)
+        for k in range(3):  # d (m S(c)) / d cu_k with c = A cu
+            dc = mirror[:, :, k]
+            ds = (2 * np.einsum('mi,mi->m', c, dc)[:, None, None] * eye
+                  - np.einsum('mi,mj->mij', dc, c) - np.einsum('mi,mj->mij', c, dc))
+            blk[:, 4:, 1 + k] = m[:, None] * ds[:, _VECH[0], _VECH[1]]
+        if self.identify_inertia:
+            blk[:, 4:, 4:10] = d_inertia
+        cols = self.width * unit[:, None] + np.arange(self.width)
         jac = np.zeros((self.pi_cad.size, self.size))
-        for mem in self.members:
-            m, cu, _ = self._unit(x, mem.unit)
-            a = mem.mirror
-            c = a @ cu
-            rows = slice(PARAMS_PER_LINK * mem.index, PARAMS_PER_LINK * (mem.index + 1))
-            col = self.width * mem.unit
-            blk = np.zeros((PARAMS_PER_LINK, self.width))
-            blk[0, 0] = 1.0
-            blk[1:4, 0] = c
-            blk[4:, 0] = _parallel(c)[_VECH]
-            blk[1:4, 1:4] = m * a
-            for k in range(3):  # d (m S(c)) / d cu_k with c = A cu
-                dc = a[:, k]
-                ds = 2 * (c @ dc) * np.eye(3) - np.outer(dc, c) - np.outer(c, dc)
-                blk[4:, 1 + k] = m * ds[_VECH]
-            if self.identify_inertia:
-                for k in range(6):
-                    e = np.zeros(6)
-                    e[k] = 1.0
-                    blk[4:, 4 + k] = (a @ _sym(e) @ a.T)[_VECH]
-            jac[rows, col:col + self.width] += blk
+        jac[rows[:, :, None], cols[:, None, :]] = blk  # one member per link: no overlap
         return jac
 
     def curvature(self, x: np.ndarray, g: np.ndarray) -> np.ndarray:
