@@ -6,8 +6,11 @@ declares :func:`floating_parameters`, subscribes ``legid/window`` and hands each
 :class:`ContactSource`, which keeps the contact state of the latest usable row and sets the
 contacts of every cycle: the buffer's stance feet and IMU orientation (and, with
 ``use_measured_wrenches``, the measured foot wrenches) when the row is younger than
-``contact_timeout_s``, else the contact QP over ``stance_feet``. Parameters arriving for it must
-be physically consistent (:func:`check_floating_parameters`).
+``contact_timeout_s``, else the contact QP over ``stance_feet``. A window without any usable
+row (a gap in the sensor stream, e.g. between two laps of the simulator) is expected and
+transient: it is counted (``windows_without_usable_row`` in ``/diagnostics``) and logged at INFO
+at most once per :data:`GAP_LOG_PERIOD_S`, not reported as bad input. Parameters arriving for it
+must be physically consistent (:func:`check_floating_parameters`).
 """
 
 from __future__ import annotations
@@ -29,7 +32,9 @@ from legid_ros.ros.parameters import Param
 
 #: Counters the floating path adds to the node's diagnostics [-].
 FLOATING_COUNTS = ('bad_windows', 'contact_failures', 'measured_contact_cycles',
-                   'qp_contact_cycles')
+                   'qp_contact_cycles', 'windows_without_usable_row')
+#: Shortest time between two log lines about windows without a usable row [s].
+GAP_LOG_PERIOD_S = 30.0
 
 
 def has_feet(robot: Robot) -> bool:
@@ -80,10 +85,15 @@ class ContactSource:
         params: The node's parameter view (``stance_feet``, ``contact_timeout_s``,
             ``use_measured_wrenches``, read at every cycle: settable at run time).
         counts: The node's counters; :data:`FLOATING_COUNTS` are added and incremented.
+        logger: Where windows without a usable row are noted (INFO, rate-limited); None: not.
     """
 
-    def __init__(self, robot: Robot, ff: FloatingFeedforward, params, counts: Dict[str, int]):
+    def __init__(self, robot: Robot, ff: FloatingFeedforward, params, counts: Dict[str, int],
+                 logger=None):
         self.robot = robot
+        self.logger = logger
+        self._gap_logged_at = -np.inf  # [s, monotonic]
+        self._gaps_since_log = 0
         self.ff = ff
         self.p = params
         self.counts = counts
@@ -99,9 +109,27 @@ class ContactSource:
             LegidError, ValueError, IndexError, TypeError, KeyError: A bad window.
         """
         window, schema = window_from_msg(msg)
-        self.contact = reading_from_window(unpack_window(window, schema), self.robot,
-                                           self._offsets)
+        data = unpack_window(window, schema)
+        if not np.any(np.asarray(data.ok, bool)):
+            self._no_usable_row()
+            return
+        self.contact = reading_from_window(data, self.robot, self._offsets)
         self.contact_time = time.monotonic()
+
+    def _no_usable_row(self) -> None:
+        """A window without a usable row: counted, noted at INFO at most once per
+        :data:`GAP_LOG_PERIOD_S`; the last contact state ages out (``contact_timeout_s``)."""
+        self.counts['windows_without_usable_row'] += 1
+        self._gaps_since_log += 1
+        now = time.monotonic()
+        if self.logger is None or now - self._gap_logged_at < GAP_LOG_PERIOD_S:
+            return
+        self.logger.info(f'{self._gaps_since_log} buffer window(s) without a usable row (a gap '
+                         'in the sensor stream): contacts from the QP over stance_feet until '
+                         'fresh rows arrive (counted in /diagnostics as '
+                         'windows_without_usable_row)')
+        self._gap_logged_at = now
+        self._gaps_since_log = 0
 
     def set_contacts(self) -> None:
         """This cycle's contacts: the buffer's latest row if fresh, else the QP over

@@ -139,8 +139,8 @@ class ControllerNode(GuardedNode):
         self.counts = {'published': 0, 'skipped': 0, 'bad_states': 0, 'bad_references': 0,
                        'bad_parameters': 0, 'parameter_updates': 0, 'references': 0,
                        'nonfinite_commands': 0}
-        self.contacts = (ContactSource(self.robot, self.ff, p, self.counts) if self.floating
-                         else None)
+        self.contacts = (ContactSource(self.robot, self.ff, p, self.counts, self.get_logger())
+                         if self.floating else None)
         self._rejected_since_publication: Dict[str, int] = {}
         self._logged = set()
         self.period = 1.0 / p.rate_hz
