@@ -1,4 +1,10 @@
-"""Write an identified parameter set back into a URDF (and a YAML next to it)."""
+"""Write an identified parameter set back into a URDF (and a YAML next to it).
+
+Only a physically consistent set becomes a URDF: :func:`write_urdf` refuses any other
+(:class:`legid_ros.core.errors.InconsistentParametersError`, carrying the per-link report), so a
+URDF with a negative mass or an impossible inertia is never written, whoever asks. The YAML
+of an inconsistent set is written, and says so at its top.
+"""
 
 from __future__ import annotations
 
@@ -11,13 +17,70 @@ import pinocchio as pin
 import yaml
 
 from legid_ros.core.atomic_files import atomic_path, write_text
-from legid_ros.core.errors import BadInputError, RobotDescriptionError
-from legid_ros.core.inertial import PARAMS_PER_LINK, link_view, unpack
+from legid_ros.core.errors import (BadInputError, InconsistentParametersError,
+                                   RobotDescriptionError)
+from legid_ros.core.inertial import (PARAMS_PER_LINK, ConsistencyReport, check_consistency,
+                                     link_view, unpack)
 from legid_ros.core.robot import body_names
 
 
 def _fmt(values) -> str:
     return ' '.join(repr(float(v)) for v in values)
+
+
+#: Links named one by one in :func:`describe_inconsistency` (the rest are counted).
+MAX_LINKS_NAMED = 4
+
+
+def describe_inconsistency(report: ConsistencyReport,
+                           max_links: Optional[int] = MAX_LINKS_NAMED) -> str:
+    """The failing links of ``report`` and why, on one line.
+
+    Args:
+        report: Consistency of a parameter set.
+        max_links: Links named (their first problem each); None names every link with every
+            problem.
+
+    Returns:
+        E.g. ``'l_shank: mass -1339 kg <= 0; l_foot: negative principal moment ... and 3 more
+        links'``; empty when the set is consistent.
+    """
+    bad = [link for link in report.links if not link.ok]
+    shown = bad if max_links is None else bad[:max_links]
+    parts = [f'{link.link}: ' + ('; '.join(link.problems) if max_links is None
+                                  else link.problems[0]) for link in shown]
+    more = len(bad) - len(shown)
+    return '; '.join(parts) + (f' and {more} more link{"s" if more > 1 else ""}' if more else '')
+
+
+def check_writable(model: pin.Model, pi: np.ndarray) -> ConsistencyReport:
+    """Refuse a parameter set that is not finite and physically consistent.
+
+    Args:
+        model: pinocchio model (body order of ``pi``).
+        pi: Stacked standard parameters (10 per body) [kg, kg.m, kg.m^2].
+
+    Returns:
+        The (passing) consistency report.
+
+    Raises:
+        BadInputError: Wrong length, or NaN/inf in ``pi``.
+        InconsistentParametersError: A mass <= 0 or an inertia that is not physically
+            consistent (pseudo-inertia not positive definite, triangle inequality); its
+            ``report`` holds every link's result.
+    """
+    pi = np.asarray(pi, float)
+    names = body_names(model)
+    if pi.size != PARAMS_PER_LINK * len(names):
+        raise BadInputError(f'{pi.size} parameters for {len(names)} bodies')
+    if not np.isfinite(pi).all():
+        raise BadInputError('parameters hold NaN or inf: URDF not written')
+    report = check_consistency(pi, names)
+    if not report.ok:
+        raise InconsistentParametersError(
+            f'parameters not physically consistent ({describe_inconsistency(report)}): URDF '
+            'not written', report)
+    return report
 
 
 def link_inertials(model: pin.Model, pi: np.ndarray) -> Dict[str, dict]:
@@ -39,6 +102,9 @@ def write_urdf(source_urdf: Union[str, Path], model: pin.Model, pi: np.ndarray,
                out_path: Union[str, Path], comment: Optional[str] = None) -> Path:
     """Copy ``source_urdf`` with the inertials of every moving body replaced by ``pi``.
 
+    Only a physically consistent set is written (:func:`check_writable`); nothing is written
+    otherwise.
+
     Args:
         source_urdf: URDF the model was built from.
         model: pinocchio model (defines the body order of ``pi``).
@@ -48,7 +114,14 @@ def write_urdf(source_urdf: Union[str, Path], model: pin.Model, pi: np.ndarray,
 
     Returns:
         ``out_path`` as a Path.
+
+    Raises:
+        InconsistentParametersError: ``pi`` is not physically consistent (``report``: the
+            per-link :class:`legid_ros.core.inertial.ConsistencyReport`).
+        BadInputError: ``pi`` has the wrong length or holds NaN/inf.
+        RobotDescriptionError: ``source_urdf`` unreadable or lacking a body's link.
     """
+    check_writable(model, pi)
     try:
         tree = ET.parse(str(source_urdf))
     except (ET.ParseError, OSError) as exc:
@@ -81,9 +154,33 @@ def write_urdf(source_urdf: Union[str, Path], model: pin.Model, pi: np.ndarray,
     return out_path
 
 
+def consistency_header(model: pin.Model, pi: np.ndarray, advice: Optional[str] = None) -> dict:
+    """The first entries of a parameter YAML: whether the set is physically consistent and,
+    when not, which links fail and why, that no URDF is written from it, and ``advice``."""
+    pi = np.asarray(pi, float)
+    if not np.isfinite(pi).all():
+        return {'physically_consistent': False, 'inconsistent_links': 'parameters hold NaN or '
+                'inf', 'urdf': 'not written (NaN or inf)'}
+    report = check_consistency(pi, body_names(model))
+    if report.ok:
+        return {'physically_consistent': True}
+    head = {'physically_consistent': False,
+            'inconsistent_links': {link.link: list(link.problems)
+                                   for link in report.links if not link.ok},
+            'urdf': 'not written: a URDF is written only from a physically consistent set'}
+    if advice:
+        head['advice'] = advice
+    return head
+
+
 def write_parameter_yaml(model: pin.Model, pi: np.ndarray, out_path: Union[str, Path],
-                         extra: Optional[dict] = None, uncertainty=None) -> Path:
+                         extra: Optional[dict] = None, uncertainty=None,
+                         advice: Optional[str] = None) -> Path:
     """Write the parameter set as YAML: per link mass [kg], com [m], inertia [kg.m^2].
+
+    The first entry is ``physically_consistent``; a set that is not is written all the same,
+    headed by a comment line saying so, ``inconsistent_links`` (link -> its problems), ``urdf``
+    (not written) and ``advice`` (:func:`consistency_header`).
 
     Args:
         model: pinocchio model (body order of ``pi``).
@@ -94,7 +191,9 @@ def write_parameter_yaml(model: pin.Model, pi: np.ndarray, out_path: Union[str, 
             set: written under ``uncertainty`` (per core parameter value, ``std`` and
             ``std_data``; per combination its std in core-scale units and whether it is
             identifiable).
+        advice: What to do when the set is not consistent (e.g. a consistent method).
     """
+    head = consistency_header(model, pi, advice)
     links = {}
     for name, val in link_inertials(model, pi).items():
         i_c = val['inertia']
@@ -102,12 +201,18 @@ def write_parameter_yaml(model: pin.Model, pi: np.ndarray, out_path: Union[str, 
                        'inertia_kg_m2': {'ixx': float(i_c[0, 0]), 'ixy': float(i_c[0, 1]),
                                          'ixz': float(i_c[0, 2]), 'iyy': float(i_c[1, 1]),
                                          'iyz': float(i_c[1, 2]), 'izz': float(i_c[2, 2])}}
-    doc = {'links': links, 'standard_parameters': [float(x) for x in pi]}
+    doc = {**head, 'links': links, 'standard_parameters': [float(x) for x in pi]}
     if extra:
-        doc.update(extra)
+        doc.update({k: v for k, v in extra.items() if k not in head})
     if uncertainty is not None:
         doc['uncertainty'] = uncertainty.as_dict()
     out_path = Path(out_path)
     out_path.parent.mkdir(parents=True, exist_ok=True)
-    write_text(out_path, yaml.safe_dump(doc, sort_keys=False))
+    text = yaml.safe_dump(doc, sort_keys=False)
+    if not head['physically_consistent']:
+        failing = head['inconsistent_links']
+        which = ', '.join(failing) if isinstance(failing, dict) else failing
+        text = (f'# NOT PHYSICALLY CONSISTENT ({which}): no URDF written from this set\n'
+                + text)
+    write_text(out_path, text)
     return out_path

@@ -1,8 +1,10 @@
 """Tests of legid_ros.core.urdf_io: writing identified parameters back to URDF/YAML."""
 
 import numpy as np
+import pytest
 import yaml
 
+from legid_ros.core.errors import BadInputError
 from legid_ros.core.inertial import get_parameters, pack
 from legid_ros.core.robot import load_robot
 from legid_ros.core.urdf_io import write_parameter_yaml, write_urdf
@@ -14,7 +16,7 @@ def _random_consistent(robot, seed):
     for _ in robot.body_names:
         mass = rng.uniform(0.1, 10.0)
         rot = np.linalg.qr(rng.normal(size=(3, 3)))[0]
-        moments = rng.uniform(0.01, 0.1, 3)
+        moments = rng.uniform(0.05, 0.1, 3)  # any two sum to more than the third
         parts.append(pack(mass, rng.normal(scale=0.1, size=3), rot @ np.diag(moments) @ rot.T))
     return np.concatenate(parts)
 
@@ -59,3 +61,43 @@ def test_parameter_yaml_carries_the_uncertainty(tmp_path):
                                                            'std_data': 0.02}
     assert doc['uncertainty']['parameters']['lc_trunk']['std'] == float('inf')
     assert doc['uncertainty']['combinations'][0]['identifiable'] is True
+
+
+def test_inconsistent_set_is_never_written_as_urdf(tmp_path):
+    """write_urdf refuses a negative mass or a bad inertia: InconsistentParametersError with
+    the per-link report, naming the link and why, and no file left behind."""
+    from legid_ros.core.errors import InconsistentParametersError
+    from legid_ros.core.inertial import link_index
+    robot = load_robot('biped')
+    for link, bad in (('l_shank', {0: -2.0}), ('r_foot', {9: -0.5})):
+        pi = _random_consistent(robot, 4)
+        for k, value in bad.items():
+            pi[10 * link_index(robot.model, link) + k] = value
+        out = tmp_path / f'{link}.urdf'
+        with pytest.raises(InconsistentParametersError) as err:
+            write_urdf(robot.urdf_path, robot.model, pi, out)
+        assert err.value.report.failing == [link]
+        assert link in str(err.value) and 'URDF not written' in str(err.value)
+        assert not out.exists() and list(tmp_path.iterdir()) == []
+    with pytest.raises(BadInputError):
+        write_urdf(robot.urdf_path, robot.model, np.full(pi.size, np.nan), tmp_path / 'n.urdf')
+
+
+def test_yaml_of_an_inconsistent_set_says_so_at_the_top(tmp_path):
+    """The YAML of an inconsistent set is written, headed by a comment and by entries naming
+    the failing links, their problems and the advice; a consistent set says it is."""
+    from legid_ros.core.inertial import link_index
+    robot = load_robot('biped')
+    pi = _random_consistent(robot, 5)
+    pi[10 * link_index(robot.model, 'l_thigh')] = -3.0
+    out = write_parameter_yaml(robot.model, pi, tmp_path / 'p.yaml', {'method': 'x'},
+                               advice='use sdp')
+    text = out.read_text()
+    assert text.startswith('# NOT PHYSICALLY CONSISTENT (l_thigh)')
+    doc = yaml.safe_load(text)
+    assert list(doc)[:4] == ['physically_consistent', 'inconsistent_links', 'urdf', 'advice']
+    assert doc['physically_consistent'] is False and doc['advice'] == 'use sdp'
+    assert 'mass -3 kg <= 0' in doc['inconsistent_links']['l_thigh'][0]
+    good = yaml.safe_load(write_parameter_yaml(robot.model, _random_consistent(robot, 5),
+                                               tmp_path / 'q.yaml').read_text())
+    assert list(good)[0] == 'physically_consistent' and good['physically_consistent'] is True
