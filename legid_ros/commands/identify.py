@@ -7,6 +7,13 @@ Example::
 Writes ``<robot>_identified.urdf``, ``parameters.yaml`` (per-link mass, COM, inertia, the
 standard vector, friction, the method's facts), ``report.md`` and ``zmp.png`` (measured vs
 predicted ZMP; parameter table against CAD and, for synthetic bags, the truth).
+
+What the method and options need (a parameter set the method runs on, primitive bodies in the
+description, joint efforts, foot forces, IMU, ankle F/T topics) is checked right after the
+arguments are parsed and the description loaded, from the bag's topic list in its
+``metadata.yaml``: nothing is read before a missing prerequisite ends the command (exit 2).
+A set that is not physically consistent is never written as a URDF: the YAML and the report
+are written and say so at their top, and the command exits 3 (:data:`EXIT_INCONSISTENT`).
 """
 
 from __future__ import annotations
@@ -17,9 +24,24 @@ from pathlib import Path
 
 from legid_ros.core.identification import METHODS
 
+#: Exit status when the identified set is not physically consistent (no URDF written).
+EXIT_INCONSISTENT = 3
+
+EPILOG = f"""exit status:
+  0  the URDF, parameters.yaml and report.md are written
+  2  bad input, or a prerequisite of the method missing (no primitives in the description,
+     no efforts / foot forces / IMU / ankle F/T topics in the bag, a parameter set the method
+     does not run on): one line names the option and the fix, and no bag is read
+  {EXIT_INCONSISTENT}  the identified set is not physically consistent (a mass <= 0, an
+     impossible inertia): parameters.yaml and report.md are written and say so at their top,
+     no <robot>_identified.urdf; consistent methods: sdp, zmp_newton, primitives, or a grouped
+     --param-set"""
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Options of ``legid identify``."""
+    """Options of ``legid identify`` (and the exit statuses, in the epilog)."""
+    parser.epilog = EPILOG
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.add_argument('--bag', required=True,
                         help='rosbag2 directory or .mcap/.db3 file (a Recording .npz works too)')
     parser.add_argument('--robot', default='biped', help='built-in robot or description YAML')
@@ -105,6 +127,88 @@ def _load(path: str, robot):
     return read_bag(p, robot)
 
 
+def method_options(args: argparse.Namespace) -> dict:
+    """The options ``identify()`` gets from the command line (also those of the prepare
+    step the prerequisite checks look at: ``zmp_source``, ``use_imu``, ``base``)."""
+    opts = {'zmp_source': args.zmp_source, 'use_imu': not args.no_imu, 'base': args.base}
+    for name in ('param_set', 'rows', 'reg', 'total_mass'):
+        if getattr(args, name) is not None:
+            opts[name] = getattr(args, name)
+    if args.no_check:
+        opts['check'] = False
+    known = parse_known(args.known)
+    if known:
+        opts['known'] = known
+    if args.foot_from_ft:
+        opts['foot_from_ft'] = True
+    return opts
+
+
+def _bag_topics(path: str):
+    """Topics of the bag at ``path`` that hold messages, from its ``metadata.yaml`` alone
+    (no message is read); None when there is none to read (a bare storage file, a recorder's
+    directory without it) or it is unreadable: the read then says what is wrong."""
+    import yaml
+
+    from legid_ros.bag.discover import locate_bag
+
+    meta = locate_bag(path).path / 'metadata.yaml'
+    try:
+        info = yaml.safe_load(meta.read_text())['rosbag2_bagfile_information']
+        return {t['topic_metadata']['name'] for t in info['topics_with_message_count']
+                if t.get('message_count', 1)}
+    except (OSError, yaml.YAMLError, KeyError, TypeError):
+        return None
+
+
+def sensing_of_bag(path: str, robot):
+    """What the bag at ``path`` carries (:class:`~legid_ros.core.identification.api.Sensing`),
+    from its topic list; None when its topic list cannot be known without reading it."""
+    from legid_ros.bag.recording_io import foot_topics
+    from legid_ros.core.identification.api import Sensing
+
+    if Path(path).suffix == '.npz':
+        return None
+    topics = _bag_topics(path)
+    if topics is None:
+        return None
+    bare = {t.lstrip('/') for t in topics}
+
+    def fsr_ok(topic):  # older bags named <prefix>/sensor_<k> as <prefix>/<k>
+        name = topic.lstrip('/')
+        return name in bare or name.replace('/sensor_', '/') in bare
+
+    feet = foot_topics(robot)
+    return Sensing(
+        foot_wrench=frozenset(f for f, tp in feet.items() if tp['wrench'] in topics),
+        fsr=frozenset(f for f, tp in feet.items() if tp['fsr'] and all(map(fsr_ok, tp['fsr']))),
+        ankle_ft=frozenset(f for f, tp in feet.items() if tp['ankle_ft'] in topics),
+        imu='/imu' in topics, efforts=None if '/joint_states' in topics else False,
+        source=f'bag {path}')
+
+
+def check_prerequisites(args: argparse.Namespace, robot) -> dict:
+    """Everything the method and options need that is known before the bags are read (the
+    options, the description, the bags' topic lists); returns ``identify()``'s options.
+
+    Raises:
+        BadInputError: One line naming the option and the fix.
+    """
+    from legid_ros.core.identification.api import check_method, check_sensing
+
+    opts = method_options(args)
+    check_method(robot, args.method, opts, cli=True)
+    sensing = sensing_of_bag(args.bag, robot)
+    if sensing is not None:
+        check_sensing(robot, args.method, opts, sensing, cli=True)
+    if args.validate:  # the validation prepares the second bag for its ZMP only
+        vsensing = sensing_of_bag(args.validate, robot)
+        if vsensing is not None:
+            check_sensing(robot, 'zmp_qp', {k: opts[k] for k in ('zmp_source', 'use_imu')},
+                          vsensing, cli=True)
+    return opts
+
+
 #: Stages of ``legid identify``, in order (the progress bar's steps).
 STAGES = ('read', 'prepare', 'identify', 'write', 'validate', 'report')
 
@@ -151,30 +255,46 @@ def run(args: argparse.Namespace) -> int:
     try:
         stages.start('read')
         robot = load_robot(args.robot)
+        opts = check_prerequisites(args, robot)
         recs = {'bag': _load(args.bag, robot)}
         if args.validate:
             recs['validate'] = _load(args.validate, robot)
+        _check_recordings(args, robot, opts, recs)
         stages.done()
         warm.join()
-        return _identify(args, robot, recs, stages)
+        return _identify(args, robot, recs, stages, opts)
     finally:
         stages.close()
 
 
-def _identify(args, robot, recs: dict, stages: _Stages) -> int:
+def _check_recordings(args, robot, opts: dict, recs: dict) -> None:
+    """The prerequisites of a recording whose sensors only its data tells (a Recording
+    ``.npz``, or a bag without a topic list): checked before any sample is prepared."""
+    from legid_ros.core.identification.api import Sensing, check_sensing
+
+    for key, path in (('bag', args.bag), ('validate', args.validate)):
+        if key in recs and sensing_of_bag(path, robot) is None:
+            method, sub = (args.method, opts) if key == 'bag' else (
+                'zmp_qp', {k: opts[k] for k in ('zmp_source', 'use_imu')})
+            sensing = Sensing.of_recording(recs[key], f'recording {path}')
+            check_sensing(robot, method, sub, sensing, cli=True)
+
+
+def _identify(args, robot, recs: dict, stages: _Stages, opts: dict) -> int:
     """The stages after the read (see :func:`run`); ``recs`` ('bag', 'validate' if given)
-    is emptied once the samples are prepared."""
+    is emptied once the samples are prepared; ``opts`` from :func:`check_prerequisites`."""
     import numpy as np
 
     from legid_ros.core.atomic_files import safe_stem
     from legid_ros.core.identification.api import identify
     from legid_ros.core.identification.prepare import PrepareOptions, prepare
-    from legid_ros.core.identification.report import write_report
+    from legid_ros.core.errors import InconsistentParametersError
+    from legid_ros.core.identification.report import CONSISTENT_ADVICE, write_report
     from legid_ros.core.identification.rows.linear import regressors_for
     from legid_ros.core.identification.rows.zmp import model_zmp
     from legid_ros.core.identification.threads import limit_blas_threads
     from legid_ros.core.inertial import get_parameters
-    from legid_ros.core.urdf_io import write_parameter_yaml, write_urdf
+    from legid_ros.core.urdf_io import describe_inconsistency, write_parameter_yaml, write_urdf
 
     limit_blas_threads(1)
     stages.start('prepare')
@@ -197,22 +317,9 @@ def _identify(args, robot, recs: dict, stages: _Stages) -> int:
     del rec, train, val  # the recordings at the full rate are no longer needed
     stages.done()
     stages.start('identify')
-    opts = {}
-    if args.param_set:
-        opts['param_set'] = args.param_set
-    if args.rows and args.method in ('sdp', 'primitives'):
-        opts['rows'] = args.rows
-    if args.reg is not None:
-        opts['reg'] = args.reg
-    if args.total_mass is not None:
-        opts['total_mass'] = args.total_mass
-    if args.no_check:
-        opts['check'] = False
-    known = parse_known(args.known)
-    if known:
-        opts['known'] = known
-    if args.foot_from_ft:
-        opts['foot_from_ft'] = True  # identify() refuses both for standard-set methods
+    known = opts.get('known', {})
+    # the prepare step's options were used above; identify() gets the method's own
+    opts = {k: v for k, v in opts.items() if k not in ('zmp_source', 'use_imu', 'base')}
     if cad_given:
         opts['pi_cad'] = pi_cad  # the recording's CAD (else the robot model's)
     result = identify(None, robot, args.method, samples=samples, **opts)
@@ -220,12 +327,17 @@ def _identify(args, robot, recs: dict, stages: _Stages) -> int:
     stages.start('write')
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    urdf = write_urdf(robot.urdf_path, robot.model, result.pi,
-                      out / f'{safe_stem(robot.name)}_identified.urdf',
-                      comment=f'identified by legid identify --method {args.method}')
     yaml_path = write_parameter_yaml(robot.model, result.pi, out / 'parameters.yaml',
                                      _facts(args, robot, result, known),
-                                     uncertainty=result.uncertainty)
+                                     uncertainty=result.uncertainty, advice=CONSISTENT_ADVICE)
+    urdf_path = out / f'{safe_stem(robot.name)}_identified.urdf'
+    try:
+        urdf = write_urdf(robot.urdf_path, robot.model, result.pi, urdf_path,
+                          comment=f'identified by legid identify --method {args.method}')
+    except InconsistentParametersError as exc:  # the YAML and the report say so at their top
+        urdf, refused = None, exc.report
+        if urdf_path.exists():  # an earlier run's URDF would pass for this one's
+            urdf_path.unlink()
     stages.done()
     stages.start('validate')
     wval = regressors_for(vsamples, robot, []).wrench
@@ -246,6 +358,12 @@ def _identify(args, robot, recs: dict, stages: _Stages) -> int:
               'm^2 (' + ', '.join(f'{g:g}: {v:.3f} mm' for g, v in zip(
                   result.info['reg_grid'], result.info['reg_scores_mm'])) + ')')
     print(f'validation ZMP deviation: identified {dev:.2f} mm, CAD {dev_cad:.2f} mm')
+    if urdf is None:
+        print(f'wrote {yaml_path}, {report}')
+        print(f'legid identify: URDF not written: the identified set is not physically '
+              f'consistent ({describe_inconsistency(refused)}); {CONSISTENT_ADVICE}',
+              file=sys.stderr)
+        return EXIT_INCONSISTENT
     print(f'wrote {urdf}, {yaml_path}, {report}')
     return 0
 

@@ -15,6 +15,11 @@ from legid_ros.core.identification.parameters.sets import ReducedSet
 from legid_ros.core.identification.result import IdentResult
 from legid_ros.core.robot import Robot
 
+#: What to do about a parameter set that is not physically consistent.
+CONSISTENT_ADVICE = ('for a consistent set use a method that enforces it: --method sdp '
+                     '(pseudo-inertia LMIs), zmp_newton, primitives, or a linear-row method '
+                     'on a grouped set (e.g. --method zmp_qp --param-set grouped)')
+
 
 def plot_zmp(t: np.ndarray, measured: np.ndarray, predicted: Dict[str, np.ndarray],
              path: Path) -> Path:
@@ -89,19 +94,37 @@ def uncertainty_table(unc) -> list:
     return lines
 
 
+def consistency_warning(result: IdentResult) -> list:
+    """Markdown lines heading the report of a set that is not physically consistent: that
+    no URDF was written, each failing link with its problems, and :data:`CONSISTENT_ADVICE`;
+    no lines for a consistent set."""
+    if result.consistency.ok:
+        return []
+    lines = ['> **Not physically consistent: no URDF was written from this set.** '
+             f'{len(result.consistency.failing)} of {len(result.consistency.links)} links '
+             'fail:', '>']
+    lines += [f'> - `{link.link}`: {"; ".join(link.problems)}'
+              for link in result.consistency.links if not link.ok]
+    return lines + ['>', f'> {CONSISTENT_ADVICE[0].upper()}{CONSISTENT_ADVICE[1:]}.', '']
+
+
 def write_report(out_dir: Path, robot: Robot, result: IdentResult, t: np.ndarray,
                  zmp_measured: np.ndarray, zmp_predicted: Dict[str, np.ndarray],
                  pi_cad: np.ndarray, pi_true: Optional[np.ndarray] = None,
                  extra: Optional[Dict[str, str]] = None) -> Path:
-    """Write ``report.md`` and ``zmp.png`` into ``out_dir``; returns the report path."""
+    """Write ``report.md`` and ``zmp.png`` into ``out_dir``; returns the report path.
+
+    A set that is not physically consistent is headed by :func:`consistency_warning`.
+    """
     from legid_ros.core.metrics import zmp_deviation
 
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     plot_zmp(t, zmp_measured, zmp_predicted, out_dir / 'zmp.png')
-    lines = [f'# Identification report ({result.method})', '', '```', result.summary(), '```',
-             '', '## ZMP: measured vs predicted', '', '![ZMP](zmp.png)', '',
-             '| parameters | mean [mm] | 95th pct [mm] | max [mm] |', '|---|---|---|---|']
+    lines = [f'# Identification report ({result.method})', ''] + consistency_warning(result)
+    lines += ['```', result.summary(), '```',
+              '', '## ZMP: measured vs predicted', '', '![ZMP](zmp.png)', '',
+              '| parameters | mean [mm] | 95th pct [mm] | max [mm] |', '|---|---|---|---|']
     for name, z in zmp_predicted.items():
         d = zmp_deviation(z, zmp_measured)
         lines.append(f'| {name} | {d.mean_mm:.2f} | {d.p95_mm:.2f} | {d.max_mm:.2f} |')

@@ -1,9 +1,11 @@
 """End-to-end identification on noisy synthetic biped runs, against ground truth."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 
-from legid_ros.core.errors import InfeasibleProblemError, NotIdentifiableError
+from legid_ros.core.errors import BadInputError, InfeasibleProblemError, NotIdentifiableError
 from legid_ros.core.identification.api import identify
 from legid_ros.core.identification.parameters.sets import ReducedSet
 from legid_ros.core.identification.prepare import prepare
@@ -153,3 +155,52 @@ def test_every_method_reports_core_standard_deviations(biped, run_a, samples_a):
         other = identify(run_a, biped, method, samples=samples_a)
         assert other.uncertainty is not None
         assert np.all(other.uncertainty.std >= 0)
+
+
+def test_method_prerequisites_are_refused_before_any_data(biped):
+    """check_method (run by identify first) refuses, with the option and the fix, a
+    description without primitives and a parameter set or rows the method does not run on,
+    without touching the recording (None here)."""
+    from legid_ros.core.identification.api import check_method
+    from legid_ros.core.robot import load_robot
+    quad = load_robot('quadruped')  # a description without primitive bodies
+    with pytest.raises(BadInputError, match="primitive bodies.*'primitives:' section"):
+        identify(None, quad, 'primitives')
+    for method, opts, words in (
+            ('zmp_newton', {'param_set': 'base'}, 'choose one of reduced'),
+            ('sdp', {'param_set': 'base'}, 'choose one of standard'),
+            ('primitives', {'param_set': 'reduced'}, 'drop param_set'),
+            ('torque_ls', {'rows': 'zmp'}, 'sdp and primitives only'),
+            ('zmp_qp', {'reg': 'auto'}, 'zmp_newton')):
+        with pytest.raises(BadInputError, match=words):
+            identify(None, biped, method, **opts)
+    with pytest.raises(BadInputError, match='--foot-from-ft needs an ankle F/T sensor'):
+        check_method(quad, 'zmp_newton', {'foot_from_ft': True}, cli=True)
+    with pytest.raises(BadInputError, match='^--method sdp does not run on --param-set base'):
+        check_method(biped, 'sdp', {'param_set': 'base'}, cli=True)
+
+
+def test_sensing_prerequisites_name_the_missing_topics(biped, run_a):
+    """check_sensing refuses a recording lacking what the method needs (a foot's wrench for
+    floating rows, efforts for torque rows, the IMU, ankle F/T), naming topic and fix."""
+    from legid_ros.core.identification.api import Sensing, check_sensing
+    feet = frozenset(biped.feet)
+    full = Sensing(feet, feet, feet, True, True, 'bag b')
+    for method, opts in (('floating_qp', {}), ('torque_ls', {}), ('sdp', {'rows': 'floating'}),
+                         ('zmp_newton', {'foot_from_ft': True}), ('primitives', {})):
+        check_sensing(biped, method, opts, full)  # everything there: no error
+    cases = (
+        ('floating_qp', {}, {'foot_wrench': frozenset({'right'})},
+         r'--method floating_qp needs the 6-axis wrench.*left \(left_foot/wrench\)'),
+        ('sdp', {'rows': 'torque'}, {'efforts': False}, '--method sdp --rows torque fits joint'),
+        ('zmp_newton', {}, {'imu': False}, 'add --no-imu'),
+        ('zmp_newton', {'foot_from_ft': True}, {'ankle_ft': frozenset()},
+         '--foot-from-ft needs the raw ankle F/T.*left_foot/wrench_raw'),
+        ('zmp_qp', {'zmp_source': 'fsr'}, {'fsr': frozenset({'left'})},
+         '--zmp-source fsr needs.*right_foot/fsr/sensor_0'),
+        ('zmp_qp', {}, {'fsr': frozenset(), 'foot_wrench': frozenset({'left'})},
+         'needs the forces under every foot'))
+    for method, opts, lacking, words in cases:
+        with pytest.raises(BadInputError, match=words):
+            check_sensing(biped, method, opts, dataclasses.replace(full, **lacking), cli=True)
+    assert Sensing.of_recording(run_a).foot_wrench == feet and Sensing.of_recording(run_a).imu

@@ -2,6 +2,7 @@
 
 import argparse
 
+import pytest
 import yaml
 
 from legid_ros.commands import identify as cmd
@@ -13,7 +14,7 @@ def test_identify_command_writes_urdf_yaml_report(tmp_path, run_a, biped):
     run_a.save_npz(rec_path)
     parser = argparse.ArgumentParser()
     cmd.add_arguments(parser)
-    args = parser.parse_args(['--bag', str(rec_path), '--method', 'zmp_qp', '--out',
+    args = parser.parse_args(['--bag', str(rec_path), '--method', 'zmp_newton', '--out',
                               str(tmp_path / 'out')])
     assert cmd.run(args) == 0
     out = tmp_path / 'out'
@@ -32,3 +33,41 @@ def test_identify_command_writes_urdf_yaml_report(tmp_path, run_a, biped):
     assert all(v['std'] >= 0 for v in unc['parameters'].values())
     assert any(c['identifiable'] for c in unc['combinations'])
     assert '## Uncertainty' in report and '| combination' in report
+
+
+def test_inconsistent_set_report_and_yaml_say_so_at_their_top(tmp_path, run_a):
+    """An inconsistent set (torque_ls on base parameters): run() returns 3, no URDF; the
+    report opens with the failing links, their problems and a consistent method."""
+    rec_path = tmp_path / 'run.npz'
+    run_a.save_npz(rec_path)
+    out = tmp_path / 'out'
+    assert cmd.run(_args('--bag', str(rec_path), '--method', 'torque_ls', '--param-set', 'base',
+                         '--out', str(out), '--quiet')) == cmd.EXIT_INCONSISTENT
+    assert not list(out.glob('*.urdf'))
+    doc = yaml.safe_load((out / 'parameters.yaml').read_text())
+    assert doc['physically_consistent'] is False and 'sdp' in doc['advice']
+    head = (out / 'report.md').read_text().split('```')[0]
+    assert 'Not physically consistent: no URDF was written' in head
+    assert all(f'`{link}`' in head for link in doc['inconsistent_links'])
+    assert '--method sdp' in head
+
+
+def test_recording_without_foot_wrench_refused_before_preparing(tmp_path, run_a, monkeypatch):
+    """A .npz recording lacking a foot's wrench is refused for floating_qp (the option and the
+    fix named) before any sample is prepared."""
+    from legid_ros.core.errors import BadInputError
+    from legid_ros.core.identification import prepare as prepare_module
+    rec = run_a.slice(0, 300)
+    rec.foot_wrench.pop('left')
+    rec.save_npz(tmp_path / 'run.npz')
+    monkeypatch.setattr(prepare_module, 'prepare', lambda *a, **k: pytest.fail('prepared'))
+    with pytest.raises(BadInputError, match='--method floating_qp needs the 6-axis wrench'):
+        cmd.run(_args('--bag', str(tmp_path / 'run.npz'), '--method', 'floating_qp',
+                      '--out', str(tmp_path / 'o'), '--quiet'))
+    assert not (tmp_path / 'o').exists()
+
+
+def _args(*argv):
+    parser = argparse.ArgumentParser()
+    cmd.add_arguments(parser)
+    return parser.parse_args(list(argv))
