@@ -125,7 +125,7 @@ def test_runtime_diagnostics_period_is_applied():
         assert seen == []
         result, = set_remote(ex, probe, '/buffer', diagnostics_period_s=0.05)
         assert result.successful, result.reason
-        assert spin_until(ex, lambda: len(seen) >= 5, 5.0)
+        assert spin_until(ex, lambda: len(seen) >= 5)
         assert buf.p.diagnostics_period_s == 0.05
 
 
@@ -202,7 +202,7 @@ def test_runtime_period_that_makes_no_timer_is_refused_and_the_old_timer_kept(va
         for name, timer in timers.items():
             assert est.p.timer_of(name) is timer and not timer.is_canceled(), name
         seen.clear()
-        assert spin_until(ex, lambda: len(seen) >= 3, 10.0)
+        assert spin_until(ex, lambda: len(seen) >= 3)
 
 
 @pytest.mark.parametrize('node_cls, name', [

@@ -64,12 +64,12 @@ def test_replay_publishes_every_message_in_order(bag, tmp_path):
                                   truth.append, latched_qos())
         ex.add_node(probe)
         replay = BagReplay(pub_node, short, rate=2.0)
-        assert replay.wait_for_subscribers(timeout_s=10.0)
+        assert replay.wait_for_subscribers(timeout_s=90.0)
         spin_until(ex, lambda: False, 0.5)
         thread = threading.Thread(target=replay.run)
         thread.start()
-        spin_until(ex, lambda: len(js) >= 500 and len(fsr) >= 500 and truth, 30.0)
-        thread.join(timeout=30.0)
+        spin_until(ex, lambda: len(js) >= 500 and len(fsr) >= 500 and truth)
+        thread.join(timeout=90.0)
     stamps = np.array([cv.stamp_to_sec(m.header.stamp) for m in js])
     assert len(stamps) == 500
     assert np.all(np.diff(stamps) > 0)
@@ -96,12 +96,12 @@ def test_replay_through_pipeline_matches_identify(bag, tmp_path):
         for n in nodes:
             ex.add_node(n)
         proc = subprocess.Popen([str(Path(sys.executable).parent / 'legid'), 'replay', '--bag',
-                                 str(path), '--rate', '0.5', '--wait', '20'],
+                                 str(path), '--rate', '0.5', '--wait', '90'],
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         try:
             spin_until(ex, lambda: proc.poll() is not None, 120.0)
             spin_until(ex, lambda: buf.buffer.rows_emitted >= rec.n and est.updates > 0
-                       and est.new_since_update == 0, 20.0)
+                       and est.new_since_update == 0)
         finally:
             if proc.poll() is None:
                 proc.kill()

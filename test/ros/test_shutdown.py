@@ -1,21 +1,21 @@
 """Clean shutdown of the node processes: SIGINT and SIGTERM give exit 0, no traceback, the
 estimator's state saved; start-up refusals are one line and a non-zero exit."""
 
-import os
 import signal
 import subprocess
 import sys
 
 import pytest
 
-from node_processes import NODE_NAMES, node_env, start, stop, wait_spinning
+from node_processes import NODE_NAMES, fresh_domain, node_env, start, stop, wait_spinning
 
 pytestmark = pytest.mark.timeout(600)
 NODES = ('sim_node', 'buffer_node', 'estimator_node', 'controller_node', 'ik_node')
 
 
 def _domain(offset: int) -> int:
-    return 100 + (os.getpid() + offset) % 100
+    """A locked domain of its own (``offset`` kept from the pid-derived ids it replaces)."""
+    return fresh_domain()
 
 
 @pytest.mark.parametrize('sig', [signal.SIGINT, signal.SIGTERM], ids=['SIGINT', 'SIGTERM'])
