@@ -29,13 +29,14 @@ EXIT_INCONSISTENT = 3
 
 EPILOG = f"""exit status:
   0  the URDF, parameters.yaml and report.md are written
-  2  bad input, or a prerequisite of the method missing (no primitives in the description,
-     no efforts / foot forces / IMU / ankle F/T topics in the bag, a parameter set the method
-     does not run on): one line names the option and the fix, and no bag is read
+  2  bad input, or a prerequisite of the method missing (no primitives in the
+     description; no foot forces, foot wrenches, IMU or ankle F/T topics in the
+     bag; a parameter set the method does not run on): one line names the
+     option and the fix, and no bag is read
   {EXIT_INCONSISTENT}  the identified set is not physically consistent (a mass <= 0, an
-     impossible inertia): parameters.yaml and report.md are written and say so at their top,
-     no <robot>_identified.urdf; consistent methods: sdp, zmp_newton, primitives, or a grouped
-     --param-set"""
+     impossible inertia): parameters.yaml and report.md are written and say so
+     at their top, no <robot>_identified.urdf is; methods that keep the set
+     consistent: sdp, zmp_newton, primitives, or a grouped --param-set"""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -56,7 +57,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              'alike; grouped = mass and 3-D COM per link group, legs mirrored; '
                              'grouped_sides = the same per side; base = torque_ls plain LS')
     parser.add_argument('--rows', choices=('zmp', 'torque', 'floating'),
-                        help='rows for sdp / primitives (default zmp)')
+                        help='rows for sdp / primitives (default zmp; refused with the other '
+                             'methods, which fit their own rows)')
     parser.add_argument('--reg', type=_reg, help='regularisation weight toward CAD, or '
                         "'auto' (zmp_newton: chosen on a held-out slice; the default on the "
                         'grouped sets)')
