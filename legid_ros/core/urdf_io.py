@@ -34,7 +34,7 @@ MAX_LINKS_NAMED = 4
 
 def describe_inconsistency(report: ConsistencyReport,
                            max_links: Optional[int] = MAX_LINKS_NAMED) -> str:
-    """The failing links of ``report`` and why, on one line.
+    """The failing links of ``report`` and why, on one line (links with a mass <= 0 first).
 
     Args:
         report: Consistency of a parameter set.
@@ -45,7 +45,7 @@ def describe_inconsistency(report: ConsistencyReport,
         E.g. ``'l_shank: mass -1339 kg <= 0; l_foot: negative principal moment ... and 3 more
         links'``; empty when the set is consistent.
     """
-    bad = [link for link in report.links if not link.ok]
+    bad = sorted((link for link in report.links if not link.ok), key=lambda lk: lk.mass > 0)
     shown = bad if max_links is None else bad[:max_links]
     parts = [f'{link.link}: ' + ('; '.join(link.problems) if max_links is None
                                   else link.problems[0]) for link in shown]
