@@ -120,13 +120,41 @@ def com_boxes_from_primitives(robot: Robot, margin: float = 0.01
     return out
 
 
+def _consistency_constraints(param: StandardSet, pi, total, lb: np.ndarray, ub: np.ndarray,
+                             com_boxes=None) -> list:
+    """Mass equality, box, a pseudo-inertia LMI per link and optional COM boxes on ``pi``."""
+    cons = [param.mass_row() @ pi == total]
+    fin_lb, fin_ub = np.isfinite(lb), np.isfinite(ub)
+    if fin_lb.any():
+        cons.append(pi[np.flatnonzero(fin_lb)] >= lb[fin_lb])
+    if fin_ub.any():
+        cons.append(pi[np.flatnonzero(fin_ub)] <= ub[fin_ub])
+    for i, link in enumerate(param.link_names):
+        seg = pi[PARAMS_PER_LINK * i:PARAMS_PER_LINK * (i + 1)]
+        cons.append(pseudo_inertia_lmi(seg))
+        if com_boxes and link in com_boxes:
+            lo, hi = com_boxes[link]
+            cons += [seg[1:4] >= seg[0] * lo, seg[1:4] <= seg[0] * hi]
+    return cons
+
+
+def _solve(problem: cp.Problem, z: cp.Variable, solver: str) -> str:
+    used, _ = solve_with_fallback(problem, (solver, 'SCS') if solver != 'SCS' else ('SCS',),
+                                  'consistency SDP',
+                                  'check mass bounds, total mass and COM boxes', last=z)
+    return used
+
+
 class ConsistencySDP:
     """The consistent least squares of one standard set, built and canonicalised once.
 
-    ``min z^T P z + 2 q^T z`` over ``pi = pi_cad + s * z`` with the total-mass equality, the
-    box, a pseudo-inertia LMI per link and optional COM boxes. The data (``P`` through its
-    Cholesky factor, ``q``, the total mass) are cvxpy parameters, so a new solve only refills
-    them: cvxpy canonicalises the problem on the first solve and reuses it (DPP).
+    ``min z^T P z + 2 q^T z`` over ``pi = pi_cad + s * z`` under :func:`_consistency_constraints`.
+    The data (``P`` through its Cholesky factor, ``q``, the total mass) are cvxpy parameters,
+    so a new solve only refills them: cvxpy canonicalises the problem on the first solve and
+    reuses it (DPP). The objective then reaches the solver as a second-order cone rather than
+    a quadratic (``P`` is not affine in a parameter), which costs some accuracy in directions
+    the data barely see: the online fallback of the cutting planes uses it; the batch methods
+    use :func:`solve_sdp`.
 
     Args:
         param: The standard set (its CAD values and scales).
@@ -135,7 +163,6 @@ class ConsistencySDP:
     """
 
     def __init__(self, param: StandardSet, lb: np.ndarray, ub: np.ndarray, com_boxes=None):
-        self.param = param
         self.s = param.scales()
         self.cad = param.cad()
         n = param.size
@@ -144,20 +171,9 @@ class ConsistencySDP:
         self.q = cp.Parameter(n)
         self.total = cp.Parameter()
         pi = self.cad + cp.multiply(self.s, self.z)
-        cons = [param.mass_row() @ pi == self.total]
-        fin_lb, fin_ub = np.isfinite(lb), np.isfinite(ub)
-        if fin_lb.any():
-            cons.append(pi[np.flatnonzero(fin_lb)] >= lb[fin_lb])
-        if fin_ub.any():
-            cons.append(pi[np.flatnonzero(fin_ub)] <= ub[fin_ub])
-        for i, link in enumerate(param.link_names):
-            seg = pi[PARAMS_PER_LINK * i:PARAMS_PER_LINK * (i + 1)]
-            cons.append(pseudo_inertia_lmi(seg))
-            if com_boxes and link in com_boxes:
-                lo, hi = com_boxes[link]
-                cons += [seg[1:4] >= seg[0] * lo, seg[1:4] <= seg[0] * hi]
         obj = cp.Minimize(cp.sum_squares(self.lt @ self.z) + 2 * self.q @ self.z)
-        self.problem = cp.Problem(obj, cons)
+        self.problem = cp.Problem(obj, _consistency_constraints(param, pi, self.total, lb, ub,
+                                                                com_boxes))
 
     def solve(self, H: np.ndarray, h: np.ndarray, n: float, total_mass: float, reg: float,
               solver: str = 'CLARABEL') -> Tuple[np.ndarray, str]:
@@ -166,22 +182,28 @@ class ConsistencySDP:
         self.lt.value = np.linalg.cholesky(p).T
         self.q.value = q
         self.total.value = float(total_mass)
-        used, _ = solve_with_fallback(self.problem,
-                                      (solver, 'SCS') if solver != 'SCS' else ('SCS',),
-                                      'consistency SDP',
-                                      'check mass bounds, total mass and COM boxes',
-                                      last=self.z)
+        used = _solve(self.problem, self.z, solver)
         return np.asarray(self.cad + self.s * self.z.value), used
 
 
 def solve_sdp(H: np.ndarray, h: np.ndarray, n: float, param: StandardSet, total_mass: float,
               lb: np.ndarray, ub: np.ndarray, reg: float, com_boxes=None,
               solver: str = 'CLARABEL') -> Tuple[np.ndarray, str]:
-    """Solve the SDP once for statistics ``H, h`` (``pi`` only); returns (pi, solver used).
+    """Solve the SDP for statistics ``H, h`` (``pi`` only); returns (pi, solver used).
 
-    For repeated solves on one set, keep a :class:`ConsistencySDP`.
+    Built with the data as constants (the objective reaches the solver as a quadratic: the
+    accurate form for one solve); for repeated solves on one set see :class:`ConsistencySDP`.
     """
-    return ConsistencySDP(param, lb, ub, com_boxes).solve(H, h, n, total_mass, reg, solver)
+    s = param.scales()
+    cad = param.cad()
+    p, q = scaled_cost(H, h, n, cad, s, reg + 1e-12)
+    lchol = np.linalg.cholesky(p)
+    z = cp.Variable(param.size)
+    pi = cad + cp.multiply(s, z)
+    prob = cp.Problem(cp.Minimize(cp.sum_squares(lchol.T @ z) + 2 * q @ z),
+                      _consistency_constraints(param, pi, total_mass, lb, ub, com_boxes))
+    used = _solve(prob, z, solver)
+    return np.asarray(cad + s * z.value), used
 
 
 def identify_sdp(rows: Rows, robot: Robot, total_mass: float,
@@ -204,13 +226,13 @@ def identify_sdp(rows: Rows, robot: Robot, total_mass: float,
     if rows.nf:
         x[npi:] = fold_rows(rows).eliminate(npi)[2](param.cad())
     used = ''
-    sdp = ConsistencySDP(param, lb, ub, com_boxes)
     for k in range(2):
         w = group_weights(rows, x)
         hs, gs, recover = fold_rows(rows, w).eliminate(npi)
         if k == 0 and check:
             excitation(robot, hs, rows.n_samples, param.cad(), max_cond=max_cond)
-        pi, used = sdp.solve(hs, gs, rows.n_samples, total_mass, reg, solver)
+        pi, used = solve_sdp(hs, gs, rows.n_samples, param, total_mass, lb, ub, reg, com_boxes,
+                             solver)
         fr = recover(pi)
         x = np.concatenate([pi, fr if fr is not None else []])
     r = rows.A @ x - rows.b
