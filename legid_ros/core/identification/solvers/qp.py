@@ -88,13 +88,13 @@ def scaled_cost(h_mat: np.ndarray, h_vec: np.ndarray, n: float, pi_cad: np.ndarr
     """``(P, q)`` of ``(pi^T H pi - 2 h^T pi) / n + reg |z|^2 = z^T P z + 2 q^T z + const``.
 
     In the scaled coordinates ``z = (pi - pi_cad) / s`` every standard-set solver works in
-    (:class:`ParameterQP`, :func:`.sdp.solve_sdp`, :class:`.lmi_cuts.LmiCutQP`); ``P`` is
-    symmetric.
+    (:class:`ParameterQP`, :func:`.sdp.solve_sdp`, :class:`.lmi_cuts.LmiCutQP`). ``P`` is as
+    symmetric as ``H`` (up to rounding): solvers that need it exactly symmetric take
+    ``(P + P^T) / 2``.
     """
     n = max(float(n), 1e-12)
     s = np.asarray(scales, float)
     p = (s[:, None] * h_mat * s[None, :]) / n
-    p = 0.5 * (p + p.T)
     p[np.diag_indices_from(p)] += reg
     q = s * (h_mat @ np.asarray(pi_cad, float) - h_vec) / n
     return p, q

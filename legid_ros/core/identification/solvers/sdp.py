@@ -179,7 +179,7 @@ class ConsistencySDP:
               solver: str = 'CLARABEL') -> Tuple[np.ndarray, str]:
         """Solve for statistics ``H, h`` over ``n`` samples; returns ``(pi, solver used)``."""
         p, q = scaled_cost(H, h, n, self.cad, self.s, reg + 1e-12)
-        self.lt.value = np.linalg.cholesky(p).T
+        self.lt.value = np.linalg.cholesky(0.5 * (p + p.T)).T
         self.q.value = q
         self.total.value = float(total_mass)
         used = _solve(self.problem, self.z, solver)
@@ -197,7 +197,7 @@ def solve_sdp(H: np.ndarray, h: np.ndarray, n: float, param: StandardSet, total_
     s = param.scales()
     cad = param.cad()
     p, q = scaled_cost(H, h, n, cad, s, reg + 1e-12)
-    lchol = np.linalg.cholesky(p)
+    lchol = np.linalg.cholesky(0.5 * (p + p.T))
     z = cp.Variable(param.size)
     pi = cad + cp.multiply(s, z)
     prob = cp.Problem(cp.Minimize(cp.sum_squares(lchol.T @ z) + 2 * q @ z),
