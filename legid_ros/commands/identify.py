@@ -46,7 +46,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument('--bag', required=True,
                         help='rosbag2 directory or .mcap/.db3 file (a Recording .npz works too)')
     parser.add_argument('--robot', default='biped', help='built-in robot or description YAML')
-    parser.add_argument('--method', default='zmp_qp', choices=METHODS)
+    parser.add_argument('--method', default='zmp_newton', choices=METHODS,
+                        help='identification method (default zmp_newton: consistent by its '
+                             'parameter set; zmp_qp may leave the consistent set, see exit 3)')
     parser.add_argument('--out', default='identified', help='output directory')
     parser.add_argument('--validate', help='second bag for the ZMP validation (default: the '
                                            'last 25 %% of --bag is held out)')
