@@ -122,6 +122,7 @@ def parse_known(items) -> dict:
 
 
 def _load(path: str, robot):
+    """The recording at ``path`` (a bag or a Recording ``.npz``)."""
     from legid_ros.core.recording import Recording
 
     p = Path(path)
@@ -158,7 +159,8 @@ def _bag_topics(path: str):
 
     meta = locate_bag(path).path / 'metadata.yaml'
     try:
-        info = yaml.safe_load(meta.read_text())['rosbag2_bagfile_information']
+        loader = getattr(yaml, 'CSafeLoader', yaml.SafeLoader)  # libyaml: 20x faster
+        info = yaml.load(meta.read_text(), Loader=loader)['rosbag2_bagfile_information']
         return {t['topic_metadata']['name'] for t in info['topics_with_message_count']
                 if t.get('message_count', 1)}
     except (OSError, yaml.YAMLError, KeyError, TypeError):
@@ -166,10 +168,10 @@ def _bag_topics(path: str):
 
 
 def sensing_of_bag(path: str, robot):
-    """What the bag at ``path`` carries (:class:`~legid_ros.core.identification.api.Sensing`),
+    """What the bag at ``path`` carries (:class:`~legid_ros.core.identification.prerequisites.Sensing`),
     from its topic list; None when its topic list cannot be known without reading it."""
     from legid_ros.bag.recording_io import foot_topics
-    from legid_ros.core.identification.api import Sensing
+    from legid_ros.core.identification.prerequisites import Sensing
 
     if Path(path).suffix == '.npz':
         return None
@@ -198,7 +200,7 @@ def check_prerequisites(args: argparse.Namespace, robot) -> dict:
     Raises:
         BadInputError: One line naming the option and the fix.
     """
-    from legid_ros.core.identification.api import check_method, check_sensing
+    from legid_ros.core.identification.prerequisites import check_method, check_sensing
 
     opts = method_options(args)
     check_method(robot, args.method, opts, cli=True)
@@ -215,14 +217,6 @@ def check_prerequisites(args: argparse.Namespace, robot) -> dict:
 
 #: Stages of ``legid identify``, in order (the progress bar's steps).
 STAGES = ('read', 'prepare', 'identify', 'write', 'validate', 'report')
-
-
-def _warm_imports() -> None:
-    """Import what the later stages need (thread target, while the bag is read: the read
-    spends most of its time outside the interpreter lock, in file reads and numpy)."""
-    import legid_ros.core.identification.api  # noqa: F401  (scipy, the solvers' modules)
-    import legid_ros.core.identification.uncertainty  # noqa: F401
-    import legid_ros.core.urdf_io  # noqa: F401
 
 
 class _Stages:
@@ -249,10 +243,6 @@ class _Stages:
 
 def run(args: argparse.Namespace) -> int:
     """Identify, write the URDF, YAML and report; print a summary."""
-    import threading
-
-    warm = threading.Thread(target=_warm_imports, name='identify-imports', daemon=True)
-    warm.start()
     from legid_ros.core.robot import load_robot
 
     stages = _Stages(getattr(args, 'quiet', False))
@@ -265,7 +255,6 @@ def run(args: argparse.Namespace) -> int:
             recs['validate'] = _load(args.validate, robot)
         _check_recordings(args, robot, opts, recs)
         stages.done()
-        warm.join()
         return _identify(args, robot, recs, stages, opts)
     finally:
         stages.close()
@@ -274,7 +263,7 @@ def run(args: argparse.Namespace) -> int:
 def _check_recordings(args, robot, opts: dict, recs: dict) -> None:
     """The prerequisites of a recording whose sensors only its data tells (a Recording
     ``.npz``, or a bag without a topic list): checked before any sample is prepared."""
-    from legid_ros.core.identification.api import Sensing, check_sensing
+    from legid_ros.core.identification.prerequisites import Sensing, check_sensing
 
     for key, path in (('bag', args.bag), ('validate', args.validate)):
         if key in recs and sensing_of_bag(path, robot) is None:

@@ -161,7 +161,7 @@ def test_method_prerequisites_are_refused_before_any_data(biped):
     """check_method (run by identify first) refuses, with the option and the fix, a
     description without primitives and a parameter set or rows the method does not run on,
     without touching the recording (None here)."""
-    from legid_ros.core.identification.api import check_method
+    from legid_ros.core.identification.prerequisites import check_method
     from legid_ros.core.robot import load_robot
     quad = load_robot('quadruped')  # a description without primitive bodies
     with pytest.raises(BadInputError, match="primitive bodies.*'primitives:' section"):
@@ -183,7 +183,7 @@ def test_method_prerequisites_are_refused_before_any_data(biped):
 def test_sensing_prerequisites_name_the_missing_topics(biped, run_a):
     """check_sensing refuses a recording lacking what the method needs (a foot's wrench for
     floating rows, efforts for torque rows, the IMU, ankle F/T), naming topic and fix."""
-    from legid_ros.core.identification.api import Sensing, check_sensing
+    from legid_ros.core.identification.prerequisites import Sensing, check_sensing
     feet = frozenset(biped.feet)
     full = Sensing(feet, feet, feet, True, True, 'bag b')
     for method, opts in (('floating_qp', {}), ('torque_ls', {}), ('sdp', {'rows': 'floating'}),
