@@ -276,18 +276,9 @@ def _check_recordings(args, robot, opts: dict, recs: dict) -> None:
 def _identify(args, robot, recs: dict, stages: _Stages, opts: dict) -> int:
     """The stages after the read (see :func:`run`); ``recs`` ('bag', 'validate' if given)
     is emptied once the samples are prepared; ``opts`` from :func:`check_prerequisites`."""
-    import numpy as np
-
-    from legid_ros.core.atomic_files import safe_stem
-    from legid_ros.core.identification.api import identify
-    from legid_ros.core.identification.prepare import PrepareOptions, prepare
-    from legid_ros.core.errors import InconsistentParametersError
-    from legid_ros.core.identification.report import CONSISTENT_ADVICE, write_report
-    from legid_ros.core.identification.rows.linear import regressors_for
-    from legid_ros.core.identification.rows.zmp import model_zmp
+    from legid_ros.core.identification.prepare import PrepareOptions
     from legid_ros.core.identification.threads import limit_blas_threads
-    from legid_ros.core.inertial import get_parameters
-    from legid_ros.core.urdf_io import describe_inconsistency, write_parameter_yaml, write_urdf
+    from legid_ros.core.identification.validation import HeldOutValidation
 
     limit_blas_threads(1)
     stages.start('prepare')
@@ -303,11 +294,34 @@ def _identify(args, robot, recs: dict, stages: _Stages, opts: dict) -> int:
     else:
         cut = int(0.75 * rec.n)
         train, val = rec.slice(0, cut), rec.slice(cut, rec.n)
+    validation = HeldOutValidation(val, robot, prep)  # prepared beside this process
+    data = {'rec': rec, 'train': train}
+    del rec, train, val  # the full-rate recordings live in ``data`` until prepared
+    try:
+        return _fit_and_write(args, robot, stages, opts, data, prep, validation)
+    finally:
+        validation.close()
+
+
+def _fit_and_write(args, robot, stages: _Stages, opts: dict, data: dict, prep,
+                   validation) -> int:
+    """Prepare the training samples, identify, write the URDF and YAML, then the held-out
+    validation and the report (:class:`legid_ros.core.identification.validation.
+    HeldOutValidation`); print the summary and return the exit status. ``data`` ('rec': the
+    whole recording, 'train': its training part) is emptied once the samples are prepared."""
+    from legid_ros.core.atomic_files import safe_stem
+    from legid_ros.core.errors import InconsistentParametersError
+    from legid_ros.core.identification.api import identify
+    from legid_ros.core.identification.prepare import prepare
+    from legid_ros.core.identification.report import CONSISTENT_ADVICE
+    from legid_ros.core.inertial import get_parameters
+    from legid_ros.core.urdf_io import describe_inconsistency, write_parameter_yaml, write_urdf
+
+    rec, train = data.pop('rec'), data.pop('train')
     samples = prepare(train, robot, prep)
-    vsamples = prepare(val, robot, prep)
     pi_cad = rec.pi_cad if rec.pi_cad is not None else get_parameters(robot.model)
     pi_true, cad_given = rec.pi_true, rec.pi_cad is not None
-    del rec, train, val  # the recordings at the full rate are no longer needed
+    del rec, train  # the recordings at the full rate are no longer needed
     stages.done()
     stages.start('identify')
     known = opts.get('known', {})
@@ -333,18 +347,13 @@ def _identify(args, robot, recs: dict, stages: _Stages, opts: dict) -> int:
             urdf_path.unlink()
     stages.done()
     stages.start('validate')
-    wval = regressors_for(vsamples, robot, []).wrench
-    pred = {'identified': model_zmp(wval, result.pi)[0], 'CAD': model_zmp(wval, pi_cad)[0]}
-    if pi_true is not None:
-        pred['truth'] = model_zmp(wval, pi_true)[0]
-    del wval
+    checked = validation.report(out, result, pi_cad, pi_true)
+    report = checked.report
     stages.done()
     stages.start('report')
-    report = write_report(out, robot, result, vsamples.t, vsamples.zmp, pred, pi_cad, pi_true)
     stages.done()
     stages.close()
-    dev = np.linalg.norm(pred['identified'] - vsamples.zmp, axis=1).mean() * 1e3
-    dev_cad = np.linalg.norm(pred['CAD'] - vsamples.zmp, axis=1).mean() * 1e3
+    dev, dev_cad = checked.dev_mm['identified'], checked.dev_mm['CAD']
     print(result.summary())
     if result.info.get('reg_chosen') is not None:
         print(f'regularisation weight chosen on a held-out slice: {result.info["reg_chosen"]:g} '
