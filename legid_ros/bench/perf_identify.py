@@ -92,49 +92,75 @@ def make_bag(workdir: Path, duration_s: float, rate_hz: float) -> Path:
     return bag
 
 
-def measure_identify(workdir, duration_s: float = 100.0, rate_hz: float = 1000.0) -> Dict:
+def measure_identify(workdir, duration_s: float = 100.0, rate_hz: float = 1000.0,
+                     rounds: int = 3) -> Dict:
     """Wall time and peak memory of ``legid identify`` against reading the same bag.
+
+    ``rounds`` rounds, each a read, a raw read and one identify per method, one process after
+    the other; each identify is divided by the read of its own round, and the median over the
+    rounds is the figure (a load spike on the shared machine then spoils one round, not the
+    figure).
 
     Args:
         workdir: Directory for the bag (cached there), the outputs and the logs.
         duration_s: Length of the synthetic run [s].
         rate_hz: Its recording rate [Hz].
+        rounds: Rounds of measurements (>= 1).
 
     Returns:
-        ``{'identify_over_read_ratio': {method: ratio}, 'identify_peak_rss_over_bag': max
-        over methods of peak RSS / bag size, 'read_s', 'read_peak_rss_mb', 'identify_s':
-        {method: s}, 'identify_peak_rss_mb': {method: MB}, 'bag_mb', 'duration_s',
-        'rate_hz'}`` and the same ratios in CPU time (``'read_cpu_s'``, ``'identify_cpu_s'``,
-        ``'identify_over_read_cpu_ratio'``: steadier than wall time on a loaded machine).
+        ``{'identify_over_read_ratio': {method: median ratio}, 'identify_peak_rss_over_bag':
+        max over methods and rounds of peak RSS / bag size, 'read_s', 'read_peak_rss_mb',
+        'identify_s': {method: median s}, 'identify_peak_rss_mb': {method: MB}, 'bag_mb',
+        'duration_s', 'rate_hz', 'rounds'}`` and the same ratios in CPU time
+        (``'identify_over_read_cpu_ratio'``) and against the raw read
+        (``'identify_over_read_raw_ratio'``); per-round lists under ``'per_round'``.
     """
+    import numpy as np
+
     workdir = Path(workdir)
     workdir.mkdir(parents=True, exist_ok=True)
     bag = make_bag(workdir, duration_s, rate_hz)
     size = bag_size_mb(bag)
-    reads = {}
+    scripts = {}
     for name, script in (('read', _READ), ('read_raw', _READ_RAW)):
         with tempfile.NamedTemporaryFile('w', suffix='.py', dir=workdir, delete=False) as f:
             f.write(script)
-        try:
-            reads[name] = timed_process([sys.executable, f.name, bag], workdir / f'{name}.log')
-        finally:
-            os.unlink(f.name)
-    read_s, read_rss, read_cpu = reads['read']
-    times, rss, cpu = {}, {}, {}
-    for name, extra in METHODS.items():
-        times[name], rss[name], cpu[name] = timed_process(
-            [_legid(), 'identify', '--bag', bag, '--out', workdir / f'out_{name}', '--quiet']
-            + extra, workdir / f'identify_{name}.log', ok_codes=IDENTIFY_DONE)
-    return {'identify_over_read_ratio': {k: t / read_s for k, t in times.items()},
-            'identify_peak_rss_over_bag': max(rss.values()) / size,
-            'read_s': read_s, 'read_peak_rss_mb': read_rss, 'identify_s': times,
-            'identify_peak_rss_mb': rss, 'bag_mb': size, 'read_cpu_s': read_cpu,
-            'identify_cpu_s': cpu,
-            'identify_over_read_cpu_ratio': {k: c / read_cpu for k, c in cpu.items()},
-            'read_raw_s': reads['read_raw'][0], 'read_raw_cpu_s': reads['read_raw'][2],
-            'identify_over_read_raw_ratio': {k: t / reads['read_raw'][0]
-                                             for k, t in times.items()},
-            'duration_s': float(duration_s), 'rate_hz': float(rate_hz)}
+        scripts[name] = f.name
+    runs = {k: [] for k in ('read', 'read_raw', *METHODS)}  # (wall, rss, cpu) per round
+    try:
+        for _ in range(max(1, int(rounds))):
+            for name, path in scripts.items():
+                runs[name].append(timed_process([sys.executable, path, bag],
+                                                workdir / f'{name}.log'))
+            for name, extra in METHODS.items():
+                runs[name].append(timed_process(
+                    [_legid(), 'identify', '--bag', bag, '--out', workdir / f'out_{name}',
+                     '--quiet'] + extra, workdir / f'identify_{name}.log',
+                    ok_codes=IDENTIFY_DONE))
+    finally:
+        for path in scripts.values():
+            os.unlink(path)
+
+    def med(values):
+        return float(np.median(values))
+
+    def ratio(method, ref, col):
+        return med([m[col] / r[col] for m, r in zip(runs[method], runs[ref])])
+
+    return {'identify_over_read_ratio': {k: ratio(k, 'read', 0) for k in METHODS},
+            'identify_peak_rss_over_bag': max(r[1] for k in METHODS for r in runs[k]) / size,
+            'read_s': med([r[0] for r in runs['read']]),
+            'read_peak_rss_mb': max(r[1] for r in runs['read']),
+            'identify_s': {k: med([r[0] for r in runs[k]]) for k in METHODS},
+            'identify_peak_rss_mb': {k: max(r[1] for r in runs[k]) for k in METHODS},
+            'bag_mb': size, 'read_cpu_s': med([r[2] for r in runs['read']]),
+            'identify_cpu_s': {k: med([r[2] for r in runs[k]]) for k in METHODS},
+            'identify_over_read_cpu_ratio': {k: ratio(k, 'read', 2) for k in METHODS},
+            'read_raw_s': med([r[0] for r in runs['read_raw']]),
+            'identify_over_read_raw_ratio': {k: ratio(k, 'read_raw', 0) for k in METHODS},
+            'per_round': {k: [[round(x, 3) for x in r] for r in v] for k, v in runs.items()},
+            'duration_s': float(duration_s), 'rate_hz': float(rate_hz),
+            'rounds': int(max(1, rounds))}
 
 
 if __name__ == '__main__':  # python -m legid_ros.bench.perf_identify WORKDIR [DURATION RATE]
