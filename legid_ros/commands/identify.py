@@ -242,22 +242,47 @@ class _Stages:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Identify, write the URDF, YAML and report; print a summary."""
+    """Identify, write the URDF, YAML and report; print a summary.
+
+    The bag is read by a second process (:class:`legid_ros.core.identification.validation.
+    HeldOutValidation`) while this one imports the identification; that process keeps the
+    held-out part and prepares it while this one identifies.
+    """
+    from functools import partial
+
+    from legid_ros.core.identification.validation import HeldOutValidation
     from legid_ros.core.robot import load_robot
 
     stages = _Stages(getattr(args, 'quiet', False))
+    worker = None
     try:
         stages.start('read')
         robot = load_robot(args.robot)
         opts = check_prerequisites(args, robot)
-        recs = {'bag': _load(args.bag, robot)}
-        if args.validate:
-            recs['validate'] = _load(args.validate, robot)
-        _check_recordings(args, robot, opts, recs)
+        worker = HeldOutValidation(robot)
+        worker.start_load(partial(_read_split, args, robot, opts))
+        import legid_ros.core.identification.api  # noqa: F401  (meanwhile: the solvers, scipy)
+        train = worker.training()
         stages.done()
-        return _identify(args, robot, recs, stages, opts)
+        return _identify(args, robot, train, worker, stages, opts)
     finally:
+        if worker is not None:
+            worker.close()
         stages.close()
+
+
+def _read_split(args, robot, opts: dict):
+    """``(training recording, held-out recording)``: the bag's first 75 % and last 25 %, or
+    the bag and ``--validate``; a recording whose sensors only its data tells is checked."""
+    recs = {'bag': _load(args.bag, robot)}
+    if args.validate:
+        recs['validate'] = _load(args.validate, robot)
+    _check_recordings(args, robot, opts, recs)
+    rec = recs.pop('bag')
+    if 'validate' in recs:
+        return rec, recs.pop('validate')
+    cut = int(0.75 * rec.n)
+    return rec.slice(0, cut), rec.slice(cut, rec.n)
 
 
 def _check_recordings(args, robot, opts: dict, recs: dict) -> None:
@@ -273,42 +298,32 @@ def _check_recordings(args, robot, opts: dict, recs: dict) -> None:
             check_sensing(robot, method, sub, sensing, cli=True)
 
 
-def _identify(args, robot, recs: dict, stages: _Stages, opts: dict) -> int:
-    """The stages after the read (see :func:`run`); ``recs`` ('bag', 'validate' if given)
-    is emptied once the samples are prepared; ``opts`` from :func:`check_prerequisites`."""
+def _identify(args, robot, train, validation, stages: _Stages, opts: dict) -> int:
+    """The stages after the read (see :func:`run`): ``train`` is the training recording,
+    ``validation`` holds the held-out one; ``opts`` from :func:`check_prerequisites`."""
     from legid_ros.core.identification.prepare import PrepareOptions
     from legid_ros.core.identification.threads import limit_blas_threads
-    from legid_ros.core.identification.validation import HeldOutValidation
 
     limit_blas_threads(1)
     stages.start('prepare')
-    rec = recs.pop('bag')
     # identification rate: about 100 Hz (every step-th sample, after the zero-phase low-pass
     # at the recording rate, whose cut-off of a few Hz makes the decimation alias-free)
-    step = args.step or max(1, int(round(rec.rate / 100.0)))
+    step = args.step or max(1, int(round(train.rate / 100.0)))
     prep = PrepareOptions(cutoff_hz=args.cutoff_hz, step=step, zmp_source=args.zmp_source,
                           use_imu=not args.no_imu, base=args.base,
                           transition_s=args.transition_s)
-    if 'validate' in recs:
-        train, val = rec, recs.pop('validate')
-    else:
-        cut = int(0.75 * rec.n)
-        train, val = rec.slice(0, cut), rec.slice(cut, rec.n)
-    validation = HeldOutValidation(val, robot, prep)  # prepared beside this process
-    data = {'rec': rec, 'train': train}
-    del rec, train, val  # the full-rate recordings live in ``data`` until prepared
-    try:
-        return _fit_and_write(args, robot, stages, opts, data, prep, validation)
-    finally:
-        validation.close()
+    validation.prepare(prep)  # the held-out part, prepared beside this process
+    data = {'train': train}
+    del train  # the full-rate recording lives in ``data`` until prepared
+    return _fit_and_write(args, robot, stages, opts, data, prep, validation)
 
 
 def _fit_and_write(args, robot, stages: _Stages, opts: dict, data: dict, prep,
                    validation) -> int:
     """Prepare the training samples, identify, write the URDF and YAML, then the held-out
     validation and the report (:class:`legid_ros.core.identification.validation.
-    HeldOutValidation`); print the summary and return the exit status. ``data`` ('rec': the
-    whole recording, 'train': its training part) is emptied once the samples are prepared."""
+    HeldOutValidation`); print the summary and return the exit status. ``data`` ('train': the
+    training recording) is emptied once the samples are prepared."""
     from legid_ros.core.atomic_files import safe_stem
     from legid_ros.core.errors import InconsistentParametersError
     from legid_ros.core.identification.api import identify
@@ -317,11 +332,11 @@ def _fit_and_write(args, robot, stages: _Stages, opts: dict, data: dict, prep,
     from legid_ros.core.inertial import get_parameters
     from legid_ros.core.urdf_io import describe_inconsistency, write_parameter_yaml, write_urdf
 
-    rec, train = data.pop('rec'), data.pop('train')
+    train = data.pop('train')
     samples = prepare(train, robot, prep)
-    pi_cad = rec.pi_cad if rec.pi_cad is not None else get_parameters(robot.model)
-    pi_true, cad_given = rec.pi_true, rec.pi_cad is not None
-    del rec, train  # the recordings at the full rate are no longer needed
+    pi_cad = train.pi_cad if train.pi_cad is not None else get_parameters(robot.model)
+    pi_true, cad_given = train.pi_true, train.pi_cad is not None
+    del train  # the recording at the full rate is no longer needed
     stages.done()
     stages.start('identify')
     known = opts.get('known', {})

@@ -4,10 +4,12 @@ The held-out recording (the last quarter of the bag, or a second bag) is prepare
 the training one, its wrench regressors computed once, and each set's predicted ZMP compared
 with the measured one (:func:`legid_ros.core.identification.report.write_report` writes the
 report and its plot). None of this depends on the identification until the predictions, so
-:class:`HeldOutValidation` can do the preparation in a second process (forked: nothing is
-copied or pickled on the way in) while the identification runs in the first, and then the
-predictions and the report there too: on a machine with two cores the validation and the
-report's imports cost no wall time beside the identification.
+:class:`HeldOutValidation` does it in a second process (forked: nothing is copied or
+pickled on the way in) while the identification runs in the first, and then the predictions
+and the report there too. The same process reads the recordings first (a loader the caller
+gives, e.g. the bag reader) while the first imports the identification's modules, and sends
+back the training part only. On a machine with two cores the read overlaps the imports and
+the validation overlaps the identification.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import concurrent.futures
 import multiprocessing
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, Optional
+from typing import Callable, Dict, Optional
 
 import numpy as np
 
@@ -68,13 +70,19 @@ def _report(state: dict, out: Path, result, pi_cad: np.ndarray,
     return ValidationOutcome(Path(path), dev, int(samples.n))
 
 
-def _prepare_job() -> int:
-    """Worker: prepare the inherited held-out recording; warm the report's imports."""
-    import matplotlib.backends.backend_agg  # noqa: F401  (the report's plot, while we wait)
+def _load_job():
+    """Worker: load the recordings, keep the held-out one, return the training one."""
+    train, held = _JOB.pop('load')()
+    _JOB['held'] = held
+    return train
+
+
+def _prepare_job(prep) -> int:
+    """Worker: prepare the held-out recording; warm the report's imports meanwhile."""
+    import matplotlib.backends.backend_agg  # noqa: F401  (the report's plot)
     import matplotlib.figure  # noqa: F401
 
-    rec, robot, prep = _JOB.pop('args')
-    _JOB['state'] = _prepare(rec, robot, prep)
+    _JOB['state'] = _prepare(_JOB.pop('held'), _JOB['robot'], prep)
     return int(_JOB['state']['samples'].n)
 
 
@@ -84,30 +92,50 @@ def _report_job(out: Path, result, pi_cad, pi_true) -> ValidationOutcome:
 
 
 class HeldOutValidation:
-    """The held-out recording, prepared now (in a second process when it can fork), compared
-    with an identified set later by :meth:`report`.
+    """The recordings loaded, the held-out one prepared and, later, compared with an
+    identified set: in a second process when the platform forks, else in this one.
+
+    Use: :meth:`start_load` (the worker reads while this process imports the identification),
+    :meth:`training` (the training recording, sent back), :meth:`prepare` (the held-out one
+    is prepared in the worker while this process prepares and identifies), :meth:`report`.
 
     Args:
-        rec: The held-out recording (:class:`legid_ros.core.recording.Recording`).
-        robot: The robot.
-        prep: The training samples' :class:`~legid_ros.core.identification.prepare.
-            PrepareOptions`.
+        robot: The robot (inherited by the worker, never pickled).
         background: Use a second process when the platform forks (False: all in this one).
     """
 
-    def __init__(self, rec, robot, prep, background: bool = True):
+    def __init__(self, robot, background: bool = True):
+        self._robot = robot
         self._pool = None
-        self._state = None
+        self._local: dict = {}
+        self._jobs = []
         if background and 'fork' in multiprocessing.get_all_start_methods():
-            _JOB['args'] = (rec, robot, prep)  # inherited by the fork, never pickled
-            try:
-                self._pool = concurrent.futures.ProcessPoolExecutor(
-                    1, mp_context=multiprocessing.get_context('fork'))
-                self._prepared = self._pool.submit(_prepare_job)
-            finally:
-                _JOB.pop('args', None)
+            self._pool = concurrent.futures.ProcessPoolExecutor(
+                1, mp_context=multiprocessing.get_context('fork'))
+
+    def start_load(self, load: Callable[[], tuple]) -> None:
+        """Run ``load() -> (training recording, held-out recording)`` (in the worker)."""
+        if self._pool is None:
+            self._local['train'], self._local['held'] = load()
+            return
+        _JOB.update(load=load, robot=self._robot)  # inherited by the fork, never pickled
+        try:
+            self._loaded = self._pool.submit(_load_job)
+        finally:
+            _JOB.clear()
+
+    def training(self):
+        """The training recording (waits for the load; raises what the load raised)."""
+        if self._pool is None:
+            return self._local.pop('train')
+        return self._loaded.result()
+
+    def prepare(self, prep) -> None:
+        """Start preparing the held-out recording with the training samples' options."""
+        if self._pool is None:
+            self._local['state'] = _prepare(self._local.pop('held'), self._robot, prep)
         else:
-            self._state = _prepare(rec, robot, prep)
+            self._prepared = self._pool.submit(_prepare_job, prep)
 
     def report(self, out: Path, result, pi_cad: np.ndarray,
                pi_true: Optional[np.ndarray] = None) -> ValidationOutcome:
@@ -119,7 +147,7 @@ class HeldOutValidation:
             :class:`legid_ros.core.errors.BadInputError` for too few usable samples).
         """
         if self._pool is None:
-            return _report(self._state, Path(out), result, pi_cad, pi_true)
+            return _report(self._local['state'], Path(out), result, pi_cad, pi_true)
         try:
             self._prepared.result()  # its error, if the preparation failed
             return self._pool.submit(_report_job, Path(out), result, pi_cad,
