@@ -67,7 +67,7 @@ PARAMETERS = (
           low=0.0),
     Param('contact_force_n', 20.0, 'normal force above which a foot is in contact [N]',
           low=0.0),
-    Param('flush_every', 50, 'longest run of joint-state messages between two processing '
+    Param('flush_every', 100, 'longest run of joint-state messages between two processing '
           'passes (and measured-ZMP messages); a pass also runs as soon as a window can be '
           'completed [messages]', low=1, runtime=True),
     Param('idle_flush_s', 0.2, 'process waiting rows after this long without joint states [s]',
@@ -166,7 +166,7 @@ class BufferNode(GuardedNode):
             self._subscribe(WrenchStamped, robot.feet[name].ankle_ft_topic, ('ankle_ft', name),
                             partial(self._on_ankle_ft, name), qos)
         self.create_service(Trigger, '~/reset', self._on_reset)
-        self.create_timer(0.05, self._on_timer)
+        self.create_timer(0.1, self._on_timer)
         p.timer('diagnostics_period_s', self._on_diag_timer)
         self.windows_published = 0
         self._since_flush = 0
