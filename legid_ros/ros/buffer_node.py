@@ -87,6 +87,7 @@ PARAMETERS = (
           "empty nor the description's frame (ft_frame or link, sensor_frames, imu_frame)"),
 )
 DIAG_NAME = 'legid buffer'
+TIMER_S = 0.1  # [s] period of the idle check and of a processing pass
 
 
 def expected_frames(robot, mode: str, ankle) -> dict:
@@ -152,7 +153,12 @@ class BufferNode(GuardedNode):
         self._ankle_keys = {('ankle_ft', name): name for name in ankle}
         self._counted = {'joint_states': 0, 'imu': 0, 'force': 0, 'ankle_ft': 0}
         self._kind = {'js': 'joint_states', 'imu': 'imu'}
-        self.create_subscription(JointState, 'joint_states', self._on_joint_state, qos, raw=raw)
+        if raw:  # one Python frame per message: append, and a pass when enough rows wait
+            self._js_queue = self._queue['js']
+            Node.create_subscription(self, JointState, 'joint_states', self._on_js_raw, qos,
+                                     raw=True)
+        else:
+            self.create_subscription(JointState, 'joint_states', self._on_joint_state, qos)
         self._subscribe(Imu, 'imu', 'imu', self._on_imu, qos)
         for name, foot in robot.feet.items():
             if mode == 'wrench':
@@ -166,7 +172,7 @@ class BufferNode(GuardedNode):
             self._subscribe(WrenchStamped, robot.feet[name].ankle_ft_topic, ('ankle_ft', name),
                             partial(self._on_ankle_ft, name), qos)
         self.create_service(Trigger, '~/reset', self._on_reset)
-        self.create_timer(0.1, self._on_timer)
+        self.create_timer(TIMER_S, self._on_timer)
         p.timer('diagnostics_period_s', self._on_diag_timer)
         self.windows_published = 0
         self._since_flush = 0
@@ -238,13 +244,19 @@ class BufferNode(GuardedNode):
             out[self._kind[key]] += len(raws)
         return out
 
-    def _on_joint_state(self, msg):
-        if self._raw:
-            queue = self._queue['js']
-            queue.append(msg)
-            if len(queue) >= self._flush_at:
+    def _on_js_raw(self, raw: bytes):
+        """Serialized joint state: queued; a processing pass once enough rows wait. Nothing
+        per message can fail; a pass that raises is counted like any guarded callback."""
+        queue = self._js_queue
+        queue.append(raw)
+        if len(queue) >= self._flush_at:
+            try:
                 self._flush()
-            return
+            except Exception as exc:  # noqa: BLE001  (input must never stop a node)
+                if self.context.ok():
+                    self.problems.add(f'callback_error.{type(exc).__name__}', f'_flush: {exc}')
+
+    def _on_joint_state(self, msg):
         self._counted['joint_states'] += 1
         self._guard(lambda: self.buffer.add_joint_state(*cv.joint_state_fields(msg)))
         self._last_js_wall = time.monotonic()
