@@ -45,8 +45,10 @@ def add_arguments(parser) -> None:
                         help='length of the identification bag [s] (default 100)')
     parser.add_argument('--identify-rounds', type=int, default=3,
                         help='rounds of read + identify runs; the figure is their median')
-    parser.add_argument('--buffer-seconds', type=float, default=30.0,
-                        help='length of the buffer run [s] (default 30)')
+    parser.add_argument('--buffer-seconds', type=float, default=15.0,
+                        help='length of each buffer run [s] (default 15)')
+    parser.add_argument('--buffer-runs', type=int, default=3,
+                        help='buffer runs; the figure is their median (default 3)')
     parser.add_argument('--workdir', default=None,
                         help='directory for the bag (kept and reused; default: a temporary one)')
     parser.add_argument('--skip', nargs='*', default=[],
@@ -106,7 +108,7 @@ def run(args) -> Dict[str, object]:
     if 'buffer' not in args.skip:
         from legid_ros.bench.perf_buffer import measure_buffer_core_pct
         t0 = time.perf_counter()
-        buf = measure_buffer_core_pct(args.buffer_seconds)
+        buf = measure_buffer_core_pct(args.buffer_seconds, args.buffer_runs)
         res.update({k if k.startswith('buffer') else f'buffer_{k}': v for k, v in buf.items()
                     if k != 'passed'})
         res['buffer_samples_dropped'] = buf.get('samples_dropped')
