@@ -106,7 +106,6 @@ class StandardSolver:
         t0 = time.perf_counter()
         s, cad = self.param.scales(), self.param.cad()
         p, q = scaled_cost(hs, gs, n, cad, s, self.reg)
-        kept = self.cuts.n_cuts
         try:
             cut = self.cuts.solve(p, q, total, max_rounds=None if self.consistency else 1,
                                   check=self.consistency)
@@ -120,7 +119,7 @@ class StandardSolver:
         else:
             by = 'lmi'
             status = (f'solved under the LMIs (quadprog, {cut.rounds} rounds, '
-                      f'{cut.cuts_added} cuts added, {kept + cut.cuts_added} kept)')
+                      f'{cut.cuts_added} cuts added, {cut.cuts_total} kept)')
         return SolveOutcome(pi, pi, status, cut.rounds, time.perf_counter() - t0, by)
 
     def _sdp_solve(self, hs, gs, n, total, t0) -> SolveOutcome:

@@ -25,7 +25,8 @@ from typing import List, Optional
 import numpy as np
 import quadprog
 
-from legid_ros.core.errors import SolverNotConvergedError
+from legid_ros.core.errors import InfeasibleProblemError, SolverNotConvergedError
+from legid_ros.core.identification.solvers.qp import check_bounds
 from legid_ros.core.inertial import PARAMS_PER_LINK, PSEUDO_BASIS as _E
 
 EPS_CUT = 1e-7  # [kg.m^2] margin of each cut (the SDP's LMI margin)
@@ -85,6 +86,7 @@ class LmiCutQP:
         self.max_cuts = int(max_cuts_per_link)
         lb = np.asarray(lb, float)
         ub = np.asarray(ub, float)
+        self._lb, self._ub = lb, ub
         eye = np.eye(self.n)
         fin_lb, fin_ub = np.isfinite(lb), np.isfinite(ub)
         # static inequality rows (C^T z >= b of quadprog): the box in scaled coordinates
@@ -159,7 +161,11 @@ class LmiCutQP:
                 dual_ok = np.all(lam[act > 0] >= -1e-9 * scale)  # row 0: the equality
                 if slack_ok and dual_ok:
                     return z
-        z, _, _, _, lagr, iact = quadprog.solve_qp(g, a, cmat, b, 1)[:6]
+        try:
+            z, _, _, _, _, iact = quadprog.solve_qp(g, a, cmat, b, 1)[:6]
+        except ValueError as exc:  # quadprog: 'constraints are inconsistent, no solution'
+            raise InfeasibleProblemError('parameter QP under the LMI cuts is infeasible',
+                                         str(exc)) from exc
         act = np.asarray(iact, int) - 1
         self._active = np.union1d([0], act[act >= 0])
         return z
@@ -178,8 +184,10 @@ class LmiCutQP:
         Raises:
             CutsNotSettledError: No consistent point within ``max_rounds`` (``last_state``:
                 the last scaled iterate).
-            ValueError: quadprog found the constraints inconsistent.
+            InfeasibleProblemError: The total mass lies outside what the bounds reach, or
+                quadprog found the constraints inconsistent.
         """
+        check_bounds(self._lb, self._ub, self.c, total)
         t0 = time.perf_counter()
         g = np.ascontiguousarray(p + p.T)  # quadprog: 1/2 z^T G z - a^T z
         a = -2.0 * np.asarray(q, float)

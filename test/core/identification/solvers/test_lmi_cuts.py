@@ -73,3 +73,15 @@ def test_online_standard_update_is_consistent_by_cuts(biped, samples_a):
     again = other.update()
     assert '0 cuts added' in again.info['status']
     assert again.pi == pytest.approx(res.pi, abs=1e-6)
+
+
+def test_unreachable_total_mass_is_a_typed_error(biped, samples_a):
+    """A total mass the mass bounds cannot reach raises InfeasibleProblemError (never a bare
+    solver exception)."""
+    from legid_ros.core.errors import InfeasibleProblemError
+    est, hs, gs = _statistics(biped, samples_a, stop=300)
+    par = est.param
+    cuts = LmiCutQP(par.cad(), par.scales(), par.mass_row(), est.solver.lb, est.solver.ub)
+    p, q = scaled_cost(hs, gs, est.normal.n, par.cad(), par.scales(), est.solver.reg)
+    with pytest.raises(InfeasibleProblemError, match='total-mass'):
+        cuts.solve(p, q, 1000.0)
