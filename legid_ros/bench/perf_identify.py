@@ -185,5 +185,4 @@ def measure_identify(workdir, duration_s: float = 100.0, rate_hz: float = 1000.0
 
 
 if __name__ == '__main__':  # python -m legid_ros.bench.perf_identify WORKDIR [DURATION RATE]
-    import json
     print(json.dumps(measure_identify(sys.argv[1], *map(float, sys.argv[2:4])), indent=1))

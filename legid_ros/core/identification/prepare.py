@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 from typing import Dict, Optional
 
 import numpy as np
-import pinocchio as pin
 
 from legid_ros.core import signals
 from legid_ros.core.errors import BadInputError

@@ -40,7 +40,6 @@ from legid_ros.core.identification.solvers.sdp import ConsistencySDP
 from legid_ros.core.identification.solvers.standard import DEFAULT_REG, standard_bounds
 from legid_ros.core.identification.solvers.zmp_newton import (NormalObjective, make_param,
                                                               param_bounds)
-from legid_ros.core.inertial import check_consistency
 
 # Regularisation of the set solvers on unit-variance ZMP rows: Wu & Gao's cost in [m^2] with
 # DEFAULT_REG_M2 = 1e-7 m^2 over a row sigma of 2 mm, i.e. the batch zmp_newton prior.

@@ -47,14 +47,14 @@ def check_bounds(lb: np.ndarray, ub: np.ndarray, c: Optional[np.ndarray], total:
 
 
 def project_mass_box(y: np.ndarray, c: np.ndarray, total: float, lb: np.ndarray,
-                     ub: np.ndarray, iters: int = 0) -> np.ndarray:
+                     ub: np.ndarray) -> np.ndarray:
     """Euclidean projection of ``y`` on ``{c.x = total, lb <= x <= ub}`` (``c >= 0``).
 
     The solution is ``clip(y - lam c, lb, ub)``; ``g(lam) = c . clip(y - lam c) - total``
     falls piecewise linearly in ``lam``, with kinks where an entry meets a bound, so the root
     is found exactly between the two kinks that bracket it. A total that :func:`check_bounds`
     accepts within its tolerance but that the box cannot reach exactly is taken at the
-    nearest reachable value (the box corner). ``iters`` is kept for callers and unused.
+    nearest reachable value (the box corner).
     """
     check_bounds(lb, ub, c, total)
     y, c = np.asarray(y, float), np.asarray(c, float)

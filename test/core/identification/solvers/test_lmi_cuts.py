@@ -1,6 +1,5 @@
 """Tests of the pseudo-inertia cutting planes: the SDP's minimiser in a few QP rounds."""
 
-import numpy as np
 import pytest
 
 from legid_ros.core.identification.online import OnlineEstimator
