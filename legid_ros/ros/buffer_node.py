@@ -181,6 +181,8 @@ class BufferNode(GuardedNode):
         self._dec_wrench = cv.RawBatch('wrench')
         self._flush_every = int(p['flush_every'])
         self._flush_at = 1
+        self._passes = 0
+        self._last_pass_wall = -np.inf
         self._reorder_rows = 3
         self._last_js_wall = time.monotonic()
         self._js_seen = 0
@@ -337,8 +339,8 @@ class BufferNode(GuardedNode):
             self._js_seen, self._last_js_wall = seen, now
         if now - self._last_js_wall > self.p['idle_flush_s']:
             self._flush(force=True, final=True)
-        else:
-            self._flush()
+        elif now - self._last_pass_wall >= TIMER_S:
+            self._flush()  # the joint states alone do not trigger passes (slow or lagging)
 
     def _on_reset(self, request, response):
         self._flush(force=True, final=True)
@@ -352,6 +354,8 @@ class BufferNode(GuardedNode):
     # ----------------------------------------------------------------- output
     def _flush(self, force: bool = False, final: bool = False):
         self._since_flush = 0
+        self._last_pass_wall = time.monotonic()
+        self._passes += 1
         self._decode_queued()
         try:
             windows = self.buffer.flush(force=force, final=final)
@@ -410,6 +414,7 @@ class BufferNode(GuardedNode):
         values.update({'received.' + k: v for k, v in self.received.items()})
         values.update({'rows_emitted': self.buffer.rows_emitted,
                        'windows_published': self.windows_published,
+                       'processing_passes': self._passes,
                        'stale_streams': ','.join(stale), 'force_sensing': self.cfg.force_mode})
         return level, '; '.join(parts) or 'ok', values
 

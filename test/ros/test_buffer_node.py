@@ -89,7 +89,8 @@ def test_windows_cover_every_sample_and_match_recording(recording, force_mode):
     qdd = rows[300:, [schema.index(f'qdd.{j}') for j in recording.joint_names]]
     assert np.sqrt(np.mean((qdd - recording.qdd_true[300:]) ** 2)) < \
         0.5 * np.sqrt(np.mean(recording.qdd_true[300:] ** 2)) + 0.05
-    assert len(zmps) > 10 and zmps[-1].header.frame_id == 'world'
+    # the measured ZMP is published by every processing pass: at least once per window
+    assert len(zmps) >= len(windows) > 5 and zmps[-1].header.frame_id == 'world'
     statuses = [cv.diagnostic_values(d, DIAG_NAME) for d in diags]
     values = [s[2] for s in statuses if s]
     assert max(int(v['rows_emitted']) for v in values) == recording.n
