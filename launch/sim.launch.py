@@ -21,14 +21,10 @@ from launch_ros.substitutions import FindPackageShare
 
 
 def _check_config(context, *args, **kwargs):
-    """Stop the launch when ``config:=`` is missing or unreadable (launch_ros only warns and
-    the nodes would run on their code defaults)."""
-    from legid_ros.ros.node_util import parameter_file_problem
+    """Stop the launch when ``config:=`` is missing or unreadable."""
+    from legid_ros.ros.node_util import refuse_parameter_file
 
-    path = LaunchConfiguration('config').perform(context)
-    problem = parameter_file_problem(path)
-    if problem:
-        raise RuntimeError(f'config:={path}: {problem}')
+    refuse_parameter_file(LaunchConfiguration('config').perform(context))
     return []
 
 

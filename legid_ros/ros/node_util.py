@@ -59,6 +59,15 @@ def parameter_file_problem(path) -> Optional[str]:
     return None
 
 
+def refuse_parameter_file(path) -> None:
+    """Raise ``RuntimeError('config:=PATH: why')`` when ``path`` cannot be a node parameter
+    file (the launch files' check: launch_ros only warns and the nodes would run on their code
+    defaults)."""
+    problem = parameter_file_problem(path)
+    if problem:
+        raise RuntimeError(f'config:={path}: {problem}')
+
+
 def config_file_problems(argv: Sequence[str]) -> List[str]:
     """The problems of each ``--config-file <path>`` among the arguments before ``--ros-args``.
 
