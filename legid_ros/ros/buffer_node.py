@@ -9,7 +9,9 @@ WrenchStamped; chosen by the description's ``force_sensing`` unless overridden) 
 wrench in the F/T frame; carried as window channels ``ankle_ft.<foot>.<axis>``). Publishes
 ``legid/window`` (Float64MultiArray, rows x channels, schema in the layout),
 ``legid/zmp/measured`` (PointStamped in ``world_frame``) and ``/diagnostics``. Service
-``~/reset``. All logic lives in :mod:`legid_ros.core.buffer.sensor_buffer`. ``flush_every``,
+``~/reset``. Serialized messages (``raw_decoding``) are taken from the middleware every
+10 ms by a steady timer (subscriptions of a ``<name>_intake`` node that is never spun: no
+executor dispatch per message) and processed in batches. All logic lives in :mod:`legid_ros.core.buffer.sensor_buffer`. ``flush_every``,
 ``idle_flush_s`` and ``diagnostics_period_s`` may change at run time; the rest is read only.
 
 A message that cannot be used (undecodable, empty, NaN, mismatched arrays, unknown joints, a
@@ -28,6 +30,7 @@ from functools import partial
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray
 from geometry_msgs.msg import PointStamped, WrenchStamped
+from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import Float64MultiArray
@@ -75,8 +78,8 @@ PARAMETERS = (
     Param('use_ankle_ft', True, "carry each foot's raw ankle F/T reading (the description's "
           'ankle_ft_topic) in the windows, for weighing the swinging foot; an optional stream: '
           'never holds rows back before its first sample'),
-    Param('raw_decoding', True, 'subscribe to serialized messages and decode them directly '
-          '(about half the CPU of rclpy deserialisation)'),
+    Param('raw_decoding', True, 'take serialized messages every 10 ms and decode them in '
+          'batches (a fraction of the CPU of rclpy deserialisation and per-message callbacks)'),
     Param('queue_depth', 1000, 'subscription queue depth of every sensor topic [messages] '
           '(1000: 1 s of samples at 1 kHz, so a node starved of CPU for up to a second catches '
           'up without losing any; deeper queues grow the memory while they fill)', low=1),
@@ -88,6 +91,7 @@ PARAMETERS = (
 )
 DIAG_NAME = 'legid buffer'
 TIMER_S = 0.1  # [s] period of the idle check and of a processing pass
+INTAKE_S = 0.01  # [s] period at which serialized messages are taken from the middleware
 
 
 def expected_frames(robot, mode: str, ankle) -> dict:
@@ -153,10 +157,18 @@ class BufferNode(GuardedNode):
         self._ankle_keys = {('ankle_ft', name): name for name in ankle}
         self._counted = {'joint_states': 0, 'imu': 0, 'force': 0, 'ankle_ft': 0}
         self._kind = {'js': 'joint_states', 'imu': 'imu'}
-        if raw:  # one Python frame per message: append, and a pass when enough rows wait
+        self._polled = []  # (subscription, queue) drained by the intake timer
+        self._intake = None
+        if raw:
+            # serialized messages taken in batches by a steady timer from subscriptions of a
+            # node that is never spun: no executor dispatch, no Python frame per message
+            self._intake = Node(f'{self.get_name()}_intake', context=self.context,
+                                start_parameter_services=False, enable_rosout=False)
             self._js_queue = self._queue['js']
-            Node.create_subscription(self, JointState, 'joint_states', self._on_js_raw, qos,
-                                     raw=True)
+            self._polled.append((self._intake.create_subscription(
+                JointState, 'joint_states', _never, qos, raw=True), self._js_queue))
+            self.create_timer(INTAKE_S, self._on_intake,
+                              clock=Clock(clock_type=ClockType.STEADY_TIME))
         else:
             self.create_subscription(JointState, 'joint_states', self._on_joint_state, qos)
         self._subscribe(Imu, 'imu', 'imu', self._on_imu, qos)
@@ -225,10 +237,10 @@ class BufferNode(GuardedNode):
         return False
 
     def _subscribe(self, msg_type, topic: str, key, on_message, qos) -> None:
-        """Subscribe one auxiliary input. Serialized messages go straight into the queue of
-        ``key`` (the callback is the queue's bound ``append``: no Python frame, nothing that
-        can fail per message); decoding, checks and counting happen per batch in
-        :meth:`_flush`. Deserialized messages go through ``on_message`` (guarded)."""
+        """Subscribe one auxiliary input. Serialized messages are taken into the queue of
+        ``key`` by the intake timer (nothing per message can fail); decoding, checks and
+        counting happen per batch in :meth:`_flush`. Deserialized messages go through
+        ``on_message`` (guarded)."""
         kind = ('ankle_ft' if key in self._ankle_keys else
                 'imu' if key == 'imu' else 'force')
         self._kind[key] = kind
@@ -236,7 +248,14 @@ class BufferNode(GuardedNode):
             self.create_subscription(msg_type, topic, on_message, qos)
             return
         queue = self._queue.setdefault(key, [])
-        Node.create_subscription(self, msg_type, topic, queue.append, qos, raw=True)
+        self._polled.append((self._intake.create_subscription(
+            msg_type, topic, _never, qos, raw=True), queue))
+
+    @property
+    def sensor_topics(self) -> set:
+        """Fully qualified names of the sensor topics subscribed (polled or with callbacks)."""
+        subs = [sub for sub, _ in self._polled] or list(self.subscriptions)
+        return {sub.topic_name for sub in subs}
 
     @property
     def received(self) -> dict:
@@ -246,17 +265,33 @@ class BufferNode(GuardedNode):
             out[self._kind[key]] += len(raws)
         return out
 
-    def _on_js_raw(self, raw: bytes):
-        """Serialized joint state: queued; a processing pass once enough rows wait. Nothing
-        per message can fail; a pass that raises is counted like any guarded callback."""
-        queue = self._js_queue
-        queue.append(raw)
-        if len(queue) >= self._flush_at:
+    def _on_intake(self):
+        """Take the waiting messages; a processing pass once enough joint states wait."""
+        self._take_all()
+        if len(self._js_queue) >= self._flush_at:
+            self._flush()
+
+    def _take_all(self):
+        """Move every serialized message the middleware holds for the polled subscriptions
+        into their queues (one pybind call per message, no executor dispatch)."""
+        for sub, queue in self._polled:
+            take, kind = sub.handle.take_message, sub.msg_type
             try:
-                self._flush()
-            except Exception as exc:  # noqa: BLE001  (input must never stop a node)
-                if self.context.ok():
-                    self.problems.add(f'callback_error.{type(exc).__name__}', f'_flush: {exc}')
+                got = take(kind, True)
+                while got is not None:
+                    queue.append(got[0])
+                    got = take(kind, True)
+            except Exception as exc:  # noqa: BLE001  (one topic's failure spares the others)
+                self._count('take_error')
+                self.get_logger().error(f'{sub.topic_name}: take failed: {exc!r}'[:300],
+                                        throttle_duration_sec=10.0)
+
+    def destroy_node(self):
+        """Destroy the intake node of the polled subscriptions too."""
+        if self._intake is not None:
+            self._intake.destroy_node()
+            self._intake = None
+        return super().destroy_node()
 
     def _on_joint_state(self, msg):
         self._counted['joint_states'] += 1
@@ -356,6 +391,8 @@ class BufferNode(GuardedNode):
         self._since_flush = 0
         self._last_pass_wall = time.monotonic()
         self._passes += 1
+        if self._polled:
+            self._take_all()
         self._decode_queued()
         try:
             windows = self.buffer.flush(force=force, final=final)
@@ -423,6 +460,10 @@ class BufferNode(GuardedNode):
         now = self.get_clock().now().nanoseconds * 1e-9
         self.pub_diag.publish(cv.diagnostic_msg(now, DIAG_NAME, 'legid_ros', level, message,
                                                 values))
+
+
+def _never(_msg) -> None:
+    """Callback of the polled subscriptions (their node is never spun)."""
 
 
 def _fz(fields):

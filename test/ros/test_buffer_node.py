@@ -59,7 +59,7 @@ def _run(recording, force_mode, robot='biped'):
         assert spin_until(ex, future.done)
         assert future.result().success
         assert spin_until(ex, lambda: any(cv.diagnostic_values(d, DIAG_NAME) for d in diags))
-        buf.subscribed = {s.topic_name for s in buf.subscriptions}  # gone once shut down
+        buf.subscribed = buf.sensor_topics  # gone once shut down
         return sim, buf, windows, zmps, diags
 
 
@@ -104,7 +104,7 @@ def _schema_and_topics(**kw):
     with ros_context() as (ctx, ex, nodes):
         node = BufferNode(context=ctx, parameter_overrides=params(force_sensing='wrench', **kw))
         nodes.append(node)
-        return list(node.schema.names), {s.topic_name for s in node.subscriptions}
+        return list(node.schema.names), node.sensor_topics
 
 
 def test_ankle_ft_channels_follow_the_parameter():
