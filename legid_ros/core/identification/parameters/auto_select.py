@@ -3,8 +3,9 @@
 Start from the smallest model (every unit at CAD, the heaviest unit's mass taking up the
 total-mass equality, which leaves it no freedom) and, at every step, try each unit with one
 more component (:data:`.auto.COMPONENTS`: its mass; its COM shift along the leg, or its 3-D
-COM, which then replaces the axial shift; with ``inertia=True`` its inertia). Each candidate is fitted (Newton on the rows' normal equations, a negligible
-pull toward CAD) and compared with the current model:
+COM, which then replaces the axial shift; with ``inertia=True`` its inertia). Each candidate
+is fitted (Newton on the rows' normal equations, a negligible pull toward CAD) and compared
+with the current model:
 
 - ``criterion='f_test'``: Zhu & Zhang's F-test for nested least-squares models,
   ``F = ((RSS_small - RSS_big) / dp) / (RSS_big / (n_eff - p_big))`` with ``p_big`` the big
@@ -160,19 +161,47 @@ class Selection:
                 'table': self.table()}
 
     def lines(self) -> List[str]:
-        """A table for the terminal: unit, chosen level, and each level tried."""
-        stat = 'F' if self.criterion == 'f_test' else 'z'
-        head = (f'parameter set chosen by the data ({self.criterion}; '
-                + (f'n_eff {self.n_eff:.0f} of {self.n_rows} rows, alpha {self.alpha:g})'
-                   if self.criterion == 'f_test' else f'held-out blocks, z {self.alpha:g})'))
-        rows = [head, f'  {"unit":<14} {"chosen":<8} tests ({stat}, p)']
-        for entry in self.table():
-            tests = ', '.join(
-                f'{t["level"]} {t["statistic"]:.3g}'
-                + (f' p={t["p_value"]:.2g}' if t['p_value'] is not None else '')
-                + (' *' if t['accepted'] else '') for t in entry['tests'])
-            rows.append(f'  {entry["unit"]:<14} {entry["chosen"]:<8} {tests}')
-        return rows
+        """A table for the terminal (:func:`selection_lines`)."""
+        return selection_lines(self.as_info())
+
+
+def _test_text(t: dict) -> str:
+    p = f' p={t["p_value"]:.2g}' if t.get('p_value') is not None else ''
+    return (f'{t["level"]}: {t["statistic"]:.3g}{p}, effect {t.get("effect", 0.0):.2g}'
+            + (' (chosen)' if t['accepted'] else ''))
+
+
+def _head(info: dict) -> str:
+    if info['criterion'] == 'f_test':
+        return (f'F-test, effective rows {info["n_eff"]:.0f} of {info["n_rows"]}, level '
+                f'{info["alpha"]:g} (Bonferroni over each step\'s candidates)')
+    return f'held-out blocks, z {info["alpha"]:g}'
+
+
+def selection_lines(info: dict) -> List[str]:
+    """Terminal table of a selection's plain form (:meth:`Selection.as_info`): per unit the
+    level chosen and each level tried with its statistic (F, or z of the held-out
+    decrease), p-value and effect (change in tolerances)."""
+    rows = [f'parameter set chosen by the data ({_head(info)}):']
+    for entry in info['table']:
+        tests = '; '.join(_test_text(t) for t in entry['tests'])
+        rows.append(f'  {entry["unit"]:<12} {entry["chosen"]:<16} {tests}')
+    return rows
+
+
+def selection_markdown(info: dict) -> str:
+    """The same as a Markdown table (for ``report.md``)."""
+    stat = 'F' if info['criterion'] == 'f_test' else 'z'
+    lines = [_head(info) + '.', '', f'| group | chosen | level tried | {stat} | p | effect '
+             '[tolerances] | accepted |', '|---|---|---|---|---|---|---|']
+    for entry in info['table']:
+        for t in entry['tests'] or [{'level': '-', 'statistic': float('nan'), 'p_value': None,
+                                     'effect': float('nan'), 'accepted': False}]:
+            p = f'{t["p_value"]:.2g}' if t.get('p_value') is not None else '-'
+            lines.append(f'| {entry["unit"]} | {entry["chosen"]} | {t["level"]} | '
+                         f'{t["statistic"]:.3g} | {p} | {t.get("effect", 0.0):.2g} | '
+                         f'{"yes" if t["accepted"] else "no"} |')
+    return '\n'.join(lines)
 
 
 class _Problem:

@@ -90,6 +90,11 @@ def _core_name(param_set: str) -> str:
     return param_set if param_set in ('grouped', 'grouped_sides') else 'reduced'
 
 
+def _levels_info(param) -> dict:
+    """``{'levels': unit -> level}`` of an auto set (nothing for the other sets)."""
+    return {'levels': dict(param.levels)} if isinstance(param, AutoSet) else {}
+
+
 def param_bounds(param):
     """Default box: reduced lc within CAD +- 0.1 m and masses in [0.2, 3] x CAD; grouped: its
     :meth:`GroupedSet.bounds` (the same for masses and each COM coordinate); standard: masses."""
@@ -208,6 +213,7 @@ def identify_zmp_newton(wrench: np.ndarray, zmp: np.ndarray, fz: np.ndarray, rob
         consistency=check_consistency(pi, robot.body_names), identifiable=rep.lines,
         n_samples=len(zmp),
         info={'param_set': param_set, 'form': form, 'reg_m2': reg, **solver_info(res),
+              **_levels_info(param),
               **(choice.as_info() if choice is not None else {'reg_chosen': None}),
               'known': dict(known or {}),
               'newton_steps': res.newton_steps, 'descent_steps': res.descent_steps,
@@ -311,4 +317,4 @@ def identify_normal_newton(H, h, bb, n, robot: Robot, total_mass: float, method:
         solve_time_s=time.perf_counter() - t0, iterations=res.iterations,
         consistency=check_consistency(pi, robot.body_names), identifiable=rep.lines,
         n_samples=int(n), info={'param_set': param_set, **solver_info(res),
-                                 'known': dict(known or {})})
+                                 **_levels_info(param), 'known': dict(known or {})})
