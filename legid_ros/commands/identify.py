@@ -388,7 +388,7 @@ def _fit_and_write(args, robot, stages: _Stages, opts: dict, data: dict, prep,
     dev, dev_cad = checked.dev_mm['identified'], checked.dev_mm['CAD']
     print(result.summary())
     if result.info.get('auto_selection'):
-        from legid_ros.core.identification.parameters.auto_select import selection_lines
+        from legid_ros.core.identification.parameters.auto_report import selection_lines
         print('\n'.join(selection_lines(result.info['auto_selection'])))
     elif result.info.get('levels'):
         print(f'parameter set given: {result.info["levels"]}')

@@ -161,53 +161,20 @@ class Selection:
                 'table': self.table()}
 
     def lines(self) -> List[str]:
-        """A table for the terminal (:func:`selection_lines`)."""
+        """A table for the terminal
+        (:func:`legid_ros.core.identification.parameters.auto_report.selection_lines`)."""
+        from legid_ros.core.identification.parameters.auto_report import selection_lines
         return selection_lines(self.as_info())
-
-
-def _test_text(t: dict) -> str:
-    p = f' p={t["p_value"]:.2g}' if t.get('p_value') is not None else ''
-    return (f'{t["level"]}: {t["statistic"]:.3g}{p}, effect {t.get("effect", 0.0):.2g}'
-            + (' (chosen)' if t['accepted'] else ''))
-
-
-def _head(info: dict) -> str:
-    if info['criterion'] == 'f_test':
-        return (f'F-test, effective rows {info["n_eff"]:.0f} of {info["n_rows"]}, level '
-                f'{info["alpha"]:g} (Bonferroni over each step\'s candidates)')
-    return f'held-out blocks, z {info["alpha"]:g}'
-
-
-def selection_lines(info: dict) -> List[str]:
-    """Terminal table of a selection's plain form (:meth:`Selection.as_info`): per unit the
-    level chosen and each level tried with its statistic (F, or z of the held-out
-    decrease), p-value and effect (change in tolerances)."""
-    rows = [f'parameter set chosen by the data ({_head(info)}):']
-    for entry in info['table']:
-        tests = '; '.join(_test_text(t) for t in entry['tests'])
-        rows.append(f'  {entry["unit"]:<12} {entry["chosen"]:<16} {tests}')
-    return rows
-
-
-def selection_markdown(info: dict) -> str:
-    """The same as a Markdown table (for ``report.md``)."""
-    stat = 'F' if info['criterion'] == 'f_test' else 'z'
-    lines = [_head(info) + '.', '', f'| group | chosen | level tried | {stat} | p | effect '
-             '[tolerances] | accepted |', '|---|---|---|---|---|---|---|']
-    for entry in info['table']:
-        for t in entry['tests'] or [{'level': '-', 'statistic': float('nan'), 'p_value': None,
-                                     'effect': float('nan'), 'accepted': False}]:
-            p = f'{t["p_value"]:.2g}' if t.get('p_value') is not None else '-'
-            lines.append(f'| {entry["unit"]} | {entry["chosen"]} | {t["level"]} | '
-                         f'{t["statistic"]:.3g} | {p} | {t.get("effect", 0.0):.2g} | '
-                         f'{"yes" if t["accepted"] else "no"} |')
-    return '\n'.join(lines)
 
 
 class _Problem:
     """Normal equations of some rows, friction eliminated, for fitting auto sets."""
 
-    def __init__(self, rows: Rows, weights: np.ndarray, sel: np.ndarray):
+    def __init__(self, rows: Optional[Rows], weights=None, sel=None, normal=None):
+        if normal is not None:  # (H_pi, h_pi, bb, n) already folded, friction eliminated
+            self.hs, self.gs, self.bb, self.n = normal
+            self.npi, self.recover = self.hs.shape[0], lambda pi: None
+            return
         sub = Rows(rows.A[sel], rows.b[sel], rows.group[sel], int(sel.sum()), rows.nf,
                    rows.kind)
         normal = fold_rows(sub, weights[sel])
@@ -263,11 +230,14 @@ def select_levels(rows: Rows, robot: Robot, total_mass: float,
                   alpha: float = 0.01, z: float = 2.0, inertia: bool = False,
                   min_levels: Optional[Dict[str, str]] = None,
                   min_mass_pct: float = MIN_MASS_PCT, min_com_mm: float = MIN_COM_MM,
-                  min_inertia_pct: float = MIN_INERTIA_PCT) -> Selection:
+                  min_inertia_pct: float = MIN_INERTIA_PCT,
+                  normal: Optional[Tuple[np.ndarray, np.ndarray, float, float, float]] = None
+                  ) -> Selection:
     """Forward selection of the auto set's levels (see the module docstring).
 
     Args:
-        rows: The method's rows (any kind; friction columns eliminated).
+        rows: The method's rows (any kind; friction columns eliminated); None with
+            ``normal``.
         robot: Robot with ``link_groups``.
         total_mass: Total-mass equality [kg].
         pi_cad: CAD standard parameters (default: the model's).
@@ -279,6 +249,9 @@ def select_levels(rows: Rows, robot: Robot, total_mass: float,
         min_levels: Unit -> components always estimated (e.g. to hold a weighed mass).
         min_mass_pct, min_com_mm, min_inertia_pct: Tolerances a component's change must
             reach to be kept [% of CAD mass, mm, % of the largest CAD moment].
+        normal: Instead of ``rows``, their folded statistics ``(H, h, bb, n_rows, n_eff)``
+            (whitened, friction eliminated) and the effective number of rows, known otherwise
+            (the online estimator keeps no rows); F-test only.
 
     Raises:
         BadInputError: Unknown criterion or level, too few rows.
@@ -286,12 +259,7 @@ def select_levels(rows: Rows, robot: Robot, total_mass: float,
     if criterion not in ('f_test', 'validation'):
         raise BadInputError(f"unknown selection criterion {criterion!r} ('f_test', "
                             "'validation')")
-    npi = rows.A.shape[1] - rows.nf
     base = AutoSet(robot, {}, pi_cad)
-    x_cad = np.concatenate([base.pi_cad, np.zeros(rows.nf)])
-    if rows.nf:
-        x_cad[npi:] = fold_rows(rows).eliminate(npi)[2](base.pi_cad)
-    weights = group_weights(rows, x_cad)
     masses = {u: base.grouped.cad()[base.grouped.width * k] * sum(
         1 for mem in base.grouped.members if mem.unit == k) for k, u in enumerate(base.units)}
     anchor = max(masses, key=masses.get)
@@ -300,13 +268,26 @@ def select_levels(rows: Rows, robot: Robot, total_mass: float,
     for unit, level in (min_levels or {}).items():
         if unit in levels:
             levels[unit] = level_name(parse_level(levels[unit]) | parse_level(level))
-    n_rows = rows.A.shape[0]
-    per_sample = max(1, n_rows // max(rows.n_samples, 1))
-    sel_all = np.ones(n_rows, bool)
-    out = Selection(dict(levels), criterion, n_rows=n_rows, alpha=alpha if criterion ==
-                    'f_test' else z)
-    if criterion == 'f_test':
-        fit_rows, score_rows = sel_all, None
+    if normal is not None:
+        if criterion != 'f_test':
+            raise BadInputError('a selection on folded statistics is an F-test')
+        hs, gs, bb, n_rows, n_eff = normal
+        out = Selection(dict(levels), criterion, n_rows=int(n_rows), n_eff=float(n_eff),
+                        alpha=alpha)
+        prob, score_rows = _Problem(None, normal=(hs, gs, bb, n_rows)), None
+    else:
+        npi = rows.A.shape[1] - rows.nf
+        x_cad = np.concatenate([base.pi_cad, np.zeros(rows.nf)])
+        if rows.nf:
+            x_cad[npi:] = fold_rows(rows).eliminate(npi)[2](base.pi_cad)
+        weights = group_weights(rows, x_cad)
+        n_rows = rows.A.shape[0]
+        per_sample = max(1, n_rows // max(rows.n_samples, 1))
+        sel_all = np.ones(n_rows, bool)
+        out = Selection(dict(levels), criterion, n_rows=n_rows, alpha=alpha if criterion ==
+                        'f_test' else z)
+    if normal is None and criterion == 'f_test':
+        score_rows = None
         full = {u: 'mass+com' for u in base.units}
         prob = _Problem(rows, weights, sel_all)
         _, pi_full, _ = _fit(prob, AutoSet(robot, full, pi_cad), total_mass)
@@ -316,7 +297,7 @@ def select_levels(rows: Rows, robot: Robot, total_mass: float,
             n_g, tau_g = effective_sample_size(res[rows.group == g])
             out.n_eff += n_g
             out.tau.append(tau_g)
-    else:
+    elif normal is None:
         cut = per_sample * int(round((1 - HELD_OUT_FRACTION) * rows.n_samples))
         fit_rows = np.arange(n_rows) < cut
         score_rows = ~fit_rows
@@ -364,7 +345,7 @@ def select_levels(rows: Rows, robot: Robot, total_mass: float,
                 big = evaluate(lv)
                 dp = big[1] - current[1]
                 if criterion == 'f_test':
-                    p_big = big[1] - 1 + rows.nf
+                    p_big = big[1] - 1 + (rows.nf if rows is not None else 0)
                     f, log_p = f_test_log(current[0], big[0], dp, out.n_eff, p_big)
                     test = Test(step, unit, levels[unit], target, dp, f, float(np.exp(log_p)),
                                 current[0], big[0])
