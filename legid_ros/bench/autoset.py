@@ -46,6 +46,8 @@ def add_arguments(parser) -> None:
     parser.add_argument('--sets', nargs='+', default=[s[0] for s in SETS],
                         choices=[s[0] for s in SETS], help='sets compared')
     parser.add_argument('--seed', type=int, default=0, help='seed of the truth and the runs')
+    parser.add_argument('--skip-cad-case', action='store_true',
+                        help='no second case whose truth is CAD with the thigh shift alone')
 
 
 def _progress(msg: str) -> None:
@@ -144,9 +146,11 @@ def _estimated_units(robot, res, param_set: str) -> List[str]:
 def autoset_humanoid_case(robot_name: str = 'talos', duration_s: float = 60.0,
                           validation_s: float = 45.0, rate_hz: float = 200.0, seed: int = 0,
                           thigh_shift_mm: float = 10.0,
-                          sets: Optional[Sequence[str]] = None) -> Dict[str, object]:
+                          sets: Optional[Sequence[str]] = None,
+                          truth_base: str = 'perturbed') -> Dict[str, object]:
     """The humanoid case (see the module docstring) as a dict: ``auto`` figures at the top,
-    every set's under ``sets``, the selection table under ``selection``."""
+    every set's under ``sets``, the selection table under ``selection``; ``truth_base``
+    'perturbed' (:func:`perturbed_truth` plus the shift) or 'cad' (the shift alone)."""
     from legid_ros.bench.robots import PREP, description_path, validation_zmp
     from legid_ros.core.identification.api import identify
     from legid_ros.core.robot import load_robot
@@ -154,7 +158,7 @@ def autoset_humanoid_case(robot_name: str = 'talos', duration_s: float = 60.0,
 
     robot = load_robot(description_path(robot_name))
     unit = thigh_unit(robot)
-    pi_true, info = shifted_truth(robot, seed, unit, 1e-3 * thigh_shift_mm)
+    pi_true, info = shifted_truth(robot, seed, unit, 1e-3 * thigh_shift_mm, truth_base)
     t0 = time.perf_counter()
     _progress(f'{robot_name}: simulating {duration_s:.0f} s + {validation_s:.0f} s in MuJoCo')
     train = simulate_described(robot, pi_true, duration_s=duration_s, rate_hz=rate_hz,
@@ -209,8 +213,14 @@ def autoset_humanoid_case(robot_name: str = 'talos', duration_s: float = 60.0,
 
 def run(args) -> Dict[str, object]:
     """Run the benchmark; returns the JSON dict."""
-    return autoset_humanoid_case(args.robot, args.duration, args.validation, args.rate,
-                                 args.seed, args.thigh_shift_mm, args.sets)
+    out = autoset_humanoid_case(args.robot, args.duration, args.validation, args.rate,
+                                args.seed, args.thigh_shift_mm, args.sets)
+    if not args.skip_cad_case:  # the shift alone (every other link at CAD): not in targets
+        _progress('second case: CAD with the thigh shift alone')
+        out['cad_plus_shift'] = autoset_humanoid_case(
+            args.robot, args.duration, args.validation, args.rate, args.seed,
+            args.thigh_shift_mm, args.sets, truth_base='cad')
+    return out
 
 
 __all__: List[str] = ['add_arguments', 'autoset_humanoid_case', 'run', 'set_errors',
