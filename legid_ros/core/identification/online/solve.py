@@ -46,10 +46,11 @@ from legid_ros.core.identification.solvers.zmp_newton import (NormalObjective, m
 SET_REG = 1e-7 / 0.002 ** 2
 #: Folded samples before the auto set's levels are chosen (30 s at the 100 Hz folding rate)
 AUTO_SELECT_SAMPLES = 3000
-#: Folded samples per independent row in the online F-test: ``legid identify`` measures an
-#: integrated autocorrelation time of ~20 rows per row group for the ZMP rows at 100 Hz
-#: (MuJoCo runs of Talos), two row groups per sample
-AUTO_SAMPLES_PER_EFFECTIVE = 10.0
+#: Folded samples per independent row in the online F-test: ``legid bench autoset`` measures
+#: an integrated autocorrelation time of 20-22 rows (0.1 s) per row group for the ZMP rows of
+#: Talos in MuJoCo at 200 Hz; at the 100 Hz folding rate about 10.5 rows per group, two row
+#: groups (x, y) per sample
+AUTO_SAMPLES_PER_EFFECTIVE = 5.0
 
 
 @dataclass
