@@ -12,8 +12,9 @@ from typing import List
 
 def _test_text(t: dict) -> str:
     p = f' p={t["p_value"]:.2g}' if t.get('p_value') is not None else ''
+    alike = (f', fits alike: {" or ".join(t["alike"])}' if t.get('alike') else '')
     return (f'{t["level"]}: {t["statistic"]:.3g}{p}, effect {t.get("effect", 0.0):.2g}'
-            + (' (chosen)' if t['accepted'] else ''))
+            + (f' (chosen{alike})' if t['accepted'] else ''))
 
 
 def _head(info: dict) -> str:
@@ -34,6 +35,12 @@ def selection_lines(info: dict) -> List[str]:
     return rows
 
 
+def _accepted(t: dict) -> str:
+    if not t['accepted']:
+        return 'no'
+    return 'yes' + (f' (fits alike: {", ".join(t["alike"])})' if t.get('alike') else '')
+
+
 def selection_markdown(info: dict) -> str:
     """The same as a Markdown table (for ``report.md``)."""
     stat = 'F' if info['criterion'] == 'f_test' else 'z'
@@ -45,5 +52,5 @@ def selection_markdown(info: dict) -> str:
             p = f'{t["p_value"]:.2g}' if t.get('p_value') is not None else '-'
             lines.append(f'| {entry["unit"]} | {entry["chosen"]} | {t["level"]} | '
                          f'{t["statistic"]:.3g} | {p} | {t.get("effect", 0.0):.2g} | '
-                         f'{"yes" if t["accepted"] else "no"} |')
+                         f'{_accepted(t)} |')
     return '\n'.join(lines)

@@ -29,6 +29,10 @@ data (filter lag on the accelerations, noisy regressors that shrink the fit) is
 "significant"; changes smaller than these tolerances are what such errors produce, and they
 are left at CAD.
 
+When another candidate of the same group fits within ``ALIKE_CHI2`` noise variances of the one
+accepted (e.g. a thigh's mass and its COM along the leg, which the ZMP barely tells apart),
+the accepted test names it (``alike``): the data chose the group, not between the two.
+
 Every test is kept (:class:`Selection`): per unit the level chosen and the statistic, p-value
 (or held-out decrease) of each level tried.
 """
@@ -52,6 +56,7 @@ SELECT_REG = 1e-6  # pull toward CAD of the selection fits per row and scale uni
 MIN_MASS_PCT = 1.0  # smallest mass change that matters [% of CAD]
 MIN_COM_MM = 1.0  # smallest COM change that matters [mm]
 MIN_INERTIA_PCT = 10.0  # smallest inertia change that matters [% of the largest CAD moment]
+ALIKE_CHI2 = 3.84  # RSS gap below which two candidates fit alike [noise variances] (chi2 95 %)
 HELD_OUT_FRACTION = 0.25
 HELD_OUT_BLOCKS = 8
 
@@ -114,6 +119,7 @@ class Test:
     rss_big: float
     effect: float = 0.0  # change of what the candidate adds, in tolerances (>= 1: matters)
     accepted: bool = False
+    alike: List[str] = field(default_factory=list)  # levels fitting as well (accepted only)
 
 
 @dataclass
@@ -150,7 +156,8 @@ class Selection:
                     tried[t.level_to] = t
             out.append({'unit': unit, 'chosen': level, 'tests': [
                 {'level': lv, 'dp': t.dp, 'statistic': t.statistic, 'p_value': t.p_value,
-                 'effect': t.effect, 'accepted': t.accepted} for lv, t in tried.items()]})
+                 'effect': t.effect, 'accepted': t.accepted, 'alike': list(t.alike)}
+                for lv, t in tried.items()]})
         return out
 
     def as_info(self) -> dict:
@@ -370,6 +377,11 @@ def select_levels(rows: Rows, robot: Robot, total_mass: float,
         if not ok:
             break
         test.accepted = True
+        if criterion == 'f_test':  # alternatives the data cannot tell from the one accepted
+            noise = test.rss_big / max(out.n_eff - (big[1] - 1), 1.0)
+            test.alike = [c[1].level_to for c in cands if c[1] is not test
+                          and c[1].unit == test.unit and c[1].effect >= 1.0
+                          and c[1].rss_big - test.rss_big < ALIKE_CHI2 * noise]
         levels, current = lv, big
         step += 1
     out.levels = levels

@@ -74,6 +74,7 @@ def test_selection_picks_the_axial_com_of_the_shifted_group_only(biped, thigh_sh
     chosen = [t for t in sel.tests if t.accepted]
     assert [(t.unit, t.level_to) for t in chosen] == [('thigh', 'axial')]
     assert chosen[0].p_value < 1e-6 and chosen[0].effect > 10  # 20 mm against 1 mm
+    assert chosen[0].alike == []  # with the swing leg's motion the mass fits far worse
     table = {e['unit']: e for e in sel.table()}
     assert table['shank']['chosen'] == 'none' and table['shank']['tests']
     assert any('thigh' in line and 'axial' in line for line in sel.lines())
