@@ -29,8 +29,8 @@ data (filter lag on the accelerations, noisy regressors that shrink the fit) is
 "significant"; changes smaller than these tolerances are what such errors produce, and they
 are left at CAD.
 
-When another candidate of the same group fits within ``ALIKE_CHI2`` noise variances of the one
-accepted (e.g. a thigh's mass and its COM along the leg, which the ZMP barely tells apart),
+When another candidate of the same group, not merely a larger level holding it, fits within
+``ALIKE_CHI2`` noise variances of the one accepted (e.g. a thigh's mass and its COM along the leg, which the ZMP barely tells apart),
 the accepted test names it (``alike``): the data chose the group, not between the two.
 
 Every test is kept (:class:`Selection`): per unit the level chosen and the statistic, p-value
@@ -46,7 +46,7 @@ import numpy as np
 from scipy import stats
 
 from legid_ros.core.errors import BadInputError
-from legid_ros.core.identification.parameters.auto import (AutoSet, level_name,
+from legid_ros.core.identification.parameters.auto import (AutoSet, holds, level_name,
                                                            parse_level)
 from legid_ros.core.identification.rows.linear import Rows, fold_rows, group_weights
 from legid_ros.core.robot import Robot
@@ -381,6 +381,7 @@ def select_levels(rows: Rows, robot: Robot, total_mass: float,
             noise = test.rss_big / max(out.n_eff - (big[1] - 1), 1.0)
             test.alike = [c[1].level_to for c in cands if c[1] is not test
                           and c[1].unit == test.unit and c[1].effect >= 1.0
+                          and not holds(c[1].level_to, test.level_to)  # not just larger
                           and c[1].rss_big - test.rss_big < ALIKE_CHI2 * noise]
         levels, current = lv, big
         step += 1
