@@ -31,7 +31,9 @@ are left at CAD.
 
 When another candidate of the same group, not merely a larger level holding it, fits within
 ``ALIKE_CHI2`` noise variances of the one accepted (e.g. a thigh's mass and its COM along the leg, which the ZMP barely tells apart),
-the accepted test names it (``alike``): the data chose the group, not between the two.
+the accepted test names it (``alike``) and the group takes the union of the two (``mass+axial``):
+the data chose the group, not between the two, and the final fit's pull toward CAD splits
+what the data cannot.
 
 Every test is kept (:class:`Selection`): per unit the level chosen and the statistic, p-value
 (or held-out decrease) of each level tried.
@@ -379,10 +381,18 @@ def select_levels(rows: Rows, robot: Robot, total_mass: float,
         test.accepted = True
         if criterion == 'f_test':  # alternatives the data cannot tell from the one accepted
             noise = test.rss_big / max(out.n_eff - (big[1] - 1), 1.0)
-            test.alike = [c[1].level_to for c in cands if c[1] is not test
-                          and c[1].unit == test.unit and c[1].effect >= 1.0
-                          and not holds(c[1].level_to, test.level_to)  # not just larger
-                          and c[1].rss_big - test.rss_big < ALIKE_CHI2 * noise]
+            alike = [c[1].level_to for c in cands if c[1] is not test
+                     and c[1].unit == test.unit and c[1].effect >= 1.0
+                     and not holds(c[1].level_to, test.level_to)  # not just larger
+                     and c[1].rss_big - test.rss_big < ALIKE_CHI2 * noise]
+            test.alike = [a for a in alike if not any(  # the smallest of them
+                b != a and holds(a, b) for b in alike)]
+            if test.alike:  # their union: the prior splits what the data cannot
+                union = set(parse_level(test.level_to)).union(
+                    *(parse_level(a) for a in test.alike))
+                lv = dict(levels, **{test.unit: level_name(
+                    union - {'axial'} if 'com' in union else union)})
+                big = evaluate(lv)
         levels, current = lv, big
         step += 1
     out.levels = levels
