@@ -13,7 +13,7 @@ with the current model:
   independent rows: filtered rows at 100 Hz are strongly correlated, and with ``n`` rows every
   component would look significant. ``n_eff = sum_g n_g / tau_g`` over the row groups (ZMP x
   and y, each joint), ``tau`` the integrated autocorrelation time of the group's whitened
-  residual under the largest model without inertia (:func:`effective_sample_size`). The
+  residual under the largest model without inertia (:func:`.auto_stats.effective_sample_size`). The
   candidate with the smallest p-value (largest ``F`` on a tie, the fewer parameters on a tie
   of both) is accepted while that p-value, times the number of candidates of the step
   (Bonferroni), stays below ``alpha``.
@@ -30,10 +30,10 @@ data (filter lag on the accelerations, noisy regressors that shrink the fit) is
 are left at CAD.
 
 When another candidate of the same group, not merely a larger level holding it, fits within
-``ALIKE_CHI2`` noise variances of the one accepted (e.g. a thigh's mass and its COM along the leg, which the ZMP barely tells apart),
-the accepted test names it (``alike``) and the group takes the union of the two (``mass+axial``):
-the data chose the group, not between the two, and the final fit's pull toward CAD splits
-what the data cannot.
+``ALIKE_CHI2`` noise variances of the one accepted (e.g. a thigh's mass and its COM along the
+leg, which the ZMP barely tells apart), the accepted test names it (``alike``) and the group
+takes the union of the two (``mass+axial``): the data chose the group, not between the two,
+and the final fit's pull toward CAD splits what the data cannot.
 
 Every test is kept (:class:`Selection`): per unit the level chosen and the statistic, p-value
 (or held-out decrease) of each level tried.
@@ -45,11 +45,12 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
 
 import numpy as np
-from scipy import stats
 
 from legid_ros.core.errors import BadInputError
 from legid_ros.core.identification.parameters.auto import (AutoSet, holds, level_name,
                                                            parse_level)
+from legid_ros.core.identification.parameters.auto_stats import (effective_sample_size,
+                                                                 f_test_log)
 from legid_ros.core.identification.rows.linear import Rows, fold_rows, group_weights
 from legid_ros.core.robot import Robot
 
@@ -61,49 +62,6 @@ MIN_INERTIA_PCT = 10.0  # smallest inertia change that matters [% of the largest
 ALIKE_CHI2 = 3.84  # RSS gap below which two candidates fit alike [noise variances] (chi2 95 %)
 HELD_OUT_FRACTION = 0.25
 HELD_OUT_BLOCKS = 8
-
-
-def effective_sample_size(series: np.ndarray) -> Tuple[float, float]:
-    """``(n_eff, tau)`` of a stationary series: ``tau = 1 + 2 sum_k rho_k`` with the sum cut
-    by Geyer's initial positive sequence (pairs ``rho_2k + rho_2k+1`` summed while
-    positive), ``n_eff = n / tau`` (at most ``n``)."""
-    x = np.asarray(series, float)
-    x = x[np.isfinite(x)]
-    n = x.size
-    if n < 4:
-        return float(n), 1.0
-    x = x - x.mean()
-    f = np.fft.rfft(x, 2 * n)
-    acov = np.fft.irfft(f * np.conj(f))[:n] / n
-    if acov[0] <= 0:
-        return float(n), 1.0
-    rho = acov / acov[0]
-    tau = -1.0  # 1 + 2 sum_{k>=1} rho_k = -1 + 2 sum_{k>=0} (rho_2k + rho_2k+1)
-    for k in range(0, n - 1, 2):
-        pair = rho[k] + rho[k + 1]
-        if pair <= 0:
-            break
-        tau += 2 * pair
-    tau = max(tau, 1.0)
-    return n / tau, tau
-
-
-def f_test(rss_small: float, rss_big: float, dp: int, n_eff: float, p_big: int
-           ) -> Tuple[float, float]:
-    """``(F, p-value)`` of the nested comparison (see the module docstring)."""
-    f, log_p = f_test_log(rss_small, rss_big, dp, n_eff, p_big)
-    return f, float(np.exp(log_p))
-
-
-def f_test_log(rss_small: float, rss_big: float, dp: int, n_eff: float, p_big: int
-               ) -> Tuple[float, float]:
-    """``(F, log p-value)`` (the log keeps very small p-values apart)."""
-    dof = n_eff - p_big
-    if dp <= 0 or dof <= 0:
-        raise BadInputError(f'F-test needs dp > 0 and n_eff > p_big (dp {dp}, n_eff '
-                            f'{n_eff:.1f}, p_big {p_big})')
-    f = ((rss_small - rss_big) / dp) / (max(rss_big, 1e-300) / dof)
-    return float(f), float(stats.f.logsf(max(f, 0.0), dp, dof))
 
 
 @dataclass
