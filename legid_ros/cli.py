@@ -40,6 +40,7 @@ BENCHES = {
     'peers': 'legid_ros against FIGAROH on the same MuJoCo recordings',
     'robots': 'robots we did not design (Talos, Solo12): describe, simulate, identify',
     'perf': 'timing figures in one run (<= ~3 min): online update, identify vs read, buffer CPU',
+    'autoset': 'the parameter set chosen by the data on a humanoid with a shifted thigh COM',
 }
 
 

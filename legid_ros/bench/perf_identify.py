@@ -29,7 +29,7 @@ from legid_ros.core.errors import LegidError
 IDENTIFY_DONE = (0, 3)
 
 #: Identify runs timed: name -> extra ``legid identify`` arguments.
-METHODS = {'zmp_qp': ['--method', 'zmp_qp'],
+METHODS = {'zmp_qp': ['--method', 'zmp_qp', '--param-set', 'standard'],  # as before auto
            'zmp_newton': ['--method', 'zmp_newton', '--param-set', 'grouped']}
 
 _READ = '''

@@ -53,11 +53,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument('--validate', help='second bag for the ZMP validation (default: the '
                                            'last 25 %% of --bag is held out)')
     parser.add_argument('--param-set',
-                        choices=('reduced', 'grouped', 'grouped_sides', 'standard', 'base'),
-                        help='parameter set (default zmp_newton: reduced; others: standard): '
+                        choices=('auto', 'reduced', 'grouped', 'grouped_sides', 'standard',
+                                 'base'),
+                        help='parameter set (default auto; primitives takes none): auto = per '
+                             'link group the components (mass, COM along the leg, 3-D COM) '
+                             'the data determine, chosen by an F-test and printed as a table; '
                              'reduced = Wu & Gao\'s axial COM and mass per link group, legs '
                              'alike; grouped = mass and 3-D COM per link group, legs mirrored; '
                              'grouped_sides = the same per side; base = torque_ls plain LS')
+    parser.add_argument('--auto-criterion', choices=('f_test', 'validation'),
+                        help='how --param-set auto chooses (default f_test: F-test on the '
+                             'effective number of rows; validation: held-out blocks)')
+    parser.add_argument('--auto-levels', metavar='GROUP=LEVEL,...',
+                        help='--param-set auto with these levels instead of choosing them '
+                             '(e.g. trunk=mass+com,leg_3=axial; a table an earlier run '
+                             'printed); groups not named stay at CAD')
     parser.add_argument('--rows', choices=('zmp', 'torque', 'floating'),
                         help='rows for sdp / primitives (default zmp; refused with the other '
                              'methods, which fit their own rows)')
@@ -139,6 +149,13 @@ def method_options(args: argparse.Namespace) -> dict:
     for name in ('param_set', 'rows', 'reg', 'total_mass'):
         if getattr(args, name) is not None:
             opts[name] = getattr(args, name)
+    if args.param_set is None and args.method != 'primitives':
+        opts['param_set'] = 'auto'  # the set chosen by the data
+    if getattr(args, 'auto_criterion', None):
+        opts['auto_criterion'] = args.auto_criterion
+    if getattr(args, 'auto_levels', None):
+        from legid_ros.core.identification.parameters.auto import parse_levels
+        opts['levels'] = parse_levels(args.auto_levels)
     if args.no_check:
         opts['check'] = False
     known = parse_known(args.known)
@@ -370,6 +387,11 @@ def _fit_and_write(args, robot, stages: _Stages, opts: dict, data: dict, prep,
     stages.close()
     dev, dev_cad = checked.dev_mm['identified'], checked.dev_mm['CAD']
     print(result.summary())
+    if result.info.get('auto_selection'):
+        from legid_ros.core.identification.parameters.auto_report import selection_lines
+        print('\n'.join(selection_lines(result.info['auto_selection'])))
+    elif result.info.get('levels'):
+        print(f'parameter set given: {result.info["levels"]}')
     if result.info.get('reg_chosen') is not None:
         print(f'regularisation weight chosen on a held-out slice: {result.info["reg_chosen"]:g} '
               'm^2 (' + ', '.join(f'{g:g}: {v:.3f} mm' for g, v in zip(
@@ -396,6 +418,10 @@ def _facts(args, robot, result, known) -> dict:
         extra['known'] = dict(known)  # held fixed, not identified
     if 'foot_from_ft' in result.info:
         extra['foot_from_ft'] = result.info['foot_from_ft']  # feet weighed by the ankle F/T
+    if result.info.get('levels') is not None:  # the auto set's components per link group
+        extra['param_set_levels'] = dict(result.info['levels'])
+    if result.info.get('auto_selection'):  # the set chosen by the data, its tests
+        extra['param_set_selection'] = result.info['auto_selection']
     if result.info.get('reg_chosen') is not None:  # weight toward CAD chosen from the data
         extra['regularisation'] = {k: result.info[k] for k in (
             'reg_chosen', 'reg_grid', 'reg_scores_mm', 'reg_held_out_fraction', 'reg_rule')}

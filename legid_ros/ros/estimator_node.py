@@ -47,7 +47,7 @@ from legid_ros.core.robot import load_robot
 from legid_ros.ros import conversions as cv
 from legid_ros.ros.estimator_files import load_state, save_state, write_identified
 from legid_ros.ros.estimator_parameters import (  # noqa: F401  (re-exported)
-    DIAG_NAME, METHODS, PARAMETERS, param_set_of, refuse_method)
+    DIAG_NAME, METHODS, PARAMETERS, auto_levels_of, param_set_of, refuse_method)
 from legid_ros.ros.executor import run_node
 from legid_ros.ros.node_util import latched_qos
 from legid_ros.ros.parameters import declare_parameters
@@ -64,6 +64,8 @@ class EstimatorNode(GuardedNode):
         self.robot = load_robot(p.robot)
         refuse_method(p.method, p.force_sensing
                       or self.robot.description.get('force_sensing', 'wrench'))
+        self.auto_levels = auto_levels_of(self.robot, param_set_of(p.method, p.param_set),
+                                          p.auto_levels)
         self.est = self._new_estimator()
         self.scene = SceneBuilder(self.robot)
         self.pub_params = self.create_publisher(Float64MultiArray, 'legid/parameters',
@@ -114,7 +116,8 @@ class EstimatorNode(GuardedNode):
             reg=p.regularization if p.regularization >= 0 else None,
             total_mass=p.total_mass_kg if p.total_mass_kg > 0 else None,
             min_samples=p.min_samples,
-            ft_sigma=(p.ankle_ft_force_sigma_n, p.ankle_ft_moment_sigma_nm))
+            ft_sigma=(p.ankle_ft_force_sigma_n, p.ankle_ft_moment_sigma_nm),
+            auto_levels=self.auto_levels)
 
     def _fold_settings(self) -> FoldSettings:
         p = self.p

@@ -13,15 +13,21 @@ METHODS = {'zmp_qp': 'zmp', 'zmp': 'zmp', 'zmp_newton': 'zmp', 'torque_ls': 'tor
            'torque': 'torque', 'floating_qp': 'floating', 'floating': 'floating'}
 #: Parameter set each method solves unless ``param_set`` says otherwise.
 DEFAULT_SET = {'zmp_newton': 'reduced'}
-PARAM_SETS = ('', 'standard', 'reduced', 'grouped', 'grouped_sides')
+PARAM_SETS = ('', 'auto', 'standard', 'reduced', 'grouped', 'grouped_sides')
 PARAMETERS = (
     Param('robot', 'biped', 'built-in robot name or path of a description YAML'),
     Param('method', 'zmp_newton', 'online method: zmp_qp (ZMP rows, standard set, QP; LMIs when '
           'the QP solution is inconsistent), zmp_newton (ZMP rows, Newton on the reduced set of '
           'Wu & Gao 2021 or param_set), torque_ls, floating_qp', choices=tuple(METHODS)),
-    Param('param_set', '', "parameter set: '' (the method's: reduced for zmp_newton, else "
-          "standard), standard, reduced (mass + axial COM per link group), grouped (mass + 3-D "
-          'COM per group), grouped_sides (per group and side)', choices=PARAM_SETS),
+    Param('param_set', 'auto', "parameter set: auto (per link group the components the data "
+          'determine: chosen once by an F-test on the statistics folded in the first 30 s of '
+          'data, the smallest set until then, or the levels of auto_levels), \'\' (the '
+          "method's: reduced for zmp_newton, else standard), standard, reduced (mass + axial "
+          'COM per link group), grouped (mass + 3-D COM per group), grouped_sides (per group '
+          'and side)', choices=PARAM_SETS),
+    Param('auto_levels', '', "param_set auto: the levels chosen offline, 'group=level,...' "
+          "(e.g. 'trunk=mass+com,leg_3=axial': the table legid identify prints and writes to "
+          "parameters.yaml); '' = chosen online from the first 30 s of data"),
     Param('force_sensing', '', "the buffer's force sensing: 'wrench' (6-axis per foot), 'fsr' "
           "(sole sensors) or '' (the description's force_sensing); floating_qp needs 'wrench'",
           choices=('', 'wrench', 'fsr')),
@@ -75,6 +81,24 @@ DIAG_NAME = 'legid estimator'
 def param_set_of(method: str, param_set: str) -> str:
     """The parameter set solved by ``method`` (``param_set`` '' = the method's default)."""
     return param_set or DEFAULT_SET.get(method, 'standard')
+
+
+def auto_levels_of(robot, param_set: str, text: str):
+    """The 'auto' set's levels of the ``auto_levels`` parameter (None: chosen online).
+
+    Raises:
+        ParameterRefusedError: Malformed text, an unknown group or component.
+    """
+    if param_set != 'auto' or not text.strip():
+        return None
+    from legid_ros.core.errors import BadInputError
+    from legid_ros.core.identification.parameters.auto import AutoSet, parse_levels
+    try:
+        levels = parse_levels(text)
+        AutoSet(robot, levels)  # unknown groups, an axial level without a leg axis
+    except BadInputError as exc:
+        raise ParameterRefusedError('estimator', 'auto_levels', str(exc)) from exc
+    return levels
 
 
 def refuse_method(method: str, sensing: str) -> None:

@@ -95,10 +95,13 @@ def identify(recording: Recording, robot: Robot, method: str = 'zmp_qp',
     weighed = None
     if opts.pop('foot_from_ft', False):
         weighed = _weigh_feet(samples, robot, opts, pi_cad, _param_set(method, opts))
-    rows = regs = None
+    rows = regs = selection = None
     if method == 'zmp_newton':
         from legid_ros.core.identification.solvers.zmp_newton import identify_zmp_newton
         regs = regressors_for(samples, robot, [])
+        if opts.get('param_set') == 'auto':  # chosen on the ZMP rows (the linearised eq. 9)
+            selection = _select_auto(build_rows(samples, robot, 'zmp', regs, False), robot,
+                                     total, pi_cad, opts)
         res = identify_zmp_newton(regs.wrench, samples.zmp, samples.fz, robot, total,
                                   pi_cad=pi_cad, **opts)
     elif method in ROWS_OF:
@@ -106,6 +109,8 @@ def identify(recording: Recording, robot: Robot, method: str = 'zmp_qp',
         param_set = opts.pop('param_set', 'standard')
         rows = build_rows(samples, robot, ROWS_OF[method],
                           regressors_for(samples, robot, [ROWS_OF[method]]), friction)
+        if param_set == 'auto':
+            selection = _select_auto(rows, robot, total, pi_cad, opts)
         if param_set in NEWTON_SETS:
             res = _reduced_linear(rows, robot, method, total, pi_cad, param_set=param_set,
                                   **opts)
@@ -120,6 +125,8 @@ def identify(recording: Recording, robot: Robot, method: str = 'zmp_qp',
         rows = build_rows(samples, robot, kind, regressors_for(samples, robot, [kind]),
                           friction)
         param_set = opts.pop('param_set', 'standard')
+        if param_set == 'auto':
+            selection = _select_auto(rows, robot, total, pi_cad, opts)
         if method == 'sdp' and param_set in NEWTON_SETS:  # consistent by construction
             res = _reduced_linear(rows, robot, method, total, pi_cad, param_set=param_set,
                                   **opts)
@@ -130,6 +137,8 @@ def identify(recording: Recording, robot: Robot, method: str = 'zmp_qp',
         else:
             from legid_ros.core.identification.parameters.primitives import identify_primitives
             res = identify_primitives(rows, robot, total, pi_cad=pi_cad, **opts)
+    if selection is not None:
+        res.info['auto_selection'] = selection.as_info()
     res.dropped = dict(samples.dropped)
     res.info.setdefault('prepare', dataclasses.asdict(prep))
     if weighed is not None:
@@ -156,6 +165,7 @@ def _uncertainty(res: IdentResult, robot: Robot, samples: Samples, regs, rows):
     feet = res.info.get('foot_from_ft') or {}
     param_set = res.info.get('param_set', 'reduced')
     core = param_set if param_set in NEWTON_SETS else 'reduced'
+    core = 'grouped' if core == 'auto' else core  # the auto set's groups, mass and 3-D COM
     for name, weighed in weighed_mass_names(robot, feet, core).items():
         if name in held:  # weighed feet: the std of their sample-weighted mean
             n = np.array([feet[f]['n_samples'] for f in weighed], float)
@@ -215,6 +225,18 @@ def _weigh_feet(samples, robot, opts, pi_cad, param_set='reduced'):
         known[name] = float(np.sum(n * [weighed.feet[f].mass_kg for f in feet]) / n.sum())
     opts['known'] = {**known, **(opts.get('known') or {})}
     return weighed
+
+
+def _select_auto(rows, robot, total, pi_cad, opts):
+    """The auto set's levels chosen on ``rows`` (``opts['levels']`` set, the ``auto_*``
+    options popped; :mod:`legid_ros.core.identification.parameters.auto_select`); None
+    when ``opts['levels']`` is given (a set chosen before, e.g. offline)."""
+    from legid_ros.core.identification.parameters.auto_select import select_for_options
+    if opts.get('levels') is not None:
+        return None
+    selection = select_for_options(rows, robot, total, pi_cad, opts)
+    opts['levels'] = selection.levels
+    return selection
 
 
 def _reduced_linear(rows, robot, method, total, pi_cad, reg=DEFAULT_REG, **opts):

@@ -19,10 +19,10 @@ from legid_ros.core.robot import Robot
 
 ROWS_OF = {'zmp_qp': 'zmp', 'torque_ls': 'torque', 'floating_qp': 'floating'}
 # parameter sets solved by Newton (nonlinear map pi(x), held parameters possible)
-NEWTON_SETS = ('reduced', 'grouped', 'grouped_sides')
+NEWTON_SETS = ('reduced', 'grouped', 'grouped_sides', 'auto')
 #: Parameter sets each method runs on (the first is its default); primitives fits its own set
 #: (the masses of the description's primitive bodies) and takes none.
-PARAM_SETS_OF = {'zmp_newton': ('reduced', 'grouped', 'grouped_sides', 'standard'),
+PARAM_SETS_OF = {'zmp_newton': ('reduced', 'grouped', 'grouped_sides', 'standard', 'auto'),
                  **{m: ('standard',) + NEWTON_SETS + ('base',) for m in ROWS_OF},
                  'sdp': ('standard',) + NEWTON_SETS, 'primitives': ()}
 #: Row kinds of the ``rows`` option (sdp and primitives).

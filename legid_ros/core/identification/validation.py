@@ -65,8 +65,13 @@ def _report(state: dict, out: Path, result, pi_cad: np.ndarray,
     pred = {name: model_zmp(wrench, pi)[0] for name, pi in sets.items()}
     dev = {name: float(np.linalg.norm(z - samples.zmp, axis=1).mean() * 1e3)
            for name, z in pred.items()}
+    extra = None
+    if result.info.get('auto_selection'):  # the set chosen by the data, as a table
+        from legid_ros.core.identification.parameters.auto_report import selection_markdown
+        extra = {'Parameter set chosen by the data': selection_markdown(
+            result.info['auto_selection'])}
     path = write_report(out, state['robot'], result, samples.t, samples.zmp, pred, pi_cad,
-                        pi_true)
+                        pi_true, extra)
     return ValidationOutcome(Path(path), dev, int(samples.n))
 
 

@@ -69,3 +69,32 @@ def test_update_reports_core_standard_deviations(biped, samples_a):
     for v in unc.vectors:
         assert abs(((v * unc.scales) * masses * count).sum()) < 1e-9 * np.abs(v * unc.scales
                                                                                ).max()
+
+
+def test_auto_set_online_chooses_once_then_keeps_and_restores_its_levels(biped):
+    """The online 'auto' set solves the smallest set until enough samples are folded, then
+    chooses its levels once (the thigh's COM along the leg, for a truth that moves it 20 mm
+    there), and a restored state keeps them; levels given are used as they are."""
+    from legid_ros.core.identification.prepare import prepare
+    from legid_ros.core.synthetic import NoiseModel, SyntheticConfig, simulate_biped
+    quiet = NoiseModel(**{k: 0.0 for k in vars(NoiseModel())})
+    rec = simulate_biped(SyntheticConfig(duration_s=25.0, rate_hz=100.0, seed=3, noise=quiet,
+                                         truth={'thigh': (1.0, 0.02)}))
+    samples = prepare(rec, biped)
+    est = OnlineEstimator(biped, param_set='auto', use_imu=False, pi_cad=rec.pi_cad)
+    _feed(est, samples, stop=600)
+    first = est.update()
+    assert first.names == ['m_trunk'] and 'auto_selection' not in first.info
+    _feed(est, samples)  # the rest: above the 3000 samples of the choice
+    assert est.normal.n >= 3000
+    res = est.update()
+    assert res.info['auto_selection']['levels'] == res.info['levels']
+    assert res.info['levels']['thigh'] == 'axial'
+    assert res.x[res.names.index('d_thigh')] == pytest.approx(0.02, abs=2e-3)
+    again = OnlineEstimator(biped, param_set='auto', use_imu=False, pi_cad=rec.pi_cad)
+    again.load_state_dict(est.state_dict())
+    assert again.update().info['levels'] == res.info['levels']
+    given = OnlineEstimator(biped, param_set='auto', use_imu=False, pi_cad=rec.pi_cad,
+                            auto_levels={'trunk': 'mass', 'thigh': 'mass+axial'})
+    _feed(given, samples, stop=600)
+    assert given.update().names == ['m_trunk', 'm_thigh', 'd_thigh']

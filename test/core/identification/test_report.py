@@ -14,8 +14,8 @@ def test_identify_command_writes_urdf_yaml_report(tmp_path, run_a, biped):
     run_a.save_npz(rec_path)
     parser = argparse.ArgumentParser()
     cmd.add_arguments(parser)
-    args = parser.parse_args(['--bag', str(rec_path), '--method', 'zmp_newton', '--out',
-                              str(tmp_path / 'out')])
+    args = parser.parse_args(['--bag', str(rec_path), '--method', 'zmp_newton', '--param-set',
+                              'reduced', '--out', str(tmp_path / 'out')])
     assert cmd.run(args) == 0
     out = tmp_path / 'out'
     doc = yaml.safe_load((out / 'parameters.yaml').read_text())

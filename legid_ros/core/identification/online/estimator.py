@@ -76,6 +76,8 @@ class OnlineEstimator:
         uncertainty_period_s: The standard deviations are recomputed when this much data time
             has been folded since they were last computed [s] (0: at every update); in between
             an update carries the last ones, their age in ``info['uncertainty_age_s']``.
+        auto_levels: 'auto' set: unit -> level chosen offline (None: chosen once from the
+            folded data, :class:`legid_ros.core.identification.online.solve.SetSolver`).
     """
 
     def __init__(self, robot: Robot, method: str = 'zmp', param_set: str = 'standard',
@@ -84,7 +86,8 @@ class OnlineEstimator:
                  pi_cad: Optional[np.ndarray] = None, use_imu: bool = True,
                  window_s: float = 0.15, max_cond: float = DEFAULT_MAX_COND,
                  min_samples: int = 50, ft_sigma=FT_SIGMA,
-                 uncertainty_period_s: float = UNCERTAINTY_PERIOD_S):
+                 uncertainty_period_s: float = UNCERTAINTY_PERIOD_S,
+                 auto_levels: Optional[dict] = None):
         if not np.isfinite(uncertainty_period_s) or uncertainty_period_s < 0:
             raise BadInputError(f'uncertainty_period_s must be finite and >= 0, got '
                                 f'{uncertainty_period_s}')
@@ -96,7 +99,7 @@ class OnlineEstimator:
         self.fixed_total_mass = total_mass
         self.sigma = ROW_SIGMA[method] if row_sigma is None else float(row_sigma)
         self.param = StandardSet(robot, pi_cad)
-        self.solver = make_solver(robot, param_set, self.param, reg)
+        self.solver = make_solver(robot, param_set, self.param, reg, auto_levels)
         self._ft_sigma = ft_sigma
         AnkleFtRows(robot, self.param.size, ft_sigma)  # validates ft_sigma now
         self.use_imu = use_imu
@@ -330,7 +333,7 @@ class OnlineEstimator:
         # uncertainty); the reduced and standard sets are refused when poorly excited
         rep = excitation(self.robot, hs, self.normal.n, self.param.pi_cad,
                          max_cond=self.max_cond,
-                         raise_error=self.param_set not in ('grouped', 'grouped_sides'))
+                         raise_error=self.param_set not in ('grouped', 'grouped_sides', 'auto'))
         total = self.total_mass
         out = self.solver.solve(hs, gs, bb, self.normal.n, total, self.x)
         self.x, self.pi = out.x, out.pi
@@ -361,7 +364,15 @@ class OnlineEstimator:
                   'param_set': self.param_set, 'consistent_by': out.consistent_by,
                   'half_life_s': self.half_life_s, 'ankle_ft_rows': float(self.ankle.rows),
                   'uncertainty_age_s': float(age) if np.isfinite(age) else 0.0,
-                  'ankle_ft_residual_rms_sigma': self.ankle.residual_rms(self.pi)})
+                  'ankle_ft_residual_rms_sigma': self.ankle.residual_rms(self.pi),
+                  **self._auto_info()})
+
+    def _auto_info(self) -> dict:
+        """The auto set's levels and, once made, its choice."""
+        levels = getattr(self.solver, 'levels', None)
+        selection = getattr(self.solver, 'selection', None)
+        return {**({'levels': dict(levels)} if levels else {}),
+                **({'auto_selection': selection} if selection else {})}
 
     def _set_names(self):
         return list(getattr(self.solver.param, 'names', self.param.names))
@@ -372,7 +383,7 @@ class OnlineEstimator:
                                        else self.robot.model.nv)
         try:
             core = self.param_set if self.param_set in ('grouped', 'grouped_sides') \
-                else 'reduced'
+                else 'grouped' if self.param_set == 'auto' else 'reduced'
             return normal_uncertainty(self.robot, self.pi, info, rss,
                                       rows_per * self.normal.n + self.ankle.rows, core=core)
         except (LegidError, np.linalg.LinAlgError, ValueError):
@@ -400,6 +411,9 @@ class OnlineEstimator:
 
     def _solver_state(self) -> Dict[str, np.ndarray]:
         """The LMI cuts kept by the standard-set solver: rows ``[link, v (4)]``."""
+        levels = getattr(self.solver, 'levels', None)
+        if levels and self.param_set == 'auto':  # the set chosen, as 'unit=level,...'
+            return {'auto_levels': np.array(','.join(f'{u}={v}' for u, v in levels.items()))}
         cuts = getattr(self.solver, 'cuts', None)
         if cuts is None:
             return {}
@@ -434,6 +448,9 @@ class OnlineEstimator:
         self.sigma = float(state['sigma'])
         self.ankle = AnkleFtRows(self.robot, self.param.size,
                                  state['ft_sigma'] if 'ft_sigma' in state else self._ft_sigma)
+        if 'auto_levels' in state and self.param_set == 'auto' and str(state['auto_levels']):
+            from legid_ros.core.identification.parameters.auto import parse_levels
+            self.solver.set_levels(parse_levels(str(state["auto_levels"])))
         cuts = getattr(self.solver, 'cuts', None)
         if cuts is not None and 'lmi_cuts' in state:  # valid whatever the data: kept
             for row in np.asarray(state['lmi_cuts'], float).reshape(-1, 5):

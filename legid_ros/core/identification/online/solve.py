@@ -44,6 +44,13 @@ from legid_ros.core.identification.solvers.zmp_newton import (NormalObjective, m
 # Regularisation of the set solvers on unit-variance ZMP rows: Wu & Gao's cost in [m^2] with
 # DEFAULT_REG_M2 = 1e-7 m^2 over a row sigma of 2 mm, i.e. the batch zmp_newton prior.
 SET_REG = 1e-7 / 0.002 ** 2
+#: Folded samples before the auto set's levels are chosen (30 s at the 100 Hz folding rate)
+AUTO_SELECT_SAMPLES = 3000
+#: Folded samples per independent row in the online F-test: ``legid bench autoset`` measures
+#: an integrated autocorrelation time of 20-22 rows (0.1 s) per row group for the ZMP rows of
+#: Talos in MuJoCo at 200 Hz; at the 100 Hz folding rate about 10.5 rows per group, two row
+#: groups (x, y) per sample
+AUTO_SAMPLES_PER_EFFECTIVE = 5.0
 
 
 @dataclass
@@ -138,21 +145,53 @@ class StandardSolver:
 class SetSolver:
     """Bound-constrained Newton on a parameter set mapped onto the standard statistics.
 
+    The 'auto' set takes its levels from ``levels`` (chosen offline, e.g. the table of
+    ``legid identify``) or, when None, chooses them once: until ``select_after`` samples are
+    folded it solves the smallest set (CAD, the heaviest group's mass taking up the total
+    mass), then runs the F-test selection of
+    :mod:`legid_ros.core.identification.parameters.auto_select` on the folded statistics, with
+    ``n / AUTO_SAMPLES_PER_EFFECTIVE`` independent rows (the estimator keeps no rows to
+    measure their autocorrelation), and keeps that set.
+
     Args:
         robot: Robot (its link groups define the reduced and grouped sets).
         param_set: A set name of :func:`make_param` other than 'standard'.
         pi_cad: Prior standard parameters.
         reg: Regularisation weight toward CAD per sample [-] (default :data:`SET_REG`).
         max_iter: Newton iteration limit per solve.
+        levels: 'auto' set: unit -> level (None: chosen from the data, see above).
+        select_after: 'auto' set: folded samples before the choice.
     """
 
     def __init__(self, robot, param_set: str, pi_cad: np.ndarray, reg: float = SET_REG,
-                 max_iter: int = 100):
+                 max_iter: int = 100, levels: Optional[dict] = None,
+                 select_after: float = AUTO_SELECT_SAMPLES):
         self.param_set = param_set
-        self.param = make_param(robot, param_set, pi_cad)
+        self.robot, self.pi_cad = robot, pi_cad
+        self.levels = dict(levels) if levels else None
+        self.selection = None  # the choice's plain form, once made
+        self.select_after = float(select_after)
+        self._set_param(self.levels if param_set != 'auto' or self.levels else
+                        _smallest_levels(robot, pi_cad))
         self.reg = float(reg)
         self.max_iter = int(max_iter)
+
+    def set_levels(self, levels: dict) -> None:
+        """Solve the 'auto' set on these levels from now on (e.g. restored from a state)."""
+        self.levels = dict(levels)
+        self._set_param(self.levels)
+
+    def _set_param(self, levels) -> None:
+        self.param = make_param(self.robot, self.param_set, self.pi_cad, levels=levels)
         self.lb, self.ub = param_bounds(self.param)
+
+    def _choose(self, hs, gs, bb, n: float, total: float) -> None:
+        """The auto set's levels from the folded statistics (once)."""
+        from legid_ros.core.identification.parameters.auto_select import select_levels
+        sel = select_levels(None, self.robot, total, self.pi_cad,
+                            normal=(hs, gs, bb, n, n / AUTO_SAMPLES_PER_EFFECTIVE))
+        self.levels, self.selection = dict(sel.levels), sel.as_info()
+        self._set_param(self.levels)
 
     def cad_x(self) -> np.ndarray:
         """Start point in the set's coordinates."""
@@ -166,6 +205,9 @@ class SetSolver:
             SolverNotConvergedError: Newton stalled or hit its limit (carries the iterate).
         """
         t0 = time.perf_counter()
+        if self.param_set == 'auto' and self.levels is None and n >= self.select_after:
+            self._choose(hs, gs, bb, n, total)
+            x0 = None
         obj = NormalObjective(hs, gs, bb, n, self.param, self.reg)
         x0 = self.param.cad() if x0 is None or np.size(x0) != self.param.size else x0
         res = newton_solve(obj, x0, self.param.mass_row(), total - self.param.fixed_mass,
@@ -179,14 +221,25 @@ class SetSolver:
                             time.perf_counter() - t0, 'parameterisation')
 
 
+def _smallest_levels(robot, pi_cad) -> dict:
+    """The auto set's start: the heaviest link group's mass only."""
+    from legid_ros.core.identification.parameters.auto import AutoSet
+    grouped = AutoSet(robot, {}, pi_cad).grouped
+    mass = np.bincount([m.unit for m in grouped.members],
+                       [grouped.pi_cad[10 * m.index] for m in grouped.members])
+    return {grouped.units[int(np.argmax(mass))]: 'mass'}
+
+
 def default_reg(param_set: str) -> float:
     """Default regularisation weight toward CAD of a parameter set [-]."""
     return DEFAULT_REG if param_set == 'standard' else SET_REG
 
 
-def make_solver(robot, param_set: str, param: StandardSet, reg: Optional[float]):
-    """The solver of a parameter set (``reg`` None: the set's default)."""
+def make_solver(robot, param_set: str, param: StandardSet, reg: Optional[float],
+                levels: Optional[dict] = None):
+    """The solver of a parameter set (``reg`` None: the set's default; ``levels`` the 'auto'
+    set's, None: chosen from the data)."""
     reg = default_reg(param_set) if reg is None else reg
     if param_set == 'standard':
         return StandardSolver(param, robot.body_names, reg)
-    return SetSolver(robot, param_set, param.pi_cad, reg)
+    return SetSolver(robot, param_set, param.pi_cad, reg, levels=levels)

@@ -27,6 +27,7 @@ from legid_ros.core.identification.identifiability import DEFAULT_MAX_COND, exci
 from legid_ros.core.identification.solvers.newton import newton_solve
 from legid_ros.core.identification.solvers.reg_choice import (REG_GRID_M2, RegChoice, choose_reg,
                                                               held_out_mask)
+from legid_ros.core.identification.parameters.auto import AutoSet
 from legid_ros.core.identification.parameters.sets import (GroupedSet, ReducedSet, StandardSet,
                                                           point_mass_parameters)
 from legid_ros.core.identification.result import IdentResult
@@ -49,18 +50,24 @@ def solver_info(res) -> dict:
             'predicted_decrease': num(res.predicted_decrease)}
 
 
-PARAM_SETS = ('reduced', 'grouped', 'grouped_sides', 'standard')
+PARAM_SETS = ('reduced', 'grouped', 'grouped_sides', 'standard', 'auto')
+#: Sets held toward CAD by a weight chosen from the data, solved with the Gauss-Newton fallback
+DATA_SETS = (GroupedSet, AutoSet)
 
 
 def make_param(robot: Robot, param_set: str, pi_cad=None, form: str = 'rigid',
-               lc_scale: float = 0.02, identify_inertia: bool = False):
+               lc_scale: float = 0.02, identify_inertia: bool = False, levels=None):
     """Parameterisation by name (:data:`PARAM_SETS`).
 
     'reduced': the ZMP reduced set of Wu & Gao 2021; 'grouped' / 'grouped_sides': mass and 3-D
     COM per link group, legs mirrored / per side
     (:class:`legid_ros.core.identification.parameters.grouped.GroupedSet`, ``lc_scale`` its COM
-    scale, ``identify_inertia`` also the inertia about the COM); 'standard': 10 per link.
+    scale, ``identify_inertia`` also the inertia about the COM); 'standard': 10 per link;
+    'auto': the levels per link group ``levels`` (unit -> level) chosen from the data
+    (:class:`legid_ros.core.identification.parameters.auto.AutoSet`).
     """
+    if param_set == 'auto':
+        return AutoSet(robot, levels or {}, pi_cad, com_scale=lc_scale)
     if param_set in ('grouped', 'grouped_sides'):
         base = pi_cad
         if form == 'point_mass':
@@ -78,7 +85,14 @@ def make_param(robot: Robot, param_set: str, pi_cad=None, form: str = 'rigid',
 
 def _core_name(param_set: str) -> str:
     """The identifiability core of a set: itself if grouped, else the reduced set."""
+    if param_set == 'auto':
+        return 'grouped'
     return param_set if param_set in ('grouped', 'grouped_sides') else 'reduced'
+
+
+def _levels_info(param) -> dict:
+    """``{'levels': unit -> level}`` of an auto set (nothing for the other sets)."""
+    return {'levels': dict(param.levels)} if isinstance(param, AutoSet) else {}
 
 
 def param_bounds(param):
@@ -86,7 +100,7 @@ def param_bounds(param):
     :meth:`GroupedSet.bounds` (the same for masses and each COM coordinate); standard: masses."""
     if isinstance(param, StandardSet):
         return standard_bounds(param)
-    if isinstance(param, GroupedSet):
+    if isinstance(param, DATA_SETS):
         return param.bounds()
     cad = param.cad()
     g = param.n_groups
@@ -132,8 +146,8 @@ def identify_zmp_newton(wrench: np.ndarray, zmp: np.ndarray, fz: np.ndarray, rob
                         bounds=None, max_cond: float = DEFAULT_MAX_COND,
                         check: bool = True, lc_scale: float = 0.02,
                         fallback: Optional[str] = None, known: Optional[dict] = None,
-                        reg_grid=REG_GRID_M2, identify_inertia: bool = False
-                        ) -> IdentResult:
+                        reg_grid=REG_GRID_M2, identify_inertia: bool = False,
+                        levels: Optional[dict] = None) -> IdentResult:
     """The ZMP method of Wu & Gao 2021.
 
     Args:
@@ -159,13 +173,15 @@ def identify_zmp_newton(wrench: np.ndarray, zmp: np.ndarray, fz: np.ndarray, rob
             Hessian indefinite for many steps), 'descent' otherwise.
         known: Parameters measured otherwise, held fixed (e.g. ``{'m_foot': 1.26}`` [kg] for
             a weighed foot); see :func:`known_bounds`.
+        levels: 'auto' set: unit -> level (:mod:`legid_ros.core.identification.parameters.
+            auto_select` chooses them).
     """
     t0 = time.perf_counter()
-    param = make_param(robot, param_set, pi_cad, form, lc_scale, identify_inertia)
+    param = make_param(robot, param_set, pi_cad, form, lc_scale, identify_inertia, levels)
     if form == 'point_mass' and isinstance(param, StandardSet):
         from legid_ros.core.errors import BadInputError
         raise BadInputError('the point-mass form needs the reduced or a grouped set')
-    if check and not isinstance(param, GroupedSet):
+    if check and not isinstance(param, DATA_SETS):
         # the grouped sets are held toward CAD by a weight chosen from the data; what they
         # cannot tell is reported by the uncertainty, not refused here
         rows = zmp_rows(wrench, zmp, fz)
@@ -173,11 +189,11 @@ def identify_zmp_newton(wrench: np.ndarray, zmp: np.ndarray, fz: np.ndarray, rob
     lb, ub = known_bounds(param, *(bounds if bounds is not None else param_bounds(param)),
                           known)
     if fallback is None:
-        fallback = 'gauss_newton' if isinstance(param, GroupedSet) else 'descent'
+        fallback = 'gauss_newton' if isinstance(param, DATA_SETS) else 'descent'
     settings = dict(eps=eps, alpha=alpha, max_iter=max_iter, scales=param.scales(),
                     fallback=fallback)
     x_start, choice = param.cad(), None
-    if reg == 'auto' or (reg is None and isinstance(param, GroupedSet)):
+    if reg == 'auto' or (reg is None and isinstance(param, DATA_SETS)):
         choice = choose_zmp_reg(wrench, zmp, param, total_mass, lb, ub, reg_grid, **settings)
         reg, x_start = choice.reg, choice.x
     reg = DEFAULT_REG_M2 if reg is None else float(reg)
@@ -197,6 +213,7 @@ def identify_zmp_newton(wrench: np.ndarray, zmp: np.ndarray, fz: np.ndarray, rob
         consistency=check_consistency(pi, robot.body_names), identifiable=rep.lines,
         n_samples=len(zmp),
         info={'param_set': param_set, 'form': form, 'reg_m2': reg, **solver_info(res),
+              **_levels_info(param),
               **(choice.as_info() if choice is not None else {'reg_chosen': None}),
               'known': dict(known or {}),
               'newton_steps': res.newton_steps, 'descent_steps': res.descent_steps,
@@ -268,21 +285,23 @@ def identify_normal_newton(H, h, bb, n, robot: Robot, total_mass: float, method:
                            param_set: str = 'reduced', reg: float = 1e-3, eps: float = 1e-4,
                            max_iter: int = 300, pi_cad=None, bounds=None,
                            lc_scale: float = 0.02, known: Optional[dict] = None,
-                           fallback: Optional[str] = None, x0=None) -> IdentResult:
+                           fallback: Optional[str] = None, x0=None,
+                           levels: Optional[dict] = None) -> IdentResult:
     """Newton on a linear LS cost in a (possibly nonlinear) parameterisation.
 
     ``H, h, bb, n``: sufficient statistics of the rows in standard parameters (``sum A^T A``,
     ``sum A^T b``, ``sum b^2``, samples); ``param_set`` any of :data:`PARAM_SETS`; ``reg``
     dimensionless (weight of ``sum ((x - x_cad) / s)^2`` per sample); ``fallback`` as
     :func:`identify_zmp_newton` (None: 'gauss_newton' on the grouped sets); ``x0`` a start
-    (default CAD; e.g. the previous solution of an online estimator).
+    (default CAD; e.g. the previous solution of an online estimator); ``levels`` the 'auto'
+    set's (unit -> level).
     """
     t0 = time.perf_counter()
-    param = make_param(robot, param_set, pi_cad, lc_scale=lc_scale)
+    param = make_param(robot, param_set, pi_cad, lc_scale=lc_scale, levels=levels)
     lb, ub = known_bounds(param, *(bounds if bounds is not None else param_bounds(param)),
                           known)
     if fallback is None:
-        fallback = 'gauss_newton' if isinstance(param, GroupedSet) else 'descent'
+        fallback = 'gauss_newton' if isinstance(param, DATA_SETS) else 'descent'
     obj = NormalObjective(H, h, bb, n, param, reg)
     res = newton_solve(obj, param.cad() if x0 is None else x0, param.mass_row(),
                        total_mass - param.fixed_mass, lb, ub, eps=eps, max_iter=max_iter,
@@ -298,4 +317,4 @@ def identify_normal_newton(H, h, bb, n, robot: Robot, total_mass: float, method:
         solve_time_s=time.perf_counter() - t0, iterations=res.iterations,
         consistency=check_consistency(pi, robot.body_names), identifiable=rep.lines,
         n_samples=int(n), info={'param_set': param_set, **solver_info(res),
-                                 'known': dict(known or {})})
+                                 **_levels_info(param), 'known': dict(known or {})})

@@ -67,8 +67,9 @@ def test_identify_command_refuses_known_for_standard_set_methods(tmp_path, run_a
     run_a.slice(0, 400).save_npz(rec_path)
     parser = argparse.ArgumentParser()
     cmd.add_arguments(parser)
-    args = parser.parse_args(['--bag', str(rec_path), '--method', 'zmp_qp', '--known',
-                              'm_foot=1.26', '--out', str(tmp_path / 'out')])
+    args = parser.parse_args(['--bag', str(rec_path), '--method', 'zmp_qp', '--param-set',
+                              'standard', '--known', 'm_foot=1.26', '--out',
+                              str(tmp_path / 'out')])
     with pytest.raises(BadInputError, match='need a reduced-set method'):
         cmd.run(args)
     assert not (tmp_path / 'out').exists()

@@ -1,0 +1,117 @@
+"""Choosing the auto set's levels from the data: effective sample size, the F-test, forward
+selection on data generated outside the fitted model, and its report through identify()."""
+
+import argparse
+
+import numpy as np
+import pytest
+import yaml
+
+from legid_ros.core.errors import BadInputError
+from legid_ros.core.identification.api import identify
+from legid_ros.core.identification.parameters.auto_report import (selection_lines,
+                                                                  selection_markdown)
+from legid_ros.core.identification.parameters.auto_select import select_levels
+from legid_ros.core.identification.parameters.auto_stats import effective_sample_size, f_test
+from legid_ros.core.identification.prepare import prepare
+from legid_ros.core.identification.rows.linear import build_rows, total_mass_from_forces
+from legid_ros.core.synthetic import NoiseModel, SyntheticConfig, simulate_biped
+
+
+def test_effective_sample_size_of_white_and_ar1_series():
+    """White noise keeps n_eff near n; an AR(1) series with coefficient phi has tau near
+    (1 + phi) / (1 - phi) (19 for phi = 0.9)."""
+    rng = np.random.default_rng(0)
+    n = 40000
+    n_eff, tau = effective_sample_size(rng.standard_normal(n))
+    assert 0.9 < tau < 1.15 and n_eff == pytest.approx(n / tau)
+    e = rng.standard_normal(n)
+    x = np.zeros(n)
+    for k in range(1, n):
+        x[k] = 0.9 * x[k - 1] + e[k]
+    _, tau = effective_sample_size(x)
+    assert 19.0 * 0.8 < tau < 19.0 * 1.2
+
+
+def test_f_test_is_calibrated_under_the_null_and_grows_with_the_fit():
+    """On white data where the extra regressor does nothing, p < 0.05 about 5 % of the time;
+    a larger RSS drop gives a larger F and a smaller p; a bad dof is refused."""
+    rng = np.random.default_rng(1)
+    n, hits, trials = 200, 0, 400
+    a = rng.standard_normal((n, 3))
+    for _ in range(trials):
+        y = a[:, :2] @ [1.0, -2.0] + rng.standard_normal(n)
+        rss = [float(np.sum((y - a[:, :k] @ np.linalg.lstsq(a[:, :k], y, rcond=None)[0]) ** 2))
+               for k in (2, 3)]
+        hits += f_test(rss[0], rss[1], 1, n, 3)[1] < 0.05
+    assert 0.02 < hits / trials < 0.09
+    f1, p1 = f_test(110.0, 100.0, 1, 500, 5)
+    f2, p2 = f_test(120.0, 100.0, 1, 500, 5)
+    assert f2 > f1 and p2 < p1
+    with pytest.raises(BadInputError):
+        f_test(110.0, 100.0, 1, 4.0, 5)
+
+
+@pytest.fixture(scope='module')
+def thigh_shift_rows(biped):
+    """Rows of a noise-free synthetic biped whose thighs' COMs sit 20 mm down the leg from
+    CAD's (masses at CAD, every other link at CAD): pinocchio's dynamics with the true
+    parameters, filtered and differentiated by the prepare step."""
+    quiet = NoiseModel(**{k: 0.0 for k in vars(NoiseModel())})
+    rec = simulate_biped(SyntheticConfig(duration_s=25.0, rate_hz=100.0, seed=3, noise=quiet,
+                                         truth={'thigh': (1.0, 0.02)}))
+    samples = prepare(rec, biped)
+    return rec, samples, build_rows(samples, biped, 'zmp')
+
+
+def test_selection_picks_the_axial_com_of_the_shifted_group_only(biped, thigh_shift_rows):
+    """The F-test selection estimates the thigh's COM along the leg and nothing else (the
+    trunk's mass only takes up the total-mass equality)."""
+    rec, samples, rows = thigh_shift_rows
+    sel = select_levels(rows, biped, total_mass_from_forces(samples), rec.pi_cad)
+    assert sel.levels == {'trunk': 'mass', 'thigh': 'axial', 'shank': 'none', 'foot': 'none'}
+    assert 0 < sel.n_eff < sel.n_rows / 3  # correlated rows: far fewer independent ones
+    chosen = [t for t in sel.tests if t.accepted]
+    assert [(t.unit, t.level_to) for t in chosen] == [('thigh', 'axial')]
+    assert chosen[0].p_value < 1e-6 and chosen[0].effect > 10  # 20 mm against 1 mm
+    assert chosen[0].alike == []  # with the swing leg's motion the mass fits far worse
+    table = {e['unit']: e for e in sel.table()}
+    assert table['shank']['chosen'] == 'none' and table['shank']['tests']
+    assert any('thigh' in line and 'axial' in line for line in sel.lines())
+    assert '| thigh | axial |' in selection_markdown(sel.as_info())
+
+
+def test_identify_on_the_auto_set_recovers_the_shift(biped, thigh_shift_rows):
+    """identify(param_set='auto') chooses, reports the choice and recovers the 20 mm shift;
+    levels given skip the choice."""
+    rec, samples, _ = thigh_shift_rows
+    res = identify(None, biped, 'zmp_qp', samples=samples, param_set='auto', pi_cad=rec.pi_cad)
+    info = res.info['auto_selection']
+    assert info['levels']['thigh'] == 'axial' and res.info['levels'] == info['levels']
+    assert res.x[res.names.index('d_thigh')] == pytest.approx(0.02, abs=1e-3)
+    assert res.consistency.ok
+    given = identify(None, biped, 'zmp_qp', samples=samples, param_set='auto',
+                     pi_cad=rec.pi_cad, levels={'trunk': 'mass', 'thigh': 'mass+axial'})
+    assert 'auto_selection' not in given.info and given.names == ['m_trunk', 'm_thigh',
+                                                                  'd_thigh']
+    assert selection_lines(info)[0].startswith('parameter set chosen by the data')
+
+
+def test_identify_command_defaults_to_auto_and_writes_the_table(tmp_path, run_a):
+    """`legid identify` without --param-set runs the auto set and writes the selection into
+    parameters.yaml and report.md."""
+    from legid_ros.commands import identify as cmd
+    rec_path = tmp_path / 'run.npz'
+    run_a.save_npz(rec_path)
+    parser = argparse.ArgumentParser()
+    cmd.add_arguments(parser)
+    args = parser.parse_args(['--bag', str(rec_path), '--out', str(tmp_path / 'out')])
+    assert cmd.method_options(args)['param_set'] == 'auto'
+    assert cmd.run(args) in (0, 3)
+    doc = yaml.safe_load((tmp_path / 'out' / 'parameters.yaml').read_text())
+    sel = doc['param_set_selection']
+    assert sel['criterion'] == 'f_test' and set(sel['levels']) == {'trunk', 'thigh', 'shank',
+                                                                    'foot'}
+    assert doc['param_set_levels'] == sel['levels']
+    report = (tmp_path / 'out' / 'report.md').read_text()
+    assert '## Parameter set chosen by the data' in report
