@@ -57,7 +57,7 @@ def _progress(msg: str) -> None:
 def thigh_unit(robot) -> str:
     """The thigh's link group: among the groups with a leg axis, the one whose segment (joint to
     the next joint away from it) is longest, the heaviest on a tie."""
-    from legid_ros.core.identification.parameters.auto import AutoSet
+    from legid_ros.core.identification.parameters.auto.levels import AutoSet
     from legid_ros.core.inertial import link_index
     import pinocchio as pin
 
@@ -87,7 +87,7 @@ def shifted_truth(robot, seed: int, unit: str, shift_m: float, base: str = 'pert
     """The truth: every link of ``unit`` moved ``shift_m`` [m] along its leg axis on top of
     :func:`perturbed_truth`'s random change (``base='perturbed'``) or of CAD (``'cad'``: the
     shift alone); ``(pi_true, info)``."""
-    from legid_ros.core.identification.parameters.auto import AutoSet, leg_axis
+    from legid_ros.core.identification.parameters.auto.levels import AutoSet, leg_axis
     from legid_ros.core.sim.described.truth import truth_table
     from legid_ros.core.synthetic.truth import LinkChange
     from legid_ros.core.synthetic.truth import perturbed_truth as apply_table
@@ -113,7 +113,7 @@ def shifted_truth(robot, seed: int, unit: str, shift_m: float, base: str = 'pert
 
 def set_errors(robot, unit: str, pi, pi_true, estimated: Sequence[str]) -> dict:
     """Thigh and group errors of ``pi`` against ``pi_true`` (see the module docstring)."""
-    from legid_ros.core.identification.parameters.auto import AutoSet
+    from legid_ros.core.identification.parameters.auto.levels import AutoSet
     auto = AutoSet(robot, {})
     grp = auto.grouped
     x, xt = grp.from_standard(pi), grp.from_standard(pi_true)
@@ -135,7 +135,7 @@ def set_errors(robot, unit: str, pi, pi_true, estimated: Sequence[str]) -> dict:
 
 def _estimated_units(robot, res, param_set: str) -> List[str]:
     """Groups whose mass the set estimates."""
-    from legid_ros.core.identification.parameters.auto import AutoSet
+    from legid_ros.core.identification.parameters.auto.levels import AutoSet
     units = AutoSet(robot, {}).units
     if param_set == 'auto':
         levels = res.info.get('levels') or res.info['auto_selection']['levels']

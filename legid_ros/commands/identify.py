@@ -154,7 +154,7 @@ def method_options(args: argparse.Namespace) -> dict:
     if getattr(args, 'auto_criterion', None):
         opts['auto_criterion'] = args.auto_criterion
     if getattr(args, 'auto_levels', None):
-        from legid_ros.core.identification.parameters.auto import parse_levels
+        from legid_ros.core.identification.parameters.auto.levels import parse_levels
         opts['levels'] = parse_levels(args.auto_levels)
     if args.no_check:
         opts['check'] = False
@@ -388,7 +388,7 @@ def _fit_and_write(args, robot, stages: _Stages, opts: dict, data: dict, prep,
     dev, dev_cad = checked.dev_mm['identified'], checked.dev_mm['CAD']
     print(result.summary())
     if result.info.get('auto_selection'):
-        from legid_ros.core.identification.parameters.auto_report import selection_lines
+        from legid_ros.core.identification.parameters.auto.report import selection_lines
         print('\n'.join(selection_lines(result.info['auto_selection'])))
     elif result.info.get('levels'):
         print(f'parameter set given: {result.info["levels"]}')

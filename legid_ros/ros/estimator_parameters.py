@@ -92,7 +92,7 @@ def auto_levels_of(robot, param_set: str, text: str):
     if param_set != 'auto' or not text.strip():
         return None
     from legid_ros.core.errors import BadInputError
-    from legid_ros.core.identification.parameters.auto import AutoSet, parse_levels
+    from legid_ros.core.identification.parameters.auto.levels import AutoSet, parse_levels
     try:
         levels = parse_levels(text)
         AutoSet(robot, levels)  # unknown groups, an axial level without a leg axis

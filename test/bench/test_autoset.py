@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from legid_ros.bench.autoset import set_errors, shifted_truth, thigh_unit
-from legid_ros.core.identification.parameters.auto import leg_axis
+from legid_ros.core.identification.parameters.auto.levels import leg_axis
 from legid_ros.core.inertial import (PARAMS_PER_LINK, check_consistency, get_parameters,
                                      link_index)
 

@@ -229,9 +229,9 @@ def _weigh_feet(samples, robot, opts, pi_cad, param_set='reduced'):
 
 def _select_auto(rows, robot, total, pi_cad, opts):
     """The auto set's levels chosen on ``rows`` (``opts['levels']`` set, the ``auto_*``
-    options popped; :mod:`legid_ros.core.identification.parameters.auto_select`); None
+    options popped; :mod:`legid_ros.core.identification.parameters.auto.select`); None
     when ``opts['levels']`` is given (a set chosen before, e.g. offline)."""
-    from legid_ros.core.identification.parameters.auto_select import select_for_options
+    from legid_ros.core.identification.parameters.auto.select import select_for_options
     if opts.get('levels') is not None:
         return None
     selection = select_for_options(rows, robot, total, pi_cad, opts)

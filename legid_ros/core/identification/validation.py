@@ -67,7 +67,7 @@ def _report(state: dict, out: Path, result, pi_cad: np.ndarray,
            for name, z in pred.items()}
     extra = None
     if result.info.get('auto_selection'):  # the set chosen by the data, as a table
-        from legid_ros.core.identification.parameters.auto_report import selection_markdown
+        from legid_ros.core.identification.parameters.auto.report import selection_markdown
         extra = {'Parameter set chosen by the data': selection_markdown(
             result.info['auto_selection'])}
     path = write_report(out, state['robot'], result, samples.t, samples.zmp, pred, pi_cad,

@@ -449,7 +449,7 @@ class OnlineEstimator:
         self.ankle = AnkleFtRows(self.robot, self.param.size,
                                  state['ft_sigma'] if 'ft_sigma' in state else self._ft_sigma)
         if 'auto_levels' in state and self.param_set == 'auto' and str(state['auto_levels']):
-            from legid_ros.core.identification.parameters.auto import parse_levels
+            from legid_ros.core.identification.parameters.auto.levels import parse_levels
             self.solver.set_levels(parse_levels(str(state["auto_levels"])))
         cuts = getattr(self.solver, 'cuts', None)
         if cuts is not None and 'lmi_cuts' in state:  # valid whatever the data: kept

@@ -149,7 +149,7 @@ class SetSolver:
     ``legid identify``) or, when None, chooses them once: until ``select_after`` samples are
     folded it solves the smallest set (CAD, the heaviest group's mass taking up the total
     mass), then runs the F-test selection of
-    :mod:`legid_ros.core.identification.parameters.auto_select` on the folded statistics, with
+    :mod:`legid_ros.core.identification.parameters.auto.select` on the folded statistics, with
     ``n / AUTO_SAMPLES_PER_EFFECTIVE`` independent rows (the estimator keeps no rows to
     measure their autocorrelation), and keeps that set.
 
@@ -187,7 +187,7 @@ class SetSolver:
 
     def _choose(self, hs, gs, bb, n: float, total: float) -> None:
         """The auto set's levels from the folded statistics (once)."""
-        from legid_ros.core.identification.parameters.auto_select import select_levels
+        from legid_ros.core.identification.parameters.auto.select import select_levels
         sel = select_levels(None, self.robot, total, self.pi_cad,
                             normal=(hs, gs, bb, n, n / AUTO_SAMPLES_PER_EFFECTIVE))
         self.levels, self.selection = dict(sel.levels), sel.as_info()
@@ -223,7 +223,7 @@ class SetSolver:
 
 def _smallest_levels(robot, pi_cad) -> dict:
     """The auto set's start: the heaviest link group's mass only."""
-    from legid_ros.core.identification.parameters.auto import AutoSet
+    from legid_ros.core.identification.parameters.auto.levels import AutoSet
     grouped = AutoSet(robot, {}, pi_cad).grouped
     mass = np.bincount([m.unit for m in grouped.members],
                        [grouped.pi_cad[10 * m.index] for m in grouped.members])

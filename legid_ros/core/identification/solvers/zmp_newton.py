@@ -27,7 +27,7 @@ from legid_ros.core.identification.identifiability import DEFAULT_MAX_COND, exci
 from legid_ros.core.identification.solvers.newton import newton_solve
 from legid_ros.core.identification.solvers.reg_choice import (REG_GRID_M2, RegChoice, choose_reg,
                                                               held_out_mask)
-from legid_ros.core.identification.parameters.auto import AutoSet
+from legid_ros.core.identification.parameters.auto.levels import AutoSet
 from legid_ros.core.identification.parameters.sets import (GroupedSet, ReducedSet, StandardSet,
                                                           point_mass_parameters)
 from legid_ros.core.identification.result import IdentResult

@@ -47,9 +47,9 @@ from typing import Dict, List, Optional, Tuple
 import numpy as np
 
 from legid_ros.core.errors import BadInputError
-from legid_ros.core.identification.parameters.auto import (AutoSet, holds, level_name,
+from legid_ros.core.identification.parameters.auto.levels import (AutoSet, holds, level_name,
                                                            parse_level)
-from legid_ros.core.identification.parameters.auto_stats import (effective_sample_size,
+from legid_ros.core.identification.parameters.auto.stats import (effective_sample_size,
                                                                  f_test_log)
 from legid_ros.core.identification.rows.linear import Rows, fold_rows, group_weights
 from legid_ros.core.robot import Robot
@@ -129,8 +129,8 @@ class Selection:
 
     def lines(self) -> List[str]:
         """A table for the terminal
-        (:func:`legid_ros.core.identification.parameters.auto_report.selection_lines`)."""
-        from legid_ros.core.identification.parameters.auto_report import selection_lines
+        (:func:`legid_ros.core.identification.parameters.auto.report.selection_lines`)."""
+        from legid_ros.core.identification.parameters.auto.report import selection_lines
         return selection_lines(self.as_info())
 
 

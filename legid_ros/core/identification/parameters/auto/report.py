@@ -1,7 +1,7 @@
 """The auto set's selection as text: a terminal table and a Markdown table.
 
 Both read the plain form of a selection
-(:meth:`legid_ros.core.identification.parameters.auto_select.Selection.as_info`), the one
+(:meth:`legid_ros.core.identification.parameters.auto.select.Selection.as_info`), the one
 ``IdentResult.info['auto_selection']`` and ``parameters.yaml`` carry.
 """
 

@@ -9,10 +9,10 @@ import yaml
 
 from legid_ros.core.errors import BadInputError
 from legid_ros.core.identification.api import identify
-from legid_ros.core.identification.parameters.auto_report import (selection_lines,
+from legid_ros.core.identification.parameters.auto.report import (selection_lines,
                                                                   selection_markdown)
-from legid_ros.core.identification.parameters.auto_select import select_levels
-from legid_ros.core.identification.parameters.auto_stats import effective_sample_size, f_test
+from legid_ros.core.identification.parameters.auto.select import select_levels
+from legid_ros.core.identification.parameters.auto.stats import effective_sample_size, f_test
 from legid_ros.core.identification.prepare import prepare
 from legid_ros.core.identification.rows.linear import build_rows, total_mass_from_forces
 from legid_ros.core.synthetic import NoiseModel, SyntheticConfig, simulate_biped

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from legid_ros.core.errors import BadInputError
-from legid_ros.core.identification.parameters.auto import (AutoSet, holds, leg_axis,
+from legid_ros.core.identification.parameters.auto.levels import (AutoSet, holds, leg_axis,
                                                            level_name, parse_level,
                                                            parse_levels)
 from legid_ros.core.identification.parameters.grouped import jacobian_curvature
