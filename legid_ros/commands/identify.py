@@ -55,9 +55,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument('--param-set',
                         choices=('auto', 'reduced', 'grouped', 'grouped_sides', 'standard',
                                  'base'),
-                        help='parameter set (default auto; primitives takes none): auto = per '
-                             'link group the components (mass, COM along the leg, 3-D COM) '
-                             'the data determine, chosen by an F-test and printed as a table; '
+                        help='parameter set (default zmp_newton: reduced; others: standard; '
+                             'primitives takes none): auto = per link group the components '
+                             '(mass, COM along the leg, 3-D COM) the data determine, chosen by '
+                             'an F-test and printed as a table (not the default yet: on the '
+                             'demo and on Talos it is less accurate than the fixed sets, see '
+                             'docs/identification.md); '
                              'reduced = Wu & Gao\'s axial COM and mass per link group, legs '
                              'alike; grouped = mass and 3-D COM per link group, legs mirrored; '
                              'grouped_sides = the same per side; base = torque_ls plain LS')
@@ -149,8 +152,6 @@ def method_options(args: argparse.Namespace) -> dict:
     for name in ('param_set', 'rows', 'reg', 'total_mass'):
         if getattr(args, name) is not None:
             opts[name] = getattr(args, name)
-    if args.param_set is None and args.method != 'primitives':
-        opts['param_set'] = 'auto'  # the set chosen by the data
     if getattr(args, 'auto_criterion', None):
         opts['auto_criterion'] = args.auto_criterion
     if getattr(args, 'auto_levels', None):

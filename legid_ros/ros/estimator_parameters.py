@@ -19,7 +19,7 @@ PARAMETERS = (
     Param('method', 'zmp_newton', 'online method: zmp_qp (ZMP rows, standard set, QP; LMIs when '
           'the QP solution is inconsistent), zmp_newton (ZMP rows, Newton on the reduced set of '
           'Wu & Gao 2021 or param_set), torque_ls, floating_qp', choices=tuple(METHODS)),
-    Param('param_set', 'auto', "parameter set: auto (per link group the components the data "
+    Param('param_set', '', "parameter set: auto (per link group the components the data "
           'determine: chosen once by an F-test on the statistics folded in the first 30 s of '
           'data, the smallest set until then, or the levels of auto_levels), \'\' (the '
           "method's: reduced for zmp_newton, else standard), standard, reduced (mass + axial "
@@ -87,10 +87,15 @@ def auto_levels_of(robot, param_set: str, text: str):
     """The 'auto' set's levels of the ``auto_levels`` parameter (None: chosen online).
 
     Raises:
-        ParameterRefusedError: Malformed text, an unknown group or component.
+        ParameterRefusedError: Malformed text, an unknown group or component, or levels
+            given for another parameter set.
     """
-    if param_set != 'auto' or not text.strip():
+    if not text.strip():
         return None
+    if param_set != 'auto':
+        raise ParameterRefusedError('estimator', 'auto_levels', f'{text!r} is given but '
+                                    f'param_set is {param_set!r}: set param_set auto or clear '
+                                    'auto_levels')
     from legid_ros.core.errors import BadInputError
     from legid_ros.core.identification.parameters.auto.levels import AutoSet, parse_levels
     try:

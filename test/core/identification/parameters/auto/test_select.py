@@ -97,15 +97,18 @@ def test_identify_on_the_auto_set_recovers_the_shift(biped, thigh_shift_rows):
     assert selection_lines(info)[0].startswith('parameter set chosen by the data')
 
 
-def test_identify_command_defaults_to_auto_and_writes_the_table(tmp_path, run_a):
-    """`legid identify` without --param-set runs the auto set and writes the selection into
-    parameters.yaml and report.md."""
+def test_identify_command_auto_writes_the_table(tmp_path, run_a):
+    """`legid identify --param-set auto` writes the selection into parameters.yaml and
+    report.md (without --param-set the method's own set is used)."""
     from legid_ros.commands import identify as cmd
     rec_path = tmp_path / 'run.npz'
     run_a.save_npz(rec_path)
     parser = argparse.ArgumentParser()
     cmd.add_arguments(parser)
-    args = parser.parse_args(['--bag', str(rec_path), '--out', str(tmp_path / 'out')])
+    plain = parser.parse_args(['--bag', str(rec_path), '--out', str(tmp_path / 'out')])
+    assert 'param_set' not in cmd.method_options(plain)
+    args = parser.parse_args(['--bag', str(rec_path), '--out', str(tmp_path / 'out'),
+                              '--param-set', 'auto'])
     assert cmd.method_options(args)['param_set'] == 'auto'
     assert cmd.run(args) in (0, 3)
     doc = yaml.safe_load((tmp_path / 'out' / 'parameters.yaml').read_text())
