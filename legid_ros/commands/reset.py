@@ -25,6 +25,7 @@ def add_arguments(parser) -> None:
 
 
 def run(args) -> int:
-    """Call ``<buffer>/reset`` (with ``--buffer``), then ``<node>/reset``; returns the exit code."""
+    """Call ``<buffer>/reset`` (with ``--buffer``), then ``<node>/reset``; returns the exit
+    code."""
     nodes = ([args.buffer] if args.buffer else []) + [args.node]
     return services.call('legid reset', nodes, 'reset', args)
