@@ -1,8 +1,10 @@
 """`legid save` and `legid reset` (separate processes) against estimator and buffer node
 processes on private ROS domains: the files named are written, resets answer, a refusal exits
-1, a missing service exits 3 with a hint naming the node meant, Ctrl-C exits 130."""
+1, a missing service exits 3 with a hint naming the node meant, a mute one exits 3, Ctrl-C
+exits 130."""
 
 import os
+import re
 import select
 import signal
 import subprocess
@@ -12,7 +14,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import rclpy
 import yaml
+from std_srvs.srv import Trigger
 
 from legid_ros.core.inertial import get_parameters, parameter_names
 from legid_ros.core.robot import load_robot
@@ -209,3 +213,23 @@ def test_bad_arguments_exit_2(args, why):
     res, _ = _legid(*args)
     assert res.returncode == 2, (res.stdout, res.stderr)
     assert why in res.stderr and 'Traceback' not in res.stderr
+
+
+def test_service_that_never_answers_exits_3_after_resending():
+    """A /estimator/save served by a node that never spins: requests are resent, then exit 3
+    with one line saying it did not answer."""
+    domain = fresh_domain()
+    ctx = rclpy.Context()
+    rclpy.init(context=ctx, domain_id=domain)
+    try:
+        mute = rclpy.create_node('estimator', context=ctx)
+        mute.create_service(Trigger, '~/save', lambda req, res: res)
+        res, _ = _legid('save', '--domain-id', str(domain), '--timeout', '8')
+        mute.destroy_node()
+    finally:
+        rclpy.shutdown(context=ctx)
+    assert res.returncode == 3, (res.stdout, res.stderr)
+    found = re.search(r'/estimator/save did not answer within 8 s \((\d+) request\(s\) sent\)',
+                      res.stderr)
+    assert found and int(found.group(1)) >= 2, res.stderr
+    assert 'Traceback' not in res.stderr and not res.stdout
