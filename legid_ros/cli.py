@@ -25,6 +25,8 @@ COMMANDS = {
     'demo': 'run the whole pipeline on the simulated robot and print a report',
     'describe': 'write a starting robot description YAML from a URDF',
     'check': 'check a robot description against a rosbag2 recording',
+    'save': 'ask the running estimator to write its identified URDF, YAML and state',
+    'reset': 'reset the running estimator (and with --buffer the buffer) to start afresh',
 }
 BENCHES = {
     'identify': 'ZMP protocol (Wu & Gao 2021) on synthetic runs: accuracy of every method',

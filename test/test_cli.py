@@ -20,7 +20,7 @@ def test_help_lists_every_command():
     """`legid --help` exits 0 and names every subcommand and bench."""
     out = _run('--help')
     assert out.returncode == 0
-    for name in ('simulate', 'info', 'identify', 'replay', 'demo', 'bench'):
+    for name in ('simulate', 'info', 'identify', 'replay', 'demo', 'save', 'reset', 'bench'):
         assert name in out.stdout
 
 

@@ -275,7 +275,8 @@ class EstimatorNode(GuardedNode):
 
     def _on_save(self, request, response):
         try:
-            written = [str(self.save_state())]
+            state = self.save_state()
+            written = [] if state is None else [state]
             if self.published is not None:
                 extra = {'method': self.p['method'], 'samples': int(self.est.normal.n)}
                 if self.result is not None:
@@ -290,10 +291,14 @@ class EstimatorNode(GuardedNode):
                         extra['std'] = {n: float(v) for n, v in zip(u.names, u.std)}
                         extra['poorly_determined'] = [
                             c for c, ok in zip(u.combinations, u.identifiable) if not ok]
-                written += map(str, write_identified(Path(self.p['output_dir']), self.robot,
-                                                     self.published[0], extra))
+                written += write_identified(Path(self.p['output_dir']), self.robot,
+                                            self.published[0], extra)
+            # absolute paths: the caller (legid save, ros2 service call) runs elsewhere
+            response.message = ('wrote ' + ', '.join(str(Path(p).absolute()) for p in written)
+                                if written else 'nothing written (state_file is empty)')
+            if self.published is None:
+                response.message += ' (no parameter set yet: no URDF or YAML written)'
             response.success = True
-            response.message = 'wrote ' + ', '.join(written)
         except (LegidError, OSError, ValueError) as exc:
             response.success = False
             response.message = f'save failed: {exc}'

@@ -52,11 +52,13 @@ class StopSignals:
         orderly: True: the first signal only records (the caller's loop polls ``self()``), a
             second one exits at once. False: every signal exits at once (code 0).
         name: Who stops, in the note of an escalated exit.
+        code: Exit code of an immediate exit (0 for a node; a command line tool may want 130).
     """
 
-    def __init__(self, orderly: bool = True, name: str = 'legid node'):
+    def __init__(self, orderly: bool = True, name: str = 'legid node', code: int = 0):
         self.orderly = orderly
         self.name = name
+        self.code = code
         self.received: Optional[int] = None
         self.count = 0
         self._previous: Dict[int, object] = {}
@@ -75,9 +77,9 @@ class StopSignals:
         if self.received is None:
             self.received = signum
         if not self.orderly:
-            exit_now(0)
+            exit_now(self.code)
         if self.count > 1:
-            exit_now(0, f'{self.name}: {signal.Signals(signum).name} after '
+            exit_now(self.code, f'{self.name}: {signal.Signals(signum).name} after '
                         f'{signal.Signals(self.received).name}: exiting now')
 
     def __call__(self) -> bool:

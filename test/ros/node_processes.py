@@ -34,13 +34,15 @@ def node_env(domain: int) -> Dict[str, str]:
                 ROS_LOCALHOST_ONLY='1', OPENBLAS_NUM_THREADS='1', PYTHONUNBUFFERED='1')
 
 
-def start(exe: str, params: Dict[str, object], env: Dict[str, str], log_dir: Path
-          ) -> subprocess.Popen:
-    """Start console script ``exe`` with ``-p name:=value`` overrides; stderr to a log file."""
+def start(exe: str, params: Dict[str, object], env: Dict[str, str], log_dir: Path,
+          ros_args: Sequence[str] = ()) -> subprocess.Popen:
+    """Start console script ``exe`` with ``-p name:=value`` overrides and further ROS
+    arguments (e.g. ``-r __ns:=/robot1``); stderr to a log file."""
     args = [str(BIN / exe), '--ros-args']
     for k, v in params.items():
         value = str(v).lower() if isinstance(v, bool) else str(v)
         args += ['-p', f'{k}:={value}']
+    args += list(ros_args)
     with open(log_dir / f'{exe}.err', 'w') as err:  # the child keeps its own descriptor
         return subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=err, env=env)
 

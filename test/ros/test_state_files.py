@@ -115,3 +115,27 @@ def test_escaping_robot_name_writes_only_inside_output_dir(tmp_path):
                      if p.is_file())
     assert written == ['a/b/escaped.yaml', 'a/b/out/escaped_identified.urdf',
                        'a/b/out/escaped_identified.yaml']
+
+
+def test_save_answer_names_absolute_paths_and_says_what_is_missing(tmp_path, monkeypatch):
+    """~/save names absolute paths (relative settings resolved against the node's directory),
+    says when no parameter set exists yet, and never 'wrote None' without a state file."""
+    monkeypatch.chdir(tmp_path)
+    with ros_context() as (ctx, ex, nodes):
+        est = EstimatorNode(context=ctx, parameter_overrides=params(
+            state_file='rel/state.npz', output_dir='rel/out'))
+        nodes.append(est)
+        early = est._on_save(Trigger.Request(), Trigger.Response())
+        est.published = (get_parameters(est.robot.model), parameter_names(est.robot.model))
+        full = est._on_save(Trigger.Request(), Trigger.Response())
+    with ros_context() as (ctx, ex, nodes):
+        est = EstimatorNode(context=ctx, parameter_overrides=params(state_file=''))
+        nodes.append(est)
+        empty = est._on_save(Trigger.Request(), Trigger.Response())
+    assert early.success and early.message == (
+        f'wrote {tmp_path}/rel/state.npz (no parameter set yet: no URDF or YAML written)')
+    assert full.success and full.message == (
+        f'wrote {tmp_path}/rel/state.npz, {tmp_path}/rel/out/biped_identified.urdf, '
+        f'{tmp_path}/rel/out/biped_identified.yaml')
+    assert empty.success and 'None' not in empty.message
+    assert empty.message.startswith('nothing written (state_file is empty)')

@@ -147,3 +147,19 @@ def test_orderly_handlers_record_first_signal_and_restore():
     finally:
         stop.restore()
     assert signal.getsignal(signal.SIGTERM) is before
+
+
+def test_second_signal_exits_with_the_given_code():
+    """A second signal exits at once with the handlers' ``code`` (130 for a CLI), not 0."""
+    script = textwrap.dedent('''
+        import os, signal, time
+        from legid_ros.ros.stop_signals import StopSignals
+        stop = StopSignals(orderly=True, name='a tool', code=130).install()
+        os.kill(os.getpid(), signal.SIGINT)
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(60)
+    ''')
+    res = subprocess.run([sys.executable, '-c', script], capture_output=True, text=True,
+                         timeout=DEADLINE_S, check=False)
+    assert res.returncode == 130, res.stderr
+    assert 'a tool: SIGINT after SIGINT: exiting now' in res.stderr
