@@ -28,6 +28,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument('--fsr-topic', default=None, metavar='PATTERN',
                         help='topic of corner sensor k of a foot, with {foot} and {k} '
                              '(implies --corner-sensors; default {foot}_foot/fsr/sensor_{k})')
+    parser.add_argument('--bag', help='rosbag2 recording: map the IMU and force topics, their '
+                        'frames and conventions onto the description (see docs/robots.md)')
+    parser.add_argument('--imu-rpy', default=None, metavar='R,P,Y',
+                        help='IMU mounting: sensor axes in the IMU frame [rad]')
     parser.add_argument('--out', help='description YAML to write (default: print it)')
 
 
@@ -58,7 +62,9 @@ def run(args: argparse.Namespace) -> int:
     from legid_ros.core.atomic_files import write_text
     from legid_ros.core.description.build import load_urdf, first_joint
     from legid_ros.core.description.generate import DEFAULT_FSR_TOPIC, describe_urdf
+    from legid_ros.core.description.from_bag import map_streams, refused_topic
     from legid_ros.core.description.writer import description_yaml
+    from legid_ros.core.errors import BadInputError
 
     urdf = Path(args.urdf)
     if not urdf.is_file():
@@ -66,13 +72,24 @@ def run(args: argparse.Namespace) -> int:
     model = load_urdf(urdf, False)
     locks = _locks(args.lock, list(model.names)[first_joint(model):])
     feet = [f.strip() for f in args.feet.split(',') if f.strip()]
+    pattern = args.fsr_topic or DEFAULT_FSR_TOPIC
+    why = refused_topic(pattern.format(foot='left', k=0))
+    if why:
+        raise BadInputError(f'--fsr-topic {pattern!r}: a live ROS 2 node would refuse its '
+                            f'topics ({why}); write e.g. {{foot}}_foot/fsr/sensor_{{k}}')
     result = describe_urdf(urdf, feet, locks, name=args.name,
                            corner_sensors=args.corner_sensors or bool(args.fsr_topic),
                            fsr_topic=args.fsr_topic or DEFAULT_FSR_TOPIC)
+    if args.bag:
+        from legid_ros.commands.check import _facts
+        rpy = [float(x) for x in args.imu_rpy.split(',')] if args.imu_rpy else None
+        frames = [f.name for f in model.frames]
+        result.warnings.extend(map_streams(result.description, _facts(args.bag), frames, rpy))
     command = ['legid', 'describe', '--urdf', urdf.name, '--feet', args.feet]
     for item in args.lock:
         command += ['--lock', item]
-    for flag, value in (('--name', args.name), ('--fsr-topic', args.fsr_topic)):
+    for flag, value in (('--name', args.name), ('--fsr-topic', args.fsr_topic),
+                        ('--bag', args.bag), ('--imu-rpy', args.imu_rpy)):
         command += [flag, value] if value else []
     command += ['--corner-sensors'] if args.corner_sensors else []
     text = description_yaml(result, shlex.join(command))

@@ -1,0 +1,125 @@
+"""A generated description mapped onto a bag's streams (``legid describe --bag``).
+
+From the bag's topics, types and frame ids (:class:`legid_ros.core.description.check.
+RecordingFacts`): the IMU topic (the ``sensor_msgs/Imu`` topic) and its frame; per foot the
+``WrenchStamped`` topic whose name shares the most tokens with the foot's name and link
+(each topic to one foot), the frame its values are expressed in (``world``/``map``/``odom``
+-> ``expressed_in: world``; a frame of the foot -> ``ft_frame``) and ``frame_id``; the
+declared ``force_sensing``. A frame the description creates never takes a name the bag gives
+to another place: it is renamed (``<name>_centre``) with a one-line reason. The joint names
+of ``/joint_states`` are compared with the model's.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Dict, List, Optional
+
+from legid_ros.core.description.check import IMU_TYPE, WRENCH_TYPE, RecordingFacts
+
+WORLD_FRAMES = ('world', 'map', 'odom')
+_BAD_TOKEN = re.compile(r'(^|/)[0-9]')
+
+
+def refused_topic(topic: str) -> Optional[str]:
+    """Why a live ROS 2 node would refuse ``topic`` (None if it would not)."""
+    if _BAD_TOKEN.search(topic.lstrip('/')):
+        return 'a name token starts with a digit'
+    if not re.fullmatch(r'[A-Za-z0-9_/~{}]+', topic):
+        return 'it holds a character other than letters, digits, _ and /'
+    return None
+
+
+def _tokens(text: str) -> set:
+    return {t for t in re.split(r'[/_\-\s]+', text.lower()) if t}
+
+
+def _foot_tokens(name: str, link: str) -> set:
+    toks = _tokens(name) | _tokens(link)
+    for t in list(toks):  # 'lf' <-> 'fl', 'left' <-> 'l'
+        if len(t) == 2:
+            toks.add(t[::-1])
+    return toks - {'foot', 'link', 'sole'}
+
+
+def _assign(feet: Dict[str, dict], topics: List[str]) -> Dict[str, str]:
+    """Foot -> wrench topic, greedily by shared name tokens (each topic once)."""
+    score = sorted(((len(_foot_tokens(f, e['link']) & _tokens(t)), f, t)
+                    for f, e in feet.items() for t in topics), reverse=True)
+    out, used = {}, set()
+    for s, f, t in score:
+        if s > 0 and f not in out and t not in used:
+            out[f], _ = t, used.add(t)
+    return out
+
+
+def _rename_frame(desc: dict, old: str, warnings: List[str], why: str) -> None:
+    """Rename a frame the description creates (and every reference to it)."""
+    new = f'{old}_centre'
+    desc['frames'][new] = desc['frames'].pop(old)
+    for f in desc['feet'].values():
+        if f.get('sole_frame') == old:
+            f['sole_frame'] = new
+    warnings.append(f'frame {old!r} renamed {new!r}: {why}')
+
+
+def map_streams(desc: dict, facts: RecordingFacts, urdf_frames: List[str],
+                imu_rpy=None) -> List[str]:
+    """Map ``desc`` (from :func:`~legid_ros.core.description.generate.describe_urdf`) onto
+    the bag's streams, in place; returns the warnings (one line each)."""
+    warnings: List[str] = []
+    imus = sorted(t for t, tf in facts.topics.items() if tf.msgtype == IMU_TYPE)
+    if imus:
+        topic = min(imus, key=lambda t: ('imu' not in t.lower(), t))
+        imu = {'topic': topic}
+        ids = facts.topics[topic].frame_ids
+        if ids and ids[0] in urdf_frames:
+            imu['frame'] = ids[0]
+            desc.pop('imu_frame', None)
+        elif ids:
+            imu['frame_id'] = ids[0]
+            warnings.append(f'imu: frame_id {ids[0]!r} is not a URDF frame: the IMU is taken at '
+                            f'{desc.get("imu_frame")!r}; define {ids[0]} under frames: if it '
+                            'is elsewhere')
+        if imu_rpy is not None and any(imu_rpy):
+            imu['rpy'] = [float(x) for x in imu_rpy]
+        desc['imu'] = imu
+        if len(imus) > 1:
+            warnings.append(f'imu: {len(imus)} IMU topics ({", ".join(imus)}); took {topic}')
+    else:
+        warnings.append('imu: the bag has no sensor_msgs/Imu topic')
+    wrenches = sorted(t for t, tf in facts.topics.items() if tf.msgtype == WRENCH_TYPE)
+    chosen = _assign(desc['feet'], wrenches)
+    created = set(desc.get('frames') or {})
+    for foot, entry in desc['feet'].items():
+        topic = chosen.get(foot)
+        if topic is None:
+            warnings.append(f'feet.{foot}.wrench_topic: no WrenchStamped topic of the bag names '
+                            f'foot {foot}; kept {entry["wrench_topic"]}')
+            continue
+        entry['wrench_topic'] = topic
+        ids = facts.topics[topic].frame_ids
+        frame = ids[0] if ids else ''
+        if frame in created:
+            _rename_frame(desc, frame, warnings, f'the bag names {topic}\'s frame so')
+            created = set(desc.get('frames') or {})
+        if frame in WORLD_FRAMES:
+            entry['expressed_in'] = 'world'
+            entry['frame_id'] = frame
+        elif frame and frame != entry.get('ft_frame', entry['link']):
+            if frame in urdf_frames:
+                entry['ft_frame'] = frame
+            else:
+                entry['frame_id'] = frame
+                warnings.append(f'feet.{foot}.frame_id: {topic} is in frame {frame!r}, which '
+                                'the URDF lacks: its values are taken in the axes and about '
+                                f'the origin of {entry.get("ft_frame", entry["link"])!r}; if '
+                                f'not, give --frame {frame}=PARENT:x,y,z')
+    if len(chosen) == len(desc['feet']):
+        desc['force_sensing'] = 'wrench'
+    model_joints = {j for leg in desc.get('legs', {}).values() for j in leg['joints']}
+    missing = sorted(model_joints - set(facts.joint_names)) if facts.joint_names else []
+    if missing:
+        warnings.append(f'joints {", ".join(missing[:4])}{" ..." if len(missing) > 4 else ""}'
+                        ' are not in /joint_states: map the bag\'s names in joint_name_map')
+    return warnings
