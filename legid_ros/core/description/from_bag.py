@@ -98,6 +98,7 @@ def map_streams(desc: dict, facts: RecordingFacts, urdf_frames: List[str],
                             f'foot {foot}; kept {entry["wrench_topic"]}')
             continue
         entry['wrench_topic'] = topic
+        entry.setdefault('ft_frame', entry['link'])  # the frame the forces are about
         ids = facts.topics[topic].frame_ids
         frame = ids[0] if ids else ''
         if frame in created:
@@ -106,14 +107,14 @@ def map_streams(desc: dict, facts: RecordingFacts, urdf_frames: List[str],
         if frame in WORLD_FRAMES:
             entry['expressed_in'] = 'world'
             entry['frame_id'] = frame
-        elif frame and frame != entry.get('ft_frame', entry['link']):
+        elif frame and frame != entry['ft_frame']:
             if frame in urdf_frames:
                 entry['ft_frame'] = frame
             else:
                 entry['frame_id'] = frame
                 warnings.append(f'feet.{foot}.frame_id: {topic} is in frame {frame!r}, which '
                                 'the URDF lacks: its values are taken in the axes and about '
-                                f'the origin of {entry.get("ft_frame", entry["link"])!r}; if '
+                                f'the origin of {entry["ft_frame"]!r}; if '
                                 f'not, give --frame {frame}=PARENT:x,y,z')
     if len(chosen) == len(desc['feet']):
         desc['force_sensing'] = 'wrench'

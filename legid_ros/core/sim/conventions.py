@@ -35,7 +35,8 @@ class Readout:
         force_expressed_in: 'sensor', 'foot' or 'world' axes of the foot forces.
         force_frame_id: Header frame id of the foot forces (default: as the description's
             ``frame_id`` default for ``force_expressed_in``).
-        force_sign: -1 records the force the foot exerts on the ground.
+        force_gain: Factor on every force: -1 records the force the foot exerts on the
+            ground; another value a sensor in other units (or a heavier robot).
     """
 
     imu_topic: str = '/imu'
@@ -45,7 +46,7 @@ class Readout:
     force_topic: Optional[str] = None
     force_expressed_in: str = 'sensor'
     force_frame_id: Optional[str] = None
-    force_sign: float = 1.0
+    force_gain: float = 1.0
 
     def description(self, robot) -> dict:
         """The robot's description with this setup's stream keys."""
@@ -99,7 +100,7 @@ def read_out(rec: Recording, robot, readout: Readout) -> Recording:
         out.imu_gyro = rec.imu_gyro @ r_fs
         out.imu_acc = rec.imu_acc @ r_fs
     for foot, w in rec.foot_wrench.items():
-        w = readout.force_sign * w
+        w = readout.force_gain * w
         if readout.force_expressed_in != 'sensor':
             r_ft, r_link = _foot_rotations(robot, rec, foot)
             rot = r_ft if readout.force_expressed_in == 'world' else \
@@ -107,6 +108,6 @@ def read_out(rec: Recording, robot, readout: Readout) -> Recording:
             w = np.hstack([np.einsum('nij,nj->ni', rot, w[:, :3]),
                            np.einsum('nij,nj->ni', rot, w[:, 3:])])
         out.foot_wrench[foot] = w
-    out.fsr = {f: readout.force_sign * x for f, x in rec.fsr.items()}
+    out.fsr = {f: readout.force_gain * x for f, x in rec.fsr.items()}
     out.meta['readout'] = {k: v for k, v in readout.__dict__.items()}
     return out
