@@ -164,8 +164,13 @@ def _feet(robot: Robot, facts: RecordingFacts, rate_ref: float, out: List[str],
     """Problems of the force topics identify will use; per foot the total normal force."""
     source = force_source(robot, facts, requested)
     if source.declared and source.source != source.declared and requested == 'auto':
-        out.append(f'force_sensing: the description declares {source.declared} but the bag '
-                   f'lacks it for some foot; identify will use {source.source}; fix: record '
+        lack = [_abs(t) for f in robot.feet.values() for t in (
+            [s.topic for s in f.force_sensors] if source.declared == 'fsr' else
+            [f.wrench_topic]) if _find(facts, t) is None]
+        missing = '; '.join(f'{t} is not in the bag' for t in lack[:4]) or 'a foot lacks it'
+        out.append(f'force_sensing: the description declares {source.declared} but '
+                   f'{missing}; identify '
+                   f'will use {source.source}; fix: record '
                    f'the {source.declared} topics, name them in the description, or set '
                    f'force_sensing: {source.source}')
     claimed = {_abs(f.wrench_topic) for f in robot.feet.values()} | {
