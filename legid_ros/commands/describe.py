@@ -30,6 +30,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              '(implies --corner-sensors; default {foot}_foot/fsr/sensor_{k})')
     parser.add_argument('--bag', help='rosbag2 recording: map the IMU and force topics, their '
                         'frames and conventions onto the description (see docs/robots.md)')
+    parser.add_argument('--frame', action='append', default=[],
+                        metavar='NAME=PARENT:X,Y,Z[:R,P,Y]',
+                        help='define a frame (a sensor the URDF lacks) [m, rad]; repeat; a '
+                             'frame the description would create under NAME is renamed')
+    parser.add_argument('--sensor-xyz', default=None, metavar='X,Y,Z;X,Y,Z;...',
+                        help='sole sensor positions in each flat foot\'s sole frame [m] '
+                             '(implies --corner-sensors; default: the sole corners)')
+    parser.add_argument('--sensor-name', default=None, metavar='PATTERN',
+                        help='sole sensor (and frame) names with {foot} and {k} (default '
+                             '{foot}_force_{k})')
     parser.add_argument('--imu-rpy', default=None, metavar='R,P,Y',
                         help='IMU mounting: sensor axes in the IMU frame [rad]')
     parser.add_argument('--out', help='description YAML to write (default: print it)')
@@ -57,12 +67,45 @@ def _locks(items, joint_names):
     return out
 
 
+def _floats(text: str, n: int, what: str):
+    from legid_ros.core.errors import BadInputError
+
+    try:
+        vals = [float(x) for x in text.split(',')]
+    except ValueError:
+        vals = []
+    if len(vals) != n:
+        raise BadInputError(f'{what}: {text!r} is not {n} comma-separated numbers')
+    return vals
+
+
+def _points(text):
+    """--sensor-xyz 'x,y,z;x,y,z' -> [[x, y, z], ...] (None when not given)."""
+    if not text:
+        return None
+    return [_floats(p, 3, '--sensor-xyz') for p in text.split(';') if p.strip()]
+
+
+def _frame(item: str):
+    """--frame NAME=PARENT:X,Y,Z[:R,P,Y] -> (name, {parent, xyz[, rpy]})."""
+    from legid_ros.core.errors import BadInputError
+
+    name, _, rest = item.partition('=')
+    parts = rest.split(':')
+    if not name or len(parts) not in (2, 3) or not parts[0]:
+        raise BadInputError(f'--frame {item!r}: write NAME=PARENT:X,Y,Z[:R,P,Y] [m, rad]')
+    spec = {'parent': parts[0], 'xyz': _floats(parts[1], 3, f'--frame {name}')}
+    if len(parts) == 3:
+        spec['rpy'] = _floats(parts[2], 3, f'--frame {name}')
+    return name, spec
+
+
 def run(args: argparse.Namespace) -> int:
     """Write (or print) the description; warnings go to stderr."""
     from legid_ros.core.atomic_files import write_text
     from legid_ros.core.description.build import load_urdf, first_joint
     from legid_ros.core.description.generate import DEFAULT_FSR_TOPIC, describe_urdf
-    from legid_ros.core.description.from_bag import map_streams, refused_topic
+    from legid_ros.core.description.from_bag import add_frame, map_streams, refused_topic
     from legid_ros.core.description.writer import description_yaml
     from legid_ros.core.errors import BadInputError
 
@@ -77,18 +120,26 @@ def run(args: argparse.Namespace) -> int:
     if why:
         raise BadInputError(f'--fsr-topic {pattern!r}: a live ROS 2 node would refuse its '
                             f'topics ({why}); write e.g. {{foot}}_foot/fsr/sensor_{{k}}')
+    xyz = _points(args.sensor_xyz)
     result = describe_urdf(urdf, feet, locks, name=args.name,
-                           corner_sensors=args.corner_sensors or bool(args.fsr_topic),
-                           fsr_topic=args.fsr_topic or DEFAULT_FSR_TOPIC)
+                           corner_sensors=args.corner_sensors or bool(args.fsr_topic)
+                           or xyz is not None, fsr_topic=pattern, sensor_xyz=xyz,
+                           sensor_name=args.sensor_name)
+    frames = [f.name for f in model.frames]
+    for item in args.frame:
+        result.warnings.extend(add_frame(result.description, *_frame(item), frames))
     if args.bag:
         from legid_ros.commands.check import _facts
         rpy = [float(x) for x in args.imu_rpy.split(',')] if args.imu_rpy else None
-        frames = [f.name for f in model.frames]
-        result.warnings.extend(map_streams(result.description, _facts(args.bag), frames, rpy))
+        result.warnings.extend(map_streams(result.description, _facts(args.bag), frames, rpy,
+                                           [_frame(item)[0] for item in args.frame]))
     command = ['legid', 'describe', '--urdf', urdf.name, '--feet', args.feet]
     for item in args.lock:
         command += ['--lock', item]
+    for item in args.frame:
+        command += ['--frame', item]
     for flag, value in (('--name', args.name), ('--fsr-topic', args.fsr_topic),
+                        ('--sensor-xyz', args.sensor_xyz), ('--sensor-name', args.sensor_name),
                         ('--bag', args.bag), ('--imu-rpy', args.imu_rpy)):
         command += [flag, value] if value else []
     command += ['--corner-sensors'] if args.corner_sensors else []

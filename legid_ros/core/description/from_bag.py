@@ -42,13 +42,26 @@ def _foot_tokens(name: str, link: str) -> set:
     return toks - {'foot', 'link', 'sole'}
 
 
+WRENCH_WORDS = {'wrench', 'ft', 'fts', 'force', 'forces', 'wrenches'}
+
+
 def _assign(feet: Dict[str, dict], topics: List[str]) -> Dict[str, str]:
-    """Foot -> wrench topic, greedily by shared name tokens (each topic once)."""
-    score = sorted(((len(_foot_tokens(f, e['link']) & _tokens(t)), f, t)
-                    for f, e in feet.items() for t in topics), reverse=True)
+    """Foot -> wrench topic, greedily by shared name tokens (each topic once); the sole
+    sensors' topics the description lists are not candidates, and a topic whose name says
+    wrench / ft / force beats one whose last token is an index."""
+    sensors = {'/' + s['topic'].lstrip('/') for e in feet.values()
+               for s in e.get('force_sensors') or []}
+
+    def score(f, e, t):
+        toks = _tokens(t)
+        shared = len(_foot_tokens(f, e['link']) & toks)
+        return (shared, bool(toks & WRENCH_WORDS), not t.rstrip('/')[-1:].isdigit())
+
+    ranked = sorted(((score(f, e, t), f, t) for f, e in feet.items() for t in topics
+                     if t not in sensors), reverse=True)
     out, used = {}, set()
-    for s, f, t in score:
-        if s > 0 and f not in out and t not in used:
+    for s, f, t in ranked:
+        if s[0] > 0 and f not in out and t not in used:
             out[f], _ = t, used.add(t)
     return out
 
@@ -60,13 +73,40 @@ def _rename_frame(desc: dict, old: str, warnings: List[str], why: str) -> None:
     for f in desc['feet'].values():
         if f.get('sole_frame') == old:
             f['sole_frame'] = new
+    for spec in desc['frames'].values():
+        if spec.get('parent') == old:
+            spec['parent'] = new
     warnings.append(f'frame {old!r} renamed {new!r}: {why}')
 
 
+def add_frame(desc: dict, name: str, spec: dict, urdf_frames: List[str]) -> List[str]:
+    """Add a user-defined frame (``legid describe --frame``); a frame the description created
+    under that name is renamed. Returns the warnings.
+
+    Raises:
+        BadInputError: The URDF has a frame of that name, or the parent is unknown.
+    """
+    from legid_ros.core.errors import BadInputError
+
+    warnings: List[str] = []
+    if name in urdf_frames:
+        raise BadInputError(f'--frame {name}: the URDF has a frame {name!r}; name the sensor '
+                            'frame otherwise')
+    frames = desc.setdefault('frames', {})
+    if name in frames:
+        _rename_frame(desc, name, warnings, f'--frame gives the name {name!r} to another place')
+    if spec['parent'] not in urdf_frames and spec['parent'] not in frames:
+        raise BadInputError(f'--frame {name}: parent {spec["parent"]!r} is not a frame of the '
+                            'URDF or the description')
+    frames[name] = spec
+    return warnings
+
+
 def map_streams(desc: dict, facts: RecordingFacts, urdf_frames: List[str],
-                imu_rpy=None) -> List[str]:
+                imu_rpy=None, user_frames=()) -> List[str]:
     """Map ``desc`` (from :func:`~legid_ros.core.description.generate.describe_urdf`) onto
-    the bag's streams, in place; returns the warnings (one line each)."""
+    the bag's streams, in place; returns the warnings (one line each). ``user_frames``:
+    the frames the user defined (``--frame``), never renamed."""
     warnings: List[str] = []
     imus = sorted(t for t, tf in facts.topics.items() if tf.msgtype == IMU_TYPE)
     if imus:
@@ -90,7 +130,7 @@ def map_streams(desc: dict, facts: RecordingFacts, urdf_frames: List[str],
         warnings.append('imu: the bag has no sensor_msgs/Imu topic')
     wrenches = sorted(t for t, tf in facts.topics.items() if tf.msgtype == WRENCH_TYPE)
     chosen = _assign(desc['feet'], wrenches)
-    created = set(desc.get('frames') or {})
+    created = set(desc.get('frames') or {}) - set(user_frames)
     for foot, entry in desc['feet'].items():
         topic = chosen.get(foot)
         if topic is None:
@@ -103,12 +143,12 @@ def map_streams(desc: dict, facts: RecordingFacts, urdf_frames: List[str],
         frame = ids[0] if ids else ''
         if frame in created:
             _rename_frame(desc, frame, warnings, f'the bag names {topic}\'s frame so')
-            created = set(desc.get('frames') or {})
+            created = set(desc.get('frames') or {}) - set(user_frames)
         if frame in WORLD_FRAMES:
             entry['expressed_in'] = 'world'
             entry['frame_id'] = frame
         elif frame and frame != entry['ft_frame']:
-            if frame in urdf_frames:
+            if frame in urdf_frames or frame in (desc.get('frames') or {}):
                 entry['ft_frame'] = frame
             else:
                 entry['frame_id'] = frame
