@@ -40,6 +40,8 @@ BENCHES = {
     'peers': 'legid_ros against FIGAROH on the same MuJoCo recordings',
     'robots': 'robots we did not design (Talos, Solo12): describe, simulate, identify',
     'perf': 'timing figures in one run (<= ~3 min): online update, identify vs read, buffer CPU',
+    'conventions': 'bags of setups we did not write (IMU topic/mounting, force axes): describe '
+                   '--bag, identify, check',
 }
 
 
