@@ -100,6 +100,36 @@ def _frame(item: str):
     return name, spec
 
 
+def _heading(desc: dict, bag) -> list:
+    """Set ``imu.heading_rad`` from the bag when a foot's forces are in world axes (the yaw
+    that balances the moments at rest); returns the warning lines."""
+    import tempfile
+
+    import yaml
+
+    from legid_ros.bag.recording_io import read_bag
+    from legid_ros.core.conventions.consistency import heading_correction
+    from legid_ros.core.errors import LegidError
+    from legid_ros.core.robot import load_robot
+
+    if 'imu' not in desc or not any(f.get('expressed_in') == 'world'
+                                    for f in desc['feet'].values()):
+        return []
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / 'described.yaml'
+        path.write_text(yaml.safe_dump(desc))
+        try:
+            robot = load_robot(path)
+            turn = heading_correction(robot, read_bag(bag, robot))
+        except LegidError as exc:
+            return [f'imu.heading_rad: not estimated ({exc})']
+    if turn is None:
+        return ['imu.heading_rad: not estimated (no rest, or no horizontal force): 0 assumed']
+    desc['imu']['heading_rad'] = round(float(turn), 4)
+    return [f'imu.heading_rad: {turn:.4f} rad, the yaw of the IMU\'s reference in the forces\' '
+            'world that balances the moments at rest: check it']
+
+
 def run(args: argparse.Namespace) -> int:
     """Write (or print) the description; warnings go to stderr."""
     from legid_ros.core.atomic_files import write_text
@@ -133,6 +163,7 @@ def run(args: argparse.Namespace) -> int:
         rpy = [float(x) for x in args.imu_rpy.split(',')] if args.imu_rpy else None
         result.warnings.extend(map_streams(result.description, _facts(args.bag), frames, rpy,
                                            [_frame(item)[0] for item in args.frame]))
+        result.warnings.extend(_heading(result.description, args.bag))
     command = ['legid', 'describe', '--urdf', urdf.name, '--feet', args.feet]
     for item in args.lock:
         command += ['--lock', item]

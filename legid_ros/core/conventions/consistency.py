@@ -7,6 +7,8 @@ use), with the base orientation the IMU gives:
   the frame the forces are expressed in: a sum that is not vertical);
 - at rest, the IMU's gravity direction is the stance feet's ground normal (mounting
   rotation ``imu.rpy``, ``imu.frame``);
+- world-axes foot forces balance the moments at rest in the IMU's world (``imu.heading_rad``:
+  the yaw of the IMU's reference in the forces' world, estimated from that balance);
 - a foot whose force vanishes stands while another is lifted (topics of two feet swapped);
 - a foot's CoP from its sole sensors matches the CoP of its wrench, and lies on its sole.
 
@@ -15,7 +17,7 @@ Each problem is one line naming the description key and the fix.
 
 from __future__ import annotations
 
-from typing import Dict, List
+from typing import Dict, List, Optional
 
 import numpy as np
 from scipy.spatial.transform import Rotation
@@ -29,6 +31,7 @@ TILT_MAX_DEG = 12.0  # [deg] median angle of the summed force from the vertical
 IMU_ANGLE_MAX_DEG = 3.0  # [deg] IMU gravity vs stance ground normal at rest
 COP_MAX_M = 0.003  # [m] sole-sensor CoP vs wrench CoP (median; 1.3 mm on Talos's run)
 SOLE_MARGIN_M = 0.01  # [m] wrench CoP outside the sole rectangle by more than this
+HEADING_MAX_DEG = 3.0  # [deg] yaw of the world-axes forces against the IMU's reference
 
 
 def _angle_deg(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -39,13 +42,14 @@ def _angle_deg(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 class _View:
     """The sampled recording with the IMU's base orientation and frame placements."""
 
-    def __init__(self, robot, rec, source: str):
+    def __init__(self, robot, rec, source: str, max_samples: int = MAX_SAMPLES):
         self.robot, self.source = robot, source
-        idx = np.unique(np.linspace(0, rec.n - 1, min(MAX_SAMPLES, rec.n)).astype(int))
+        idx = np.unique(np.linspace(0, rec.n - 1, min(max_samples, rec.n)).astype(int))
         ok = np.all(np.isfinite(rec.imu_quat[idx]), axis=1) & np.all(np.isfinite(
             rec.q[idx]), axis=1)
         self.idx = idx = idx[ok]
         self.gyro, self.acc = rec.imu_gyro[idx], rec.imu_acc[idx]
+        self.joints = rec.q[idx]
         model = robot.model
         q0 = np.zeros((len(idx), model.nq))
         q0[:, 6] = 1.0
@@ -206,6 +210,57 @@ def _cop(v: _View, rec_fsr: Dict[str, np.ndarray], out: List[str]) -> None:
                            'is off; fix: each sensor\'s xyz / frame')
 
 
+def _heading(v: _View) -> Optional[float]:
+    """Yaw [rad] to add to ``imu.heading_rad`` so that the world-axes foot forces balance the
+    moments at rest (None without world-axes forces, rest samples or horizontal force)."""
+    import pinocchio as pin
+
+    robot = v.robot
+    feet = [f for f, foot in robot.feet.items() if foot.expressed_in == 'world'
+            and f in v.force_w]
+    if not feet or len(v.force_w) != len(robot.feet):
+        return None
+    rest = np.flatnonzero(_rest(v))
+    if rest.size < 10:
+        return None
+    data = robot.model.createData()
+    q = pin.neutral(robot.model)
+    r_all, f_all = [], []
+    for k in rest:
+        q[7:] = v.joints[k]
+        com_b = pin.centerOfMass(robot.model, data, q)
+        c = v.r_wb[k] @ com_b
+        r_all.append([v.world[robot.frame_id(robot.feet[f].sole_frame)][1][k] - c
+                      for f in robot.feet])
+        f_all.append([v.force_w[f][k] for f in robot.feet])
+    r, f = np.array(r_all), np.array(f_all)  # (K, feet, 3)
+    turned = {f_: f_ in feet for f_ in robot.feet}
+    mask = np.array([turned[f_] for f_ in robot.feet])
+    if np.median(np.linalg.norm(f[:, mask, :2], axis=2)) < 0.005 * v.weight:
+        return None
+
+    def moment(theta):  # (K, 3) moment about the COM with the turned forces rotated
+        c, s_ = np.cos(theta), np.sin(theta)
+        rot = np.array([[c, -s_, 0.0], [s_, c, 0.0], [0.0, 0.0, 1.0]])
+        return np.cross(r, np.where(mask[None, :, None], f @ rot.T, f)).sum(axis=1)
+
+    # the z moment is a cos(t) + b sin(t) + (feet not turned): least squares on the circle
+    turned_f = np.where(mask[None, :, None], f, 0.0)
+    a = np.cross(r, turned_f).sum(axis=1)[:, 2]
+    b = np.cross(r, np.stack([-turned_f[..., 1], turned_f[..., 0], 0.0 * turned_f[..., 2]],
+                             axis=-1)).sum(axis=1)[:, 2]
+    vec = np.linalg.eigh(np.array([[a @ a, a @ b], [a @ b, b @ b]]))[1][:, 0]
+    theta = float(np.arctan2(vec[1], vec[0]))
+    best = min((theta, theta + np.pi), key=lambda t: float(np.sum(moment(t)[:, :2] ** 2)))
+    return -float(np.arctan2(np.sin(best), np.cos(best)))  # the forces turned back: -best
+
+
+def heading_correction(robot, rec) -> Optional[float]:
+    """Yaw [rad] to add to the description's ``imu.heading_rad`` (world-axes forces only)."""
+    v = _View(robot, rec, 'wrench', max_samples=rec.n)  # every sample: a finer estimate
+    return _heading(v) if len(v.idx) >= 10 else None
+
+
 def physical_problems(robot, rec, source: str) -> List[str]:
     """Problems of the recording ``rec`` (as identification reads it) against ``robot``,
     with the force sensing ``source`` ('wrench' or 'fsr'); one line each."""
@@ -220,5 +275,13 @@ def physical_problems(robot, rec, source: str) -> List[str]:
         _load(v, out)
     if not out:
         _swapped(v, out)
+    if not out and source == 'wrench':
+        turn = heading_correction(robot, rec) if any(
+            foot.expressed_in == 'world' for foot in robot.feet.values()) else None
+        if turn is not None and abs(turn) > np.radians(HEADING_MAX_DEG):
+            out.append(f'imu.heading_rad: the world-axes foot forces balance the moments at '
+                       f'rest only turned by {np.degrees(turn):.1f} deg: the IMU\'s reference '
+                       f'is yawed in their world; fix: set imu.heading_rad: '
+                       f'{robot.imu.heading_rad + turn:.3f}')
     _cop(v, {f: rec.fsr[f][v.idx] for f in rec.fsr}, out)
     return out

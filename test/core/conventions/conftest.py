@@ -16,6 +16,8 @@ READOUTS = {
                     force_frame_id='{foot}_link'),
     'imu': Readout(imu_topic='/imu/data', imu_frame_id='imu_link', imu_rpy=(0.1, -0.2, 1.5),
                    imu_heading_rad=0.7),
+    'imu_world': Readout(imu_topic='/imu/data', imu_rpy=(0.1, -0.2, 1.5), imu_heading_rad=0.7,
+                         force_topic='feet/{foot}/force', force_expressed_in='world'),
     'flipped': Readout(force_gain=-1.0),
     'heavy': Readout(force_gain=1.6),
 }

@@ -36,7 +36,7 @@ def _mistake(name, variant_bags, solo12_ft):
     return desc, bag
 
 
-@pytest.mark.parametrize('name', ['canonical', 'world', 'foot', 'imu'])
+@pytest.mark.parametrize('name', ['canonical', 'world', 'foot', 'imu', 'imu_world'])
 def test_no_false_alarm_on_the_right_description(variant_bags, name, capsys):
     """Each setup's own description passes legid check (exit 0, one 'ok' line)."""
     bag, desc, robot = variant_bags[name]
@@ -67,6 +67,21 @@ def test_a_missing_imu_topic_names_the_bag_s_imu_topic(variant_bags, solo12_ft, 
     code, lines = _check(write_description(desc, solo12_ft, tmp_path / 'i.yaml'), bag, capsys)
     assert code == 1
     assert any('set imu.topic: /imu/data' in line for line in lines), lines
+
+
+def test_a_wrong_imu_heading_with_world_forces_is_flagged_with_the_right_value(
+        variant_bags, solo12_ft, tmp_path, capsys, write_description):
+    """World-axes forces with an IMU whose reference is yawed 0.7 rad, described with
+    heading 0: check names imu.heading_rad and a value within 1 deg of 0.7."""
+    import re
+
+    bag, desc, _ = variant_bags['imu_world']
+    desc = copy.deepcopy(desc)
+    desc['imu']['heading_rad'] = 0.0
+    code, lines = _check(write_description(desc, solo12_ft, tmp_path / 'h.yaml'), bag, capsys)
+    assert code == 1
+    line = next(x for x in lines if x.startswith('imu.heading_rad'))
+    assert abs(float(re.search(r'set imu.heading_rad: (\S+)', line).group(1)) - 0.7) < 0.0175
 
 
 def test_a_sole_sensor_2_cm_off_is_flagged(talos, talos_run, tmp_path, capsys,
