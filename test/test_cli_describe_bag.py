@@ -98,3 +98,29 @@ def test_a_topic_pattern_a_live_node_refuses_is_refused(solo12, tmp_path):
                               imu_rpy=None, out=str(tmp_path / 'x.yaml'))
     with pytest.raises(BadInputError, match='digit'):
         describe.run(args)
+
+
+def test_force_topics_that_name_no_foot_are_mapped_by_which_foot_is_loaded_when(
+        solo12, solo12_run, tmp_path):
+    """Force topics named contact/wrench_<k> (no foot in the name, k not in the feet's order
+    of describe) are mapped to the feet by which foot is lifted when: as the setup's."""
+    import yaml as _yaml
+
+    desc = copy.deepcopy(solo12.description)
+    desc['urdf'] = str(solo12.urdf_path)
+    for f in desc['feet'].values():
+        f['ft_frame'] = f['link']
+    order = ['rh', 'lf', 'lh', 'rf']  # the setup's own numbering
+    desc['feet'] = {name: desc['feet'][name] for name in order}
+    (tmp_path / 'setup.yaml').write_text(_yaml.safe_dump(desc, sort_keys=False))
+    setup = load_robot(tmp_path / 'setup.yaml')
+    ro = Readout(force_topic='contact/wrench_{index}')
+    (tmp_path / 'named.yaml').write_text(_yaml.safe_dump({**ro.description(setup),
+                                                         'urdf': str(solo12.urdf_path)},
+                                                        sort_keys=False))
+    named = load_robot(tmp_path / 'named.yaml')
+    bag = write_bag(read_out(solo12_run, setup, ro), tmp_path / 'bag', robot=named)
+    robot = _describe(solo12, str(bag), tmp_path / 'described.yaml')
+    assert list(named.feet) == order and list(robot.feet) != order  # numberings differ
+    for name, foot in robot.feet.items():
+        assert foot.wrench_topic == '/' + named.feet[name].wrench_topic, name

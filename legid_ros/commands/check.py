@@ -65,6 +65,8 @@ def _facts(bag, imu_topic: str = '/imu'):
         if mtype == WRENCH_TYPE and msgs:
             f = np.array([[m.wrench.force.x, m.wrench.force.y, m.wrench.force.z] for m in msgs])
             tf.force_norm, tf.force_z = np.linalg.norm(f, axis=1), f[:, 2]
+            tf.stamps_s = np.array([m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec
+                                    for m in msgs])
         if topic == JOINT_STATES and msgs:
             facts.joint_names = list(msgs[0].name)
         if topic == imu_topic and mtype == 'sensor_msgs/msg/Imu' and msgs:

@@ -100,6 +100,41 @@ def _frame(item: str):
     return name, spec
 
 
+def _by_load(desc: dict, bag, facts, frames, user_frames) -> list:
+    """When the force topics' names do not name the feet: map them by which foot is loaded
+    when (:func:`legid_ros.core.description.from_bag.assign_by_load`); the warnings."""
+    import tempfile
+
+    import yaml
+
+    from legid_ros.bag.recording_io import read_bag
+    from legid_ros.core.description.check import WRENCH_TYPE
+    from legid_ros.core.description.from_bag import assign_by_load, set_wrench_topic
+    from legid_ros.core.errors import LegidError
+    from legid_ros.core.robot import load_robot
+
+    if desc.get('force_sensing') == 'wrench':
+        return []  # every foot named by its topic
+    topics = {t: (tf.stamps_s, tf.force_norm) for t, tf in facts.topics.items()
+              if tf.msgtype == WRENCH_TYPE and tf.force_norm.size > 1}
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / 'described.yaml'
+        path.write_text(yaml.safe_dump(desc))
+        try:
+            robot = load_robot(path)
+            chosen = assign_by_load(robot, read_bag(bag, robot), topics)
+        except LegidError as exc:
+            return [f'feet: force topics not mapped by load ({exc})']
+    if not chosen:
+        return []
+    out = []
+    for foot, topic in chosen.items():
+        out += set_wrench_topic(desc, foot, topic, facts, frames, user_frames)
+    desc['force_sensing'] = 'wrench'
+    return out + ['feet: the force topics name no foot: mapped by which foot is loaded when ('
+                  + ', '.join(f'{f} {t}' for f, t in chosen.items()) + '): check them']
+
+
 def _heading(desc: dict, bag) -> list:
     """Set ``imu.heading_rad`` from the bag when a foot's forces are in world axes (the yaw
     that balances the moments at rest); returns the warning lines."""
@@ -161,8 +196,11 @@ def run(args: argparse.Namespace) -> int:
     if args.bag:
         from legid_ros.commands.check import _facts
         rpy = [float(x) for x in args.imu_rpy.split(',')] if args.imu_rpy else None
-        result.warnings.extend(map_streams(result.description, _facts(args.bag), frames, rpy,
+        facts = _facts(args.bag)
+        result.warnings.extend(map_streams(result.description, facts, frames, rpy,
                                            [_frame(item)[0] for item in args.frame]))
+        result.warnings.extend(_by_load(result.description, args.bag, facts, frames,
+                                        [_frame(item)[0] for item in args.frame]))
         result.warnings.extend(_heading(result.description, args.bag))
     command = ['legid', 'describe', '--urdf', urdf.name, '--feet', args.feet]
     for item in args.lock:

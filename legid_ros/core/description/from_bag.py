@@ -102,6 +102,70 @@ def add_frame(desc: dict, name: str, spec: dict, urdf_frames: List[str]) -> List
     return warnings
 
 
+def assign_by_load(robot, rec, topics: Dict[str, tuple]) -> Dict[str, str]:
+    """Feet -> force topics by which foot is loaded when: a foot lifted (its contact point
+    1 cm above the lowest one, kinematics and the IMU) carries almost no force.
+
+    Args:
+        robot: The described robot (joint states and IMU mapped).
+        rec: Its recording (``meta['stamp0_ns']`` the time origin).
+        topics: Candidate topic -> (header times [s], force norms [N]) of sampled messages.
+
+    Returns:
+        Foot -> topic for the robot's feet, the assignment with the fewest samples where a
+        lifted foot is loaded or a standing one empty (every foot; empty if fewer topics).
+    """
+    from itertools import permutations
+
+    import numpy as np
+
+    from legid_ros.core.conventions.consistency import _View
+
+    feet = list(robot.feet)
+    names = list(topics)
+    if len(names) < len(feet) or len(names) > 8:
+        return {}
+    v = _View(robot, rec, 'wrench')
+    t = rec.t[v.idx] + rec.meta.get('stamp0_ns', 0) * 1e-9
+    h = np.column_stack([v.height(f) for f in feet])
+    lifted = h - h.min(axis=1, keepdims=True) > 0.01  # [m]
+    empty = {c: np.interp(t, *topics[c]) < 0.05 * v.weight / len(feet) for c in names}
+    cost = {(f, c): float(np.mean(empty[c] != lifted[:, j])) for j, f in enumerate(feet)
+            for c in names}
+    best = min(permutations(names, len(feet)),
+               key=lambda perm: sum(cost[f, c] for f, c in zip(feet, perm)))
+    return dict(zip(feet, best))
+
+
+def set_wrench_topic(desc: dict, foot: str, topic: str, facts: RecordingFacts,
+                     urdf_frames: List[str], user_frames=()) -> List[str]:
+    """Make ``topic`` the foot's wrench topic, with the frame and axes its frame id says (a
+    world-like id: world axes; a frame of the URDF or the description: ``ft_frame``); a frame
+    the generator created under that name is renamed. Returns the warnings."""
+    warnings: List[str] = []
+    entry = desc['feet'][foot]
+    entry['wrench_topic'] = topic
+    entry.setdefault('ft_frame', entry['link'])  # the frame the forces are about
+    ids = facts.topics[topic].frame_ids
+    frame = ids[0] if ids else ''
+    created = set(desc.get('frames') or {}) - set(user_frames)
+    if frame in created:
+        _rename_frame(desc, frame, warnings, f'the bag names {topic}\'s frame so')
+    if frame in WORLD_FRAMES:
+        entry['expressed_in'] = 'world'
+        entry['frame_id'] = frame
+    elif frame and frame != entry['ft_frame']:
+        if frame in urdf_frames or frame in (desc.get('frames') or {}):
+            entry['ft_frame'] = frame
+        else:
+            entry['frame_id'] = frame
+            warnings.append(f'feet.{foot}.frame_id: {topic} is in frame {frame!r}, which the '
+                            'URDF lacks: its values are taken in the axes and about the origin '
+                            f'of {entry["ft_frame"]!r}; if not, give --frame '
+                            f'{frame}=PARENT:x,y,z')
+    return warnings
+
+
 def map_streams(desc: dict, facts: RecordingFacts, urdf_frames: List[str],
                 imu_rpy=None, user_frames=()) -> List[str]:
     """Map ``desc`` (from :func:`~legid_ros.core.description.generate.describe_urdf`) onto
@@ -130,32 +194,13 @@ def map_streams(desc: dict, facts: RecordingFacts, urdf_frames: List[str],
         warnings.append('imu: the bag has no sensor_msgs/Imu topic')
     wrenches = sorted(t for t, tf in facts.topics.items() if tf.msgtype == WRENCH_TYPE)
     chosen = _assign(desc['feet'], wrenches)
-    created = set(desc.get('frames') or {}) - set(user_frames)
     for foot, entry in desc['feet'].items():
         topic = chosen.get(foot)
         if topic is None:
             warnings.append(f'feet.{foot}.wrench_topic: no WrenchStamped topic of the bag names '
                             f'foot {foot}; kept {entry["wrench_topic"]}')
             continue
-        entry['wrench_topic'] = topic
-        entry.setdefault('ft_frame', entry['link'])  # the frame the forces are about
-        ids = facts.topics[topic].frame_ids
-        frame = ids[0] if ids else ''
-        if frame in created:
-            _rename_frame(desc, frame, warnings, f'the bag names {topic}\'s frame so')
-            created = set(desc.get('frames') or {}) - set(user_frames)
-        if frame in WORLD_FRAMES:
-            entry['expressed_in'] = 'world'
-            entry['frame_id'] = frame
-        elif frame and frame != entry['ft_frame']:
-            if frame in urdf_frames or frame in (desc.get('frames') or {}):
-                entry['ft_frame'] = frame
-            else:
-                entry['frame_id'] = frame
-                warnings.append(f'feet.{foot}.frame_id: {topic} is in frame {frame!r}, which '
-                                'the URDF lacks: its values are taken in the axes and about '
-                                f'the origin of {entry["ft_frame"]!r}; if '
-                                f'not, give --frame {frame}=PARENT:x,y,z')
+        warnings += set_wrench_topic(desc, foot, topic, facts, urdf_frames, user_frames)
     if len(chosen) == len(desc['feet']):
         desc['force_sensing'] = 'wrench'
     model_joints = {j for leg in desc.get('legs', {}).values() for j in leg['joints']}

@@ -31,7 +31,8 @@ class Readout:
         imu_frame_id: Header frame id of the IMU (default: the description's IMU frame).
         imu_rpy: Sensor axes in the IMU frame (mounting rotation) [rad].
         imu_heading_rad: Yaw of the IMU's reference in the world [rad].
-        force_topic: Foot force topic with ``{foot}`` (default: the description's).
+        force_topic: Foot force topic with ``{foot}`` (its name) or ``{index}`` (its place
+            in the description) (default: the description's).
         force_expressed_in: 'sensor', 'foot' or 'world' axes of the foot forces.
         force_frame_id: Header frame id of the foot forces (default: as the description's
             ``frame_id`` default for ``force_expressed_in``).
@@ -59,9 +60,9 @@ class Readout:
         if self.imu_heading_rad:
             imu['heading_rad'] = float(self.imu_heading_rad)
         desc['imu'] = imu
-        for name, f in desc['feet'].items():
+        for k, (name, f) in enumerate(desc['feet'].items()):
             if self.force_topic:
-                f['wrench_topic'] = self.force_topic.format(foot=name)
+                f['wrench_topic'] = self.force_topic.format(foot=name, index=k)
             if self.force_expressed_in != 'sensor':
                 f['expressed_in'] = self.force_expressed_in
             if self.force_frame_id:
