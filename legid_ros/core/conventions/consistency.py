@@ -39,8 +39,9 @@ def _angle_deg(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.degrees(np.arccos(np.clip(cos, -1.0, 1.0)))
 
 
-class _View:
-    """The sampled recording with the IMU's base orientation and frame placements."""
+class WorldView:
+    """A recording's samples (evenly spread) in the world the IMU gives: base orientation,
+    frame placements, foot forces in world axes, feet heights."""
 
     def __init__(self, robot, rec, source: str, max_samples: int = MAX_SAMPLES):
         self.robot, self.source = robot, source
@@ -84,7 +85,7 @@ class _View:
         return self.world[self.robot.frame_id(self.robot.feet[foot].sole_frame)][1][:, 2]
 
 
-def _load(v: _View, out: List[str]) -> None:
+def _load(v: WorldView, out: List[str]) -> None:
     if len(v.force_w) != len(v.robot.feet):
         return
     total = sum(v.force_w.values())
@@ -107,13 +108,13 @@ def _load(v: _View, out: List[str]) -> None:
                    'units, or a missing foot')
 
 
-def _rest(v: _View) -> np.ndarray:
+def _rest(v: WorldView) -> np.ndarray:
     """Samples at rest: small rotation rate, specific force near g."""
     return (np.linalg.norm(v.gyro, axis=1) < 0.05) & (
         np.abs(np.linalg.norm(v.acc, axis=1) - GRAVITY) < 0.3)
 
 
-def _imu(v: _View, out: List[str]) -> None:
+def _imu(v: WorldView, out: List[str]) -> None:
     """IMU gravity direction vs the stance feet's ground normal, at rest (base frame)."""
     robot = v.robot
     feet = [f for f in robot.feet if f in v.force_w]
@@ -153,7 +154,7 @@ def _imu(v: _View, out: List[str]) -> None:
                    'to how the IMU is mounted')
 
 
-def _swapped(v: _View, out: List[str]) -> None:
+def _swapped(v: WorldView, out: List[str]) -> None:
     """A foot whose force vanishes while it stands and another foot is lifted."""
     feet = [f for f in v.robot.feet if f in v.force_w]
     if len(feet) < 2:
@@ -173,7 +174,7 @@ def _swapped(v: _View, out: List[str]) -> None:
                    f'{f} and {other} look swapped; fix: exchange them')
 
 
-def _cop(v: _View, rec_fsr: Dict[str, np.ndarray], out: List[str]) -> None:
+def _cop(v: WorldView, rec_fsr: Dict[str, np.ndarray], out: List[str]) -> None:
     """Per flat foot: sole-sensor CoP vs wrench CoP; wrench CoP within the sole."""
     robot = v.robot
     for f, foot in robot.feet.items():
@@ -195,8 +196,9 @@ def _cop(v: _View, rec_fsr: Dict[str, np.ndarray], out: List[str]) -> None:
             excess = np.abs(cop) - foot.sole_size / 2
             over = float(np.percentile(excess.max(axis=1), 90))
             if over > SOLE_MARGIN_M:
-                out.append(f'feet.{f}.ft_frame: the wrench\'s CoP leaves the sole by {over * 1e3:.0f}'
-                           f' mm (90th percentile) when loaded: the wrench is not about the '
+                out.append(f'feet.{f}.ft_frame: the wrench\'s CoP leaves the sole by '
+                           f'{over * 1e3:.0f} mm (90th percentile) when loaded: the wrench is '
+                           'not about the '
                            f'origin of {foot.ft_frame or foot.link!r}; fix: ft_frame at the '
                            'sensor (a frame under frames: with its offset)')
         if f in rec_fsr and foot.force_sensors:
@@ -210,7 +212,7 @@ def _cop(v: _View, rec_fsr: Dict[str, np.ndarray], out: List[str]) -> None:
                            'is off; fix: each sensor\'s xyz / frame')
 
 
-def _heading(v: _View) -> Optional[float]:
+def _heading(v: WorldView) -> Optional[float]:
     """Yaw [rad] to add to ``imu.heading_rad`` so that the world-axes foot forces balance the
     moments at rest (None without world-axes forces, rest samples or horizontal force)."""
     import pinocchio as pin
@@ -257,7 +259,7 @@ def _heading(v: _View) -> Optional[float]:
 
 def heading_correction(robot, rec) -> Optional[float]:
     """Yaw [rad] to add to the description's ``imu.heading_rad`` (world-axes forces only)."""
-    v = _View(robot, rec, 'wrench', max_samples=rec.n)  # every sample: a finer estimate
+    v = WorldView(robot, rec, 'wrench', max_samples=rec.n)  # every sample: a finer estimate
     return _heading(v) if len(v.idx) >= 10 else None
 
 
@@ -266,7 +268,7 @@ def physical_problems(robot, rec, source: str) -> List[str]:
     with the force sensing ``source`` ('wrench' or 'fsr'); one line each."""
     if not robot.floating or rec.n < 10:
         return []
-    v = _View(robot, rec, source)
+    v = WorldView(robot, rec, source)
     if len(v.idx) < 10:
         return []
     out: List[str] = []

@@ -119,13 +119,13 @@ def assign_by_load(robot, rec, topics: Dict[str, tuple]) -> Dict[str, str]:
 
     import numpy as np
 
-    from legid_ros.core.conventions.consistency import _View
+    from legid_ros.core.conventions.consistency import WorldView
 
     feet = list(robot.feet)
     names = list(topics)
     if len(names) < len(feet) or len(names) > 8:
         return {}
-    v = _View(robot, rec, 'wrench')
+    v = WorldView(robot, rec, 'wrench')
     t = rec.t[v.idx] + rec.meta.get('stamp0_ns', 0) * 1e-9
     h = np.column_stack([v.height(f) for f in feet])
     lifted = h - h.min(axis=1, keepdims=True) > 0.01  # [m]

@@ -216,9 +216,9 @@ def check_sensing(robot: Robot, method: str, options: dict, sensing: Sensing,
         needs = options.get('base', 'auto') == 'contacts' or (
             options.get('base', 'auto') == 'auto' and point)
         raise BadInputError(f'the base orientation comes from the IMU, which {where} lacks '
-                            f'({robot.imu.topic}; description key imu.topic): ' + ('record it (the contacts base of point feet needs '
-                                          'it)' if needs else f'add {say("use_imu")} to assume '
-                                          'the support sole flat'))
+                            f'({robot.imu.topic}; description key imu.topic): '
+                            + ('record it (the contacts base of point feet needs it)' if needs
+                               else f'add {say("use_imu")} to assume the support sole flat'))
     if options.get('foot_from_ft'):
         ft = [f for f, foot in robot.feet.items() if foot.ft_frame and foot.ankle_ft_topic]
         if not set(ft) & sensing.ankle_ft:
