@@ -15,6 +15,8 @@ from legid_ros.core.identification.api import identify
 from legid_ros.core.robot import load_robot
 from legid_ros.core.sim.conventions import Readout, read_out
 
+PATHS = {}  # the bag and the description the module fixture wrote
+
 
 def _describe(robot, bag, out, imu_rpy=None):
     feet = ','.join(f.link for f in robot.feet.values())
@@ -45,6 +47,7 @@ def bags(solo12, solo12_run, tmp_path_factory):
     bag = write_bag(read_out(solo12_run, canon, ro), root / 'setup_bag', robot=setup)
     ref = write_bag(solo12_run, root / 'canon_bag', robot=canon)
     robot = _describe(solo12, str(bag), root / 'described.yaml', '0.1,-0.2,1.5')
+    PATHS.update(bag=str(bag), description=str(root / 'described.yaml'))
     return canon, read_bag(ref, canon), robot, read_bag(bag, robot)
 
 
@@ -60,6 +63,19 @@ def test_describe_bag_maps_the_streams(bags):
         assert foot.wrench_topic == f'/feet/{name}/force'
         assert foot.expressed_in == 'world'
     assert robot.description['force_sensing'] == 'wrench'
+
+
+def test_legid_identify_reads_the_bag_as_described(bags, tmp_path, capsys):
+    """legid identify on the bag as recorded (IMU on /imu/data, no rewrite) with the written
+    description: exit 0, and no sample dropped for a missing IMU."""
+    from legid_ros.cli import main
+
+    assert bags
+    code = main(['identify', '--robot', PATHS['description'], '--bag', PATHS['bag'],
+                 '--out', str(tmp_path / 'out'), '--quiet'])
+    out = capsys.readouterr()
+    assert code == 0, out.out + out.err
+    assert 'non-finite imu' not in out.out + out.err
 
 
 @pytest.mark.parametrize('method, opts', [('floating_qp', {}), ('sdp', {'rows': 'floating'})])

@@ -2,8 +2,11 @@
 
 Feet and sole rectangles from collision geometry, left/right or four-leg link groups from
 mirrored names, CAD masses and COMs, primitive bodies from primitive collision shapes, and
-``locked_joints`` for the joints given with ``--lock``. ``docs/robots.md`` tells what to check
-and edit afterwards.
+``locked_joints`` for the joints given with ``--lock``; sole sensors at given positions and
+names (``--sensor-xyz``, ``--sensor-name``), frames the URDF lacks (``--frame``). With
+``--bag``, the recording's streams are mapped onto it (IMU topic, frame, mounting and heading;
+each foot's force topic, frame and axes; :mod:`legid_ros.core.description.from_bag`).
+``docs/robots.md`` tells what to check and edit afterwards.
 """
 
 from __future__ import annotations
