@@ -97,6 +97,7 @@ def _physical(args, robot, facts):
 def run(args: argparse.Namespace) -> int:
     """Print the problems; 0 if none, 1 otherwise."""
     from legid_ros.core.description.check import check_recording, force_source
+    from legid_ros.core.description.soles import contact_point_problems
     from legid_ros.core.robot import load_robot
 
     robot = load_robot(args.robot)
@@ -104,6 +105,7 @@ def run(args: argparse.Namespace) -> int:
     physical = _physical(args, robot, facts)
     problems = check_recording(robot, facts, args.zmp_source, load_check=physical is None)
     problems += physical or []
+    problems += contact_point_problems(robot)
     for line in problems:
         print(line)
     source = force_source(robot, facts, args.zmp_source)

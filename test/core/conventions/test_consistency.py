@@ -110,3 +110,16 @@ def test_a_force_frame_hung_from_the_world_is_refused(solo12_ft, tmp_path, write
     desc['feet']['lf']['ft_frame'] = 'world_ft'
     with pytest.raises(DescriptionKeyError, match='feet.lf.ft_frame.*expressed_in: world'):
         load_robot(write_description(desc, solo12_ft, tmp_path / 'w.yaml'))
+
+
+def test_a_point_contact_at_the_sphere_centre_is_flagged(variant_bags, solo12_ft, tmp_path,
+                                                        capsys, write_description):
+    """Solo12's contact points put at the collision spheres' centres (16 mm up the shank)
+    fail legid check naming feet.<foot>.sole_frame and the sphere's bottom."""
+    bag, desc, _ = variant_bags['canonical']
+    desc = copy.deepcopy(desc)
+    for name in desc['frames']:
+        desc['frames'][name]['xyz'] = [0.0, 0.0, 0.0]
+    code, lines = _check(write_description(desc, solo12_ft, tmp_path / 'c.yaml'), bag, capsys)
+    assert code == 1
+    assert sum('sole_frame' in line and '16 mm' in line for line in lines) == 4, lines
