@@ -7,8 +7,8 @@ bag is described by ``legid describe --bag`` (no hand edit, no bag rewrite), ide
 (floating-base rows: ``floating_qp``, ``sdp --rows floating``; ZMP rows: ``zmp_newton``) and
 compared with the canonical bag; the parameters are validated on a second run. ``legid
 check`` is run on the right descriptions (false alarms) and on description mistakes (wrong
-frame, wrong sensing, IMU mounting, force sign, feet swapped, total mass; a Talos sole
-sensor 2 cm off).
+frame, wrong sensing, IMU mounting, IMU heading, force sign, feet swapped, total mass, point
+contacts at the sphere centres; a Talos sole sensor 2 cm off).
 """
 
 from __future__ import annotations
@@ -102,6 +102,7 @@ def _mistakes(variants, robot, root: Path) -> dict:
     cases = {'wrong frame': 'world_forces', 'wrong sensing': 'world_forces',
              'imu mounting': 'imu_rotated', 'feet swapped': 'world_forces',
              'imu heading': 'imu_rotated_yawed_world_forces',
+             'contact point at the sphere centre': 'canonical',
              'sign flipped': 'flipped', 'wrong total mass': 'heavy'}
     for name, variant in cases.items():
         bag, desc = variants[variant]
@@ -115,6 +116,9 @@ def _mistakes(variants, robot, root: Path) -> dict:
             desc['imu'].pop('rpy', None)
         elif name == 'imu heading':
             desc['imu']['heading_rad'] = 0.0
+        elif name == 'contact point at the sphere centre':
+            for frame in desc['frames'].values():
+                frame['xyz'] = [0.0, 0.0, 0.0]
         elif name == 'feet swapped':
             feet = desc['feet']
             feet['lf']['wrench_topic'], feet['rh']['wrench_topic'] = \
