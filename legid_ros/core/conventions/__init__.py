@@ -8,4 +8,7 @@
   the ``imu_frame`` axes, heading-free world; every foot wrench in its F/T frame's axes).
 - :mod:`~legid_ros.core.conventions.sensing`: which force sensing identification uses
   (``zmp_source``), decided once for ``legid identify`` and ``legid check``.
+- :mod:`~legid_ros.core.conventions.consistency`: the physical checks of ``legid check`` on
+  the recording as identification reads it (weight, sign and axes of the forces, IMU
+  mounting and heading, swapped feet, sole-sensor positions).
 """
