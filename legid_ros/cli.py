@@ -43,6 +43,8 @@ BENCHES = {
     'robots': 'robots we did not design (Talos, Solo12): describe, simulate, identify',
     'perf': 'timing figures in one run (<= ~3 min): online update, identify vs read, buffer CPU',
     'autoset': 'the parameter set chosen by the data on a humanoid with a shifted thigh COM',
+    'conventions': 'bags of setups we did not write (IMU topic/mounting, force axes): describe '
+                   '--bag, identify, check',
 }
 
 

@@ -1,4 +1,5 @@
-"""Turn decoded bag topics into a Recording aligned on the ``/joint_states`` clock."""
+"""Turn decoded bag topics into a Recording aligned on the ``/joint_states`` clock, in the
+internal convention (:func:`legid_ros.core.conventions.convert.to_internal`)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from typing import Dict, Optional
 
 import numpy as np
 
+from legid_ros.core.conventions.convert import to_internal
 from legid_ros.core.errors import BadInputError
 from legid_ros.core.recording import Recording
 from legid_ros.core.robot import Robot
@@ -101,7 +103,7 @@ def assemble(data: Dict[str, dict], robot: Robot, feet: Dict[str, dict], path) -
     cols = np.array([names.index(j) for j in wanted])
     n = len(ref)
     nan = np.full((n, 3), np.nan)
-    imu = resample(data.get('/imu'), ref, 10, quat_cols=slice(0, 4))
+    imu = resample(data.get(robot.imu.topic), ref, 10, quat_cols=slice(0, 4))
     if imu is None:
         imu = np.column_stack([np.full((n, 4), np.nan), nan, nan])
     foot_wrench, fsr, ankle_ft = {}, {}, {}
@@ -127,9 +129,9 @@ def assemble(data: Dict[str, dict], robot: Robot, feet: Dict[str, dict], path) -
         except (ValueError, TypeError):
             meta = {}
     meta.update(source=str(path), stamp0_ns=int(ref[0]))
-    return Recording(
+    return to_internal(Recording(
         robot=robot.name, t=(ref - ref[0]) * 1e-9, joint_names=list(wanted),
         q=js_values[:, cols], qd=js_values[:, nb + cols], tau=js_values[:, 2 * nb + cols],
         imu_quat=imu[:, :4], imu_gyro=imu[:, 4:7], imu_acc=imu[:, 7:10],
         foot_wrench=foot_wrench, fsr=fsr, ankle_ft=ankle_ft, zmp_true=zmp, base_pose_true=pose,
-        pi_true=pi_true, pi_cad=pi_cad, param_names=names_true or names_cad, meta=meta)
+        pi_true=pi_true, pi_cad=pi_cad, param_names=names_true or names_cad, meta=meta), robot)

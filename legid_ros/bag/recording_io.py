@@ -3,8 +3,8 @@
 Topics (standard messages only), names from the robot description:
 
 - ``/joint_states`` sensor_msgs/msg/JointState: position [rad], velocity [rad/s], effort [N.m].
-- ``/imu`` sensor_msgs/msg/Imu (frame = IMU frame): orientation, angular velocity [rad/s],
-  specific force [m/s^2].
+- ``imu.topic`` (default ``/imu``) sensor_msgs/msg/Imu (frame = ``imu.frame_id``):
+  orientation, angular velocity [rad/s], specific force [m/s^2].
 - ``/<wrench_topic>`` per foot, geometry_msgs/msg/WrenchStamped (frame = F/T frame):
   ground-on-foot wrench [N, N.m].
 - ``/<ankle_ft_topic>`` per foot (default ``/<wrench_topic>_raw``),
@@ -21,7 +21,11 @@ Topics (standard messages only), names from the robot description:
   (frame 'world') [m], ``/legid/sim/base_pose`` geometry_msgs/msg/PoseStamped (frame 'world'),
   ``/legid/sim/meta`` std_msgs/msg/String (JSON of ``Recording.meta``, one message).
 
-Header stamps are the sample times from a fixed epoch (:data:`EPOCH_NS`).
+Header stamps are the sample times from a fixed epoch (:data:`EPOCH_NS`). Values are written
+as the recording holds them, named and framed as the robot's description says (topics,
+``frame_id``); a description with other conventions (``imu.rpy``, ``expressed_in``, see
+:mod:`legid_ros.core.conventions.spec`) describes a recording already in them. Reading
+brings them to the internal convention (:mod:`legid_ros.core.conventions.convert`).
 
 The paths a bag is written to and read from are those of :mod:`legid_ros.bag.discover`; an
 MCAP cut short is read as far as it goes (:mod:`legid_ros.bag.repair`). :func:`bag_info`
@@ -74,7 +78,7 @@ def foot_topics(robot: Robot) -> Dict[str, dict]:
         raw = foot.ankle_ft_topic
         out[name] = {'wrench': _abs_topic(foot.wrench_topic),
                      'ankle_ft': _abs_topic(raw) if raw else None,
-                     'ft_frame': foot.ft_frame or foot.link,
+                     'ft_frame': foot.frame_id or foot.ft_frame or foot.link,
                      'fsr': [_abs_topic(t) for t in foot.fsr_topics],
                      'fsr_frames': list(foot.sensor_frames)}
     return out
@@ -120,11 +124,12 @@ def write_bag(recording: Recording, path: Union[str, Path], storage: Optional[st
     rec = recording
     stamps = _stamps(rec.t)
     n = rec.n
-    imu_frame = robot.imu_frame
+    imu = robot.imu
     streams = [('/joint_states', 'sensor_msgs/msg/JointState',
                 FixedLayout(_TS, 'sensor_msgs/msg/JointState', '', names=rec.joint_names),
                 np.hstack([rec.q, rec.qd, rec.tau])),
-               ('/imu', 'sensor_msgs/msg/Imu', FixedLayout(_TS, 'sensor_msgs/msg/Imu', imu_frame),
+               (imu.topic, 'sensor_msgs/msg/Imu', FixedLayout(_TS, 'sensor_msgs/msg/Imu',
+                                                              imu.frame_id),
                 np.hstack([rec.imu_quat, rec.imu_gyro, rec.imu_acc]))]
     for foot, tp in foot_topics(robot).items():
         if foot in rec.foot_wrench:

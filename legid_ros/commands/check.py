@@ -1,8 +1,11 @@
 """``legid check``: a robot description against a rosbag2 recording.
 
-Prints one line per problem (topics missing or of another type, joint names, frame ids,
-rates, contact forces against the robot's weight, IMU units) and exits 0 when there is none,
-1 otherwise.
+Prints one line per problem (topics missing or of another type, with the bag's topics of the
+right type suggested; joint names, frame ids, rates; the IMU's topic and units) with the
+description key and the fix, then the physical checks of the recording read as ``legid
+identify`` reads it, with the force sensing identify will use
+(:mod:`legid_ros.core.conventions.consistency`: forces against the weight, sign and frame;
+IMU mounting; swapped feet; sole-sensor positions). Exits 0 when there is none, 1 otherwise.
 """
 
 from __future__ import annotations
@@ -17,9 +20,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument('--robot', required=True,
                         help='robot description YAML (or a built-in robot name)')
     parser.add_argument('--bag', required=True, help='rosbag2 directory or storage file')
+    parser.add_argument('--zmp-source', default='auto', choices=('auto', 'fsr', 'wrench'),
+                        help='the force sensing to check, as legid identify --zmp-source '
+                             '(auto: the description\'s force_sensing if recorded, else sole '
+                             'sensors if present, else wrenches)')
 
 
-def _facts(bag):
+def _facts(bag, imu_topic: str = '/imu'):
     """RecordingFacts of a bag (every topic counted, up to SAMPLES messages decoded each)."""
     import numpy as np
     from rosbags.typesys import Stores, get_typestore
@@ -27,8 +34,8 @@ def _facts(bag):
     from legid_ros.bag.codec import collect
     from legid_ros.bag.discover import locate_bag
     from legid_ros.bag.reader import read_with
-    from legid_ros.core.description.check import (IMU, JOINT_STATES, WRENCH_TYPE,
-                                                  RecordingFacts, TopicFacts)
+    from legid_ros.core.description.check import (JOINT_STATES, WRENCH_TYPE, RecordingFacts,
+                                                  TopicFacts)
 
     ts = get_typestore(Stores.ROS2_HUMBLE)
     wanted = {'sensor_msgs/msg/JointState', 'sensor_msgs/msg/Imu', WRENCH_TYPE}
@@ -58,9 +65,11 @@ def _facts(bag):
         if mtype == WRENCH_TYPE and msgs:
             f = np.array([[m.wrench.force.x, m.wrench.force.y, m.wrench.force.z] for m in msgs])
             tf.force_norm, tf.force_z = np.linalg.norm(f, axis=1), f[:, 2]
+            tf.stamps_s = np.array([m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec
+                                    for m in msgs])
         if topic == JOINT_STATES and msgs:
             facts.joint_names = list(msgs[0].name)
-        if topic == IMU and msgs:
+        if topic == imu_topic and mtype == 'sensor_msgs/msg/Imu' and msgs:
             quat = np.array([[m.orientation.x, m.orientation.y, m.orientation.z,
                               m.orientation.w] for m in msgs])
             acc = np.array([[m.linear_acceleration.x, m.linear_acceleration.y,
@@ -71,17 +80,37 @@ def _facts(bag):
     return facts
 
 
+def _physical(args, robot, facts):
+    """Problems of the bag read as identify reads it (None when it cannot be read so)."""
+    from legid_ros.bag.recording_io import read_bag
+    from legid_ros.core.conventions.consistency import physical_problems
+    from legid_ros.core.description.check import force_source
+    from legid_ros.core.errors import BadInputError
+
+    try:
+        rec = read_bag(args.bag, robot)
+    except BadInputError:
+        return None
+    return physical_problems(robot, rec, force_source(robot, facts, args.zmp_source).source)
+
+
 def run(args: argparse.Namespace) -> int:
     """Print the problems; 0 if none, 1 otherwise."""
-    from legid_ros.core.description.check import check_recording
+    from legid_ros.core.description.check import check_recording, force_source
+    from legid_ros.core.description.soles import contact_point_problems
     from legid_ros.core.robot import load_robot
 
     robot = load_robot(args.robot)
-    facts = _facts(args.bag)
-    problems = check_recording(robot, facts)
+    facts = _facts(args.bag, robot.imu.topic)
+    physical = _physical(args, robot, facts)
+    problems = check_recording(robot, facts, args.zmp_source, load_check=physical is None)
+    problems += physical or []
+    problems += contact_point_problems(robot)
     for line in problems:
         print(line)
+    source = force_source(robot, facts, args.zmp_source)
     if not problems:
         print(f'ok: {args.bag} matches {robot.name} ({len(facts.topics)} topics, '
-              f'{len(robot.actuated_joint_names)} joints, {len(robot.feet)} feet)')
+              f'{len(robot.actuated_joint_names)} joints, {len(robot.feet)} feet; identify '
+              f'will use {source.source}: {source.reason})')
     return 1 if problems else 0

@@ -2,8 +2,11 @@
 
 Feet and sole rectangles from collision geometry, left/right or four-leg link groups from
 mirrored names, CAD masses and COMs, primitive bodies from primitive collision shapes, and
-``locked_joints`` for the joints given with ``--lock``. ``docs/robots.md`` tells what to check
-and edit afterwards.
+``locked_joints`` for the joints given with ``--lock``; sole sensors at given positions and
+names (``--sensor-xyz``, ``--sensor-name``), frames the URDF lacks (``--frame``). With
+``--bag``, the recording's streams are mapped onto it (IMU topic, frame, mounting and heading;
+each foot's force topic, frame and axes; :mod:`legid_ros.core.description.from_bag`).
+``docs/robots.md`` tells what to check and edit afterwards.
 """
 
 from __future__ import annotations
@@ -28,6 +31,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument('--fsr-topic', default=None, metavar='PATTERN',
                         help='topic of corner sensor k of a foot, with {foot} and {k} '
                              '(implies --corner-sensors; default {foot}_foot/fsr/sensor_{k})')
+    parser.add_argument('--bag', help='rosbag2 recording: map the IMU and force topics, their '
+                        'frames and conventions onto the description (see docs/robots.md)')
+    parser.add_argument('--frame', action='append', default=[],
+                        metavar='NAME=PARENT:X,Y,Z[:R,P,Y]',
+                        help='define a frame (a sensor the URDF lacks) [m, rad]; repeat; a '
+                             'frame the description would create under NAME is renamed')
+    parser.add_argument('--sensor-xyz', default=None, metavar='X,Y,Z;X,Y,Z;...',
+                        help='sole sensor positions in each flat foot\'s sole frame [m] '
+                             '(implies --corner-sensors; default: the sole corners)')
+    parser.add_argument('--sensor-name', default=None, metavar='PATTERN',
+                        help='sole sensor (and frame) names with {foot} and {k} (default '
+                             '{foot}_force_{k})')
+    parser.add_argument('--imu-rpy', default=None, metavar='R,P,Y',
+                        help='IMU mounting: sensor axes in the IMU frame [rad]')
     parser.add_argument('--out', help='description YAML to write (default: print it)')
 
 
@@ -53,12 +70,112 @@ def _locks(items, joint_names):
     return out
 
 
+def _floats(text: str, n: int, what: str):
+    from legid_ros.core.errors import BadInputError
+
+    try:
+        vals = [float(x) for x in text.split(',')]
+    except ValueError:
+        vals = []
+    if len(vals) != n:
+        raise BadInputError(f'{what}: {text!r} is not {n} comma-separated numbers')
+    return vals
+
+
+def _points(text):
+    """--sensor-xyz 'x,y,z;x,y,z' -> [[x, y, z], ...] (None when not given)."""
+    if not text:
+        return None
+    return [_floats(p, 3, '--sensor-xyz') for p in text.split(';') if p.strip()]
+
+
+def _frame(item: str):
+    """--frame NAME=PARENT:X,Y,Z[:R,P,Y] -> (name, {parent, xyz[, rpy]})."""
+    from legid_ros.core.errors import BadInputError
+
+    name, _, rest = item.partition('=')
+    parts = rest.split(':')
+    if not name or len(parts) not in (2, 3) or not parts[0]:
+        raise BadInputError(f'--frame {item!r}: write NAME=PARENT:X,Y,Z[:R,P,Y] [m, rad]')
+    spec = {'parent': parts[0], 'xyz': _floats(parts[1], 3, f'--frame {name}')}
+    if len(parts) == 3:
+        spec['rpy'] = _floats(parts[2], 3, f'--frame {name}')
+    return name, spec
+
+
+def _by_load(desc: dict, bag, facts, frames, user_frames) -> list:
+    """When the force topics' names do not name the feet: map them by which foot is loaded
+    when (:func:`legid_ros.core.description.from_bag.assign_by_load`); the warnings."""
+    import tempfile
+
+    import yaml
+
+    from legid_ros.bag.recording_io import read_bag
+    from legid_ros.core.description.check import WRENCH_TYPE
+    from legid_ros.core.description.from_bag import assign_by_load, set_wrench_topic
+    from legid_ros.core.errors import LegidError
+    from legid_ros.core.robot import load_robot
+
+    if desc.get('force_sensing') == 'wrench':
+        return []  # every foot named by its topic
+    topics = {t: (tf.stamps_s, tf.force_norm) for t, tf in facts.topics.items()
+              if tf.msgtype == WRENCH_TYPE and tf.force_norm.size > 1}
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / 'described.yaml'
+        path.write_text(yaml.safe_dump(desc))
+        try:
+            robot = load_robot(path)
+            chosen = assign_by_load(robot, read_bag(bag, robot), topics)
+        except LegidError as exc:
+            return [f'feet: force topics not mapped by load ({exc})']
+    if not chosen:
+        return []
+    out = []
+    for foot, topic in chosen.items():
+        out += set_wrench_topic(desc, foot, topic, facts, frames, user_frames)
+    desc['force_sensing'] = 'wrench'
+    return out + ['feet: the force topics name no foot: mapped by which foot is loaded when ('
+                  + ', '.join(f'{f} {t}' for f, t in chosen.items()) + '): check them']
+
+
+def _heading(desc: dict, bag) -> list:
+    """Set ``imu.heading_rad`` from the bag when a foot's forces are in world axes (the yaw
+    that balances the moments at rest); returns the warning lines."""
+    import tempfile
+
+    import yaml
+
+    from legid_ros.bag.recording_io import read_bag
+    from legid_ros.core.conventions.consistency import heading_correction
+    from legid_ros.core.errors import LegidError
+    from legid_ros.core.robot import load_robot
+
+    if 'imu' not in desc or not any(f.get('expressed_in') == 'world'
+                                    for f in desc['feet'].values()):
+        return []
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / 'described.yaml'
+        path.write_text(yaml.safe_dump(desc))
+        try:
+            robot = load_robot(path)
+            turn = heading_correction(robot, read_bag(bag, robot))
+        except LegidError as exc:
+            return [f'imu.heading_rad: not estimated ({exc})']
+    if turn is None:
+        return ['imu.heading_rad: not estimated (no rest, or no horizontal force): 0 assumed']
+    desc['imu']['heading_rad'] = round(float(turn), 4)
+    return [f'imu.heading_rad: {turn:.4f} rad, the yaw of the IMU\'s reference in the forces\' '
+            'world that balances the moments at rest: check it']
+
+
 def run(args: argparse.Namespace) -> int:
     """Write (or print) the description; warnings go to stderr."""
     from legid_ros.core.atomic_files import write_text
     from legid_ros.core.description.build import load_urdf, first_joint
     from legid_ros.core.description.generate import DEFAULT_FSR_TOPIC, describe_urdf
+    from legid_ros.core.description.from_bag import add_frame, map_streams, refused_topic
     from legid_ros.core.description.writer import description_yaml
+    from legid_ros.core.errors import BadInputError
 
     urdf = Path(args.urdf)
     if not urdf.is_file():
@@ -66,13 +183,36 @@ def run(args: argparse.Namespace) -> int:
     model = load_urdf(urdf, False)
     locks = _locks(args.lock, list(model.names)[first_joint(model):])
     feet = [f.strip() for f in args.feet.split(',') if f.strip()]
+    pattern = args.fsr_topic or DEFAULT_FSR_TOPIC
+    why = refused_topic(pattern.format(foot='left', k=0))
+    if why:
+        raise BadInputError(f'--fsr-topic {pattern!r}: a live ROS 2 node would refuse its '
+                            f'topics ({why}); write e.g. {{foot}}_foot/fsr/sensor_{{k}}')
+    xyz = _points(args.sensor_xyz)
     result = describe_urdf(urdf, feet, locks, name=args.name,
-                           corner_sensors=args.corner_sensors or bool(args.fsr_topic),
-                           fsr_topic=args.fsr_topic or DEFAULT_FSR_TOPIC)
+                           corner_sensors=args.corner_sensors or bool(args.fsr_topic)
+                           or xyz is not None, fsr_topic=pattern, sensor_xyz=xyz,
+                           sensor_name=args.sensor_name)
+    frames = [f.name for f in model.frames]
+    for item in args.frame:
+        result.warnings.extend(add_frame(result.description, *_frame(item), frames))
+    if args.bag:
+        from legid_ros.commands.check import _facts
+        rpy = [float(x) for x in args.imu_rpy.split(',')] if args.imu_rpy else None
+        facts = _facts(args.bag)
+        result.warnings.extend(map_streams(result.description, facts, frames, rpy,
+                                           [_frame(item)[0] for item in args.frame]))
+        result.warnings.extend(_by_load(result.description, args.bag, facts, frames,
+                                        [_frame(item)[0] for item in args.frame]))
+        result.warnings.extend(_heading(result.description, args.bag))
     command = ['legid', 'describe', '--urdf', urdf.name, '--feet', args.feet]
     for item in args.lock:
         command += ['--lock', item]
-    for flag, value in (('--name', args.name), ('--fsr-topic', args.fsr_topic)):
+    for item in args.frame:
+        command += ['--frame', item]
+    for flag, value in (('--name', args.name), ('--fsr-topic', args.fsr_topic),
+                        ('--sensor-xyz', args.sensor_xyz), ('--sensor-name', args.sensor_name),
+                        ('--bag', args.bag), ('--imu-rpy', args.imu_rpy)):
         command += [flag, value] if value else []
     command += ['--corner-sensors'] if args.corner_sensors else []
     text = description_yaml(result, shlex.join(command))

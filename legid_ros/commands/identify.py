@@ -207,7 +207,7 @@ def sensing_of_bag(path: str, robot):
         foot_wrench=frozenset(f for f, tp in feet.items() if tp['wrench'] in topics),
         fsr=frozenset(f for f, tp in feet.items() if tp['fsr'] and all(map(fsr_ok, tp['fsr']))),
         ankle_ft=frozenset(f for f, tp in feet.items() if tp['ankle_ft'] in topics),
-        imu='/imu' in topics, efforts=None if '/joint_states' in topics else False,
+        imu=robot.imu.topic in topics, efforts=None if '/joint_states' in topics else False,
         source=f'bag {path}')
 
 

@@ -16,6 +16,7 @@ import pinocchio as pin
 import yaml
 
 from legid_ros.core import paths
+from legid_ros.core.conventions.spec import ImuSpec, parse_imu
 from legid_ros.core.description.build import build_model, first_joint, joint_values_to_q
 from legid_ros.core.description.errors import DescriptionKeyError, suggest
 from legid_ros.core.description.resources import resolve_uri
@@ -43,6 +44,7 @@ class Robot:
         base_link: Root link of the URDF.
         joint_name_map: Robot joint name -> URDF joint name (only the renamed joints).
         locked_joints: Locked joint -> its value(s) [rad or m].
+        imu: The IMU stream (topic, frame id, mounting, heading; description key ``imu``).
     """
 
     name: str
@@ -56,6 +58,7 @@ class Robot:
     base_link: str
     joint_name_map: Dict[str, str] = field(default_factory=dict)
     locked_joints: Dict[str, np.ndarray] = field(default_factory=dict)
+    imu: ImuSpec = field(default_factory=ImuSpec)
 
     def new_data(self) -> pin.Data:
         """A fresh pinocchio Data for the model."""
@@ -231,6 +234,13 @@ def _check_frames(out: Robot, path: str) -> None:
         need(foot.link, f'feet.{name}.link')
         need(foot.sole_frame, f'feet.{name}.sole_frame')
         need(foot.ft_frame, f'feet.{name}.ft_frame')
+        if foot.ft_frame is not None and \
+                out.model.frames[out.model.getFrameId(foot.ft_frame)].parentJoint == 0:
+            raise DescriptionKeyError(f'feet.{name}.ft_frame', f'frame {foot.ft_frame!r} is '
+                                      'fixed to the world, not to the foot (its Jacobian is '
+                                      'zero)', 'name the sensor frame on the foot (or drop '
+                                      'ft_frame) and write expressed_in: world for forces in '
+                                      'world axes', path)
         for k, sensor in enumerate(foot.force_sensors):
             key = (f'feet.{name}.force_sensors[{k}].frame' if 'force_sensors' in
                    (out.description['feet'][name] or {}) else f'feet.{name}.sensor_frames[{k}]')
@@ -241,6 +251,8 @@ def _check_frames(out: Robot, path: str) -> None:
                  ' (a locked link folds into its parent: name the parent)')
     if 'imu_frame' in out.description:
         need(out.imu_frame, 'imu_frame')
+    if 'frame' in (out.description.get('imu') or {}):
+        need(out.imu_frame, 'imu.frame')
 
 
 def load_robot(robot: Union[str, Path] = 'biped', floating_base: bool = True,
@@ -271,12 +283,12 @@ def load_robot(robot: Union[str, Path] = 'biped', floating_base: bool = True,
     groups = parse_link_groups(desc, where)
     model, to_urdf = build_model(upath, floating_base, desc,
                                  parse_frames(desc, where) + sensor_frames, where)
+    imu = parse_imu(desc, where)
     locked = {str(k): np.asarray(v, float).reshape(-1)
               for k, v in (desc.get('locked_joints') or {}).items()}
     out = Robot(name=str(desc.get('robot', ypath.stem)), model=model, urdf_path=upath,
                 description=desc, floating=floating_base, feet=feet, link_groups=groups,
-                imu_frame=desc.get('imu_frame', desc.get('base_link', 'trunk')),
-                base_link=desc.get('base_link', 'trunk'), joint_name_map=to_urdf,
-                locked_joints=locked)
+                imu_frame=imu.frame, base_link=desc.get('base_link', 'trunk'),
+                joint_name_map=to_urdf, locked_joints=locked, imu=imu)
     _check_frames(out, where)
     return out

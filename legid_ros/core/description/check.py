@@ -17,7 +17,7 @@ from legid_ros.core.robot import Robot
 
 GRAVITY = 9.81  # [m/s^2]
 JOINT_STATES = '/joint_states'
-IMU = '/imu'
+IMU_TYPE = 'sensor_msgs/msg/Imu'
 WRENCH_TYPE = 'geometry_msgs/msg/WrenchStamped'
 MIN_RATE_HZ = 50.0  # [Hz] slowest usable joint-state and force rate
 LOAD_TOLERANCE = 0.25  # [-] median total contact force within 25 % of the weight
@@ -98,55 +98,140 @@ def _joints(robot: Robot, facts: RecordingFacts) -> List[str]:
     return out
 
 
-def _topic(facts, topic, what, expected_frame, out, rate_ref) -> Optional[TopicFacts]:
-    """Problems of one required topic (missing, type, frame, rate); its facts if present."""
+def typed_topics(facts: RecordingFacts, msgtype: str, exclude=()) -> List[str]:
+    """Topics of the bag of type ``msgtype`` (absolute names), but those in ``exclude``."""
+    return sorted(t for t, tf in facts.topics.items() if tf.msgtype == msgtype
+                  and t not in exclude)
+
+
+def _closest(name: str, candidates: List[str], hint: str = '') -> Optional[str]:
+    """The candidate topic sharing the most name tokens with ``name`` and ``hint``."""
+    def tokens(x):
+        return {t for t in x.lower().replace('-', '/').replace('_', '/').replace(' ', '/')
+                .split('/') if t}
+    want = tokens(name) | tokens(hint)
+    scored = sorted(candidates, key=lambda c: (-len(tokens(c) & want), c))
+    return scored[0] if scored else None
+
+
+def _topic(facts, topic, what, expected_frame, out, rate_ref, key='', frame_key='',
+           hint='', claimed=()) -> Optional[TopicFacts]:
+    """Problems of one required wrench topic (missing, type, frame, rate); its facts if
+    present. ``key`` names the description key of the topic, ``frame_key`` that of its frame
+    id; a missing topic suggests a WrenchStamped topic of the bag nobody claims."""
     name = _find(facts, topic)
     if name is None:
-        out.append(f'{what}: topic {_abs(topic)} is not in the bag')
+        free = typed_topics(facts, WRENCH_TYPE, claimed)
+        best = _closest(topic, free, hint)
+        fix = (f'; {best} is {WRENCH_TYPE}: set {key}: {best}' if best else
+               f'; the bag has no unclaimed {WRENCH_TYPE} topic')
+        out.append(f'{what}: topic {_abs(topic)} is not in the bag{fix}')
         return None
     tf = facts.topics[name]
     if tf.msgtype != WRENCH_TYPE:
-        out.append(f'{what}: {name} is {tf.msgtype}, expected {WRENCH_TYPE}')
+        out.append(f'{what}: {name} is {tf.msgtype}, expected {WRENCH_TYPE}; fix: name the '
+                   f'{WRENCH_TYPE} topic in {key}')
         return None
     wrong = sorted(set(tf.frame_ids) - {expected_frame})
     if wrong:
-        out.append(f'{what}: {name} has frame_id {wrong[0]!r}, the description says '
-                   f'{expected_frame!r}')
+        fix = (f'set {frame_key}: {wrong[0]} and expressed_in: world (forces in world axes)'
+               if wrong[0] in ('world', 'map', 'odom') else
+               f'if the values are in the axes and about the origin the description gives '
+               f'them ({expected_frame!r}), set {frame_key}: {wrong[0]}; if {wrong[0]!r} is '
+               'another place, define a frame at the sensor and name it in ft_frame')
+        out.append(f'{what}: {name} has frame_id {wrong[0]!r}, the description expects '
+                   f'{expected_frame!r}; fix: {fix}')
     if rate_ref > 0 and tf.rate_hz < 0.5 * rate_ref:
         out.append(f'{what}: {name} at {tf.rate_hz:.0f} Hz, under half the joint-state rate '
                    f'({rate_ref:.0f} Hz)')
     return tf
 
 
-def _feet(robot: Robot, facts: RecordingFacts, rate_ref: float, out: List[str]):
-    """Problems of the feet's force topics; per foot the total normal force per sample."""
-    sensing = robot.description.get('force_sensing')
+def force_source(robot: Robot, facts: RecordingFacts, requested: str = 'auto'):
+    """The force sensing ``legid identify --zmp-source requested`` will use on this bag
+    (:func:`legid_ros.core.conventions.sensing.resolve_zmp_source`)."""
+    from legid_ros.core.conventions.sensing import resolve_zmp_source
+
+    feet = robot.feet.values()
+    has_wrench = all(_find(facts, f.wrench_topic) is not None for f in feet)
+    has_fsr = all(f.force_sensors and all(_find(facts, s.topic) is not None
+                                          for s in f.force_sensors) for f in feet)
+    return resolve_zmp_source(robot, requested, has_fsr, has_wrench)
+
+
+def _feet(robot: Robot, facts: RecordingFacts, rate_ref: float, out: List[str],
+          requested: str = 'auto'):
+    """Problems of the force topics identify will use; per foot the total normal force."""
+    source = force_source(robot, facts, requested)
+    if source.declared and source.source != source.declared and requested == 'auto':
+        lack = [_abs(t) for f in robot.feet.values() for t in (
+            [s.topic for s in f.force_sensors] if source.declared == 'fsr' else
+            [f.wrench_topic]) if _find(facts, t) is None]
+        missing = '; '.join(f'{t} is not in the bag' for t in lack[:4]) or 'a foot lacks it'
+        out.append(f'force_sensing: the description declares {source.declared} but '
+                   f'{missing}; identify '
+                   f'will use {source.source}; fix: record '
+                   f'the {source.declared} topics, name them in the description, or set '
+                   f'force_sensing: {source.source}')
+    claimed = {_abs(f.wrench_topic) for f in robot.feet.values()} | {
+        _abs(s.topic) for f in robot.feet.values() for s in f.force_sensors}
+    claimed = {t for t in claimed if t in facts.topics}
     loads = []
     for name, foot in robot.feet.items():
-        wrench_there = _find(facts, foot.wrench_topic) is not None
-        sensors_there = bool(foot.force_sensors) and all(
-            _find(facts, s.topic) is not None for s in foot.force_sensors)
-        use_fsr = sensing == 'fsr' or (sensing is None and sensors_there and not wrench_there)
-        if use_fsr and not foot.force_sensors:
-            out.append(f'foot {name}: force_sensing is fsr but the foot lists no force_sensors')
+        if source.source == 'fsr' and not foot.force_sensors:
+            out.append(f'feet.{name}.force_sensors: force sensing is fsr but the foot lists '
+                       'none; fix: list them or set force_sensing: wrench')
             continue
-        if use_fsr:
+        if source.source == 'fsr':
             parts = [_topic(facts, s.topic, f'foot {name} force sensor {s.name}', s.frame, out,
-                            rate_ref) for s in foot.force_sensors]
+                            rate_ref, f'feet.{name}.force_sensors[{k}].topic',
+                            f'feet.{name}.force_sensors[{k}].frame', name, claimed)
+                     for k, s in enumerate(foot.force_sensors)]
             parts = [p for p in parts if p is not None and p.force_z.size]
             if len(parts) == len(foot.force_sensors) and parts:
                 n = min(p.force_z.size for p in parts)
                 loads.append(sum(p.force_z[:n] for p in parts))
         else:
-            tf = _topic(facts, foot.wrench_topic, f'foot {name} wrench',
-                        foot.ft_frame or foot.link, out, rate_ref)
+            tf = _topic(facts, foot.wrench_topic, f'foot {name} wrench', foot.frame_id
+                        or foot.ft_frame or foot.link, out, rate_ref,
+                        f'feet.{name}.wrench_topic', f'feet.{name}.frame_id',
+                        f'{name} {foot.link}', claimed)
             if tf is not None and tf.force_norm.size:
                 loads.append(tf.force_norm)
     return loads
 
 
-def check_recording(robot: Robot, facts: RecordingFacts) -> List[str]:
-    """Problems of a description against a recording, one line each (empty: they match)."""
+def _imu(robot: Robot, facts: RecordingFacts, out: List[str]) -> None:
+    """Problems of the IMU topic (missing: the bag's sensor_msgs/Imu topics suggested)."""
+    topic = robot.imu.topic
+    imu = facts.topics.get(topic)
+    if imu is None or imu.msgtype != IMU_TYPE:
+        others = typed_topics(facts, IMU_TYPE)
+        fix = (f'{others[0]} is {IMU_TYPE}: set imu.topic: {others[0]}' if others else
+               'record the IMU (the floating base needs it)')
+        what = 'is not in the bag' if imu is None else f'is {imu.msgtype}'
+        out.append(f'imu.topic: {topic} {what}; {fix}')
+        return
+    wrong = sorted(set(imu.frame_ids) - {robot.imu.frame_id})
+    if wrong:
+        out.append(f'imu.frame_id: {topic} has frame_id {wrong[0]!r}, the description '
+                   f'expects {robot.imu.frame_id!r}; fix: set imu.frame_id: {wrong[0]} (and '
+                   'imu.frame / imu.rpy to where and how the IMU is mounted)')
+    if abs(facts.imu_quat_norm - 1.0) > 1e-3:
+        out.append(f'{topic} orientation is not a unit quaternion (median norm '
+                   f'{facts.imu_quat_norm:.3g}): no orientation estimate?')
+    if not abs(facts.imu_acc_norm - GRAVITY) < 2.0:
+        out.append(f'{topic} specific force median {facts.imu_acc_norm:.3g} m/s^2, expected '
+                   f'about {GRAVITY} (units in g, or gravity removed?)')
+
+
+def check_recording(robot: Robot, facts: RecordingFacts, zmp_source: str = 'auto',
+                    load_check: bool = True) -> List[str]:
+    """Problems of a description against a recording, one line each (empty: they match).
+
+    ``load_check``: compare the force norms' sum with the weight (off when the recording's
+    forces are checked in the world, :mod:`legid_ros.core.conventions.consistency`).
+    """
     out: List[str] = []
     js = facts.topics.get(JOINT_STATES)
     if js is None:
@@ -157,22 +242,9 @@ def check_recording(robot: Robot, facts: RecordingFacts) -> List[str]:
         if rate < MIN_RATE_HZ:
             out.append(f'{JOINT_STATES} at {rate:.0f} Hz, under {MIN_RATE_HZ:.0f} Hz')
         out += _joints(robot, facts)
-    imu = facts.topics.get(IMU)
-    if imu is None:
-        out.append(f'topic {IMU} is not in the bag (the floating base needs it)')
-    else:
-        wrong = sorted(set(imu.frame_ids) - {robot.imu_frame})
-        if wrong:
-            out.append(f'{IMU} has frame_id {wrong[0]!r}, the description\'s imu_frame is '
-                       f'{robot.imu_frame!r}')
-        if abs(facts.imu_quat_norm - 1.0) > 1e-3:
-            out.append(f'{IMU} orientation is not a unit quaternion (median norm '
-                       f'{facts.imu_quat_norm:.3g}): no orientation estimate?')
-        if not abs(facts.imu_acc_norm - GRAVITY) < 2.0:
-            out.append(f'{IMU} specific force median {facts.imu_acc_norm:.3g} m/s^2, expected '
-                       f'about {GRAVITY} (units in g, or gravity removed?)')
-    loads = _feet(robot, facts, rate, out)
-    if loads and len(loads) == len(robot.feet):
+    _imu(robot, facts, out)
+    loads = _feet(robot, facts, rate, out, zmp_source)
+    if load_check and loads and len(loads) == len(robot.feet):
         n = min(x.size for x in loads)
         total = float(np.median(sum(x[:n] for x in loads)))
         weight = robot.total_mass * GRAVITY

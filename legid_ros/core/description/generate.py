@@ -195,7 +195,8 @@ def _foot_entry(foot: str, sole: Sole, model: pin.Model) -> dict:
 
 def describe_urdf(urdf: Path, feet: Sequence[str], lock: Optional[Dict[str, float]] = None,
                   name: Optional[str] = None, corner_sensors: bool = False,
-                  fsr_topic: str = DEFAULT_FSR_TOPIC) -> Described:
+                  fsr_topic: str = DEFAULT_FSR_TOPIC, sensor_xyz=None,
+                  sensor_name: Optional[str] = None) -> Described:
     """Generate a starting description of a URDF.
 
     Args:
@@ -206,6 +207,10 @@ def describe_urdf(urdf: Path, feet: Sequence[str], lock: Optional[Dict[str, floa
         corner_sensors: List four force sensors at each flat sole's corners (front-left,
             front-right, rear-left, rear-right).
         fsr_topic: Topic of corner sensor ``k`` of ``foot`` (``{foot}``, ``{k}`` filled).
+        sensor_xyz: Positions of the sole sensors in each flat foot's sole frame, (k, 3) [m]
+            (default: the sole rectangle's corners).
+        sensor_name: Name (and frame name) of sensor ``k`` of ``foot`` (``{foot}``, ``{k}``;
+            default ``<foot>_force_<k>``).
 
     Raises:
         RobotDescriptionError: Unreadable URDF, unknown foot or joint.
@@ -239,10 +244,15 @@ def describe_urdf(urdf: Path, feet: Sequence[str], lock: Optional[Dict[str, floa
         feet_out[fname]['wrench_topic'] = f'{fname}_foot/wrench'
         if corner_sensors and sole.contact == 'flat':
             half = np.asarray(sole.size) / 2
+            xyz = sensor_xyz if sensor_xyz is not None else [
+                [sx * half[0], sy * half[1], 0.0] for sx, sy in ((1, 1), (1, -1), (-1, 1),
+                                                                  (-1, -1))]
             feet_out[fname]['force_sensors'] = [
-                {'topic': fsr_topic.format(foot=fname, k=k),
-                 'xyz': _r([sx * half[0], sy * half[1], 0.0])}
-                for k, (sx, sy) in enumerate(((1, 1), (1, -1), (-1, 1), (-1, -1)))]
+                {'topic': fsr_topic.format(foot=fname, k=k), 'xyz': _r(p)}
+                for k, p in enumerate(xyz)]
+            if sensor_name:
+                for k, sensor in enumerate(feet_out[fname]['force_sensors']):
+                    sensor['name'] = sensor_name.format(foot=fname, k=k)
         legs[fname] = {'joints': _chain(model, model.frames[model.getFrameId(foot)].parentJoint),
                        'foot_frame': foot}
     if frames:

@@ -120,3 +120,42 @@ def find_sole(model: pin.Model, data: pin.Data, links: Dict[str, UrdfLink], foot
     if np.linalg.norm(rpy) > 1e-9:
         spec['rpy'] = [round(float(v), 6) for v in rpy]
     return Sole(name, spec, contact, size)
+
+
+CONTACT_TOL_M = 0.003  # [m] a point foot's contact point this far from the shapes' lowest point
+
+
+def contact_point_problems(robot) -> List[str]:
+    """Point feet whose contact point (``sole_frame``) is not the lowest point of the foot's
+    collision shapes at the reference (neutral) posture, e.g. a sphere's centre instead of
+    its bottom; one line each with the key and the fix."""
+    from legid_ros.core.description.urdf_scan import scan_urdf
+
+    feet = [f for f in robot.feet.values() if f.contact == 'point']
+    if not feet:
+        return []
+    try:
+        links = scan_urdf(robot.urdf_path)
+    except (RobotDescriptionError, OSError, ValueError):
+        return []
+    model, data = robot.model, robot.new_data()
+    pin.framesForwardKinematics(model, data, robot.neutral())
+    out = []
+    for foot in feet:
+        points = _points(model, links, foot.link, robot.urdf_path.parent, 'collisions', [])
+        if not points:
+            continue
+        rot = data.oMf[model.getFrameId(foot.link)].rotation
+        world = np.vstack(points) @ rot.T  # world axes, origin at the foot link
+        low = world[world[:, 2] < world[:, 2].min() + FOOTPRINT_TOL_M]
+        lowest = np.array([*low[:, :2].mean(axis=0), world[:, 2].min()])
+        sole = data.oMf[robot.frame_id(foot.sole_frame)].translation \
+            - data.oMf[model.getFrameId(foot.link)].translation
+        gap = float(np.linalg.norm(sole - lowest))
+        if gap > CONTACT_TOL_M:
+            xyz = [round(float(v), 6) for v in rot.T @ lowest]
+            out.append(f'feet.{foot.name}.sole_frame: the contact point {foot.sole_frame!r} is '
+                       f'{gap * 1e3:.0f} mm from the lowest point of {foot.link}\'s collision '
+                       f'shapes (the ground contact); fix: a sole frame at xyz {xyz} in '
+                       f'{foot.link}')
+    return out

@@ -13,6 +13,8 @@ Keys read here (all optional but ``feet.<foot>.link``)::
         sole_frame: l_sole
         contact: flat           # flat (6-D sole contact) or point; default: flat when
                                 # sole_size_m is given, else point
+        expressed_in: sensor    # axes of the wrench topic's values: sensor, foot or world
+        frame_id: l_ankle_ft    # header frame id of the wrench topic in the bag
         force_sensors:          # any topic names; a sensor is a frame or a position
           - {topic: left_foot/fsr/0, frame: l_sole_fl}
           - {topic: left_foot/fsr/1, xyz: [0.06, -0.05, 0.0]}   # in the sole frame [m]
@@ -25,10 +27,12 @@ from typing import Dict, List, Optional
 
 import numpy as np
 
+from legid_ros.core.conventions.spec import default_frame_id, parse_expressed_in
 from legid_ros.core.description.errors import DescriptionKeyError, suggest
 
 FOOT_KEYS = ('link', 'sole_frame', 'ft_frame', 'sole_size_m', 'sensor_frames', 'wrench_topic',
-             'fsr_topic_prefix', 'ankle_ft_topic', 'force_sensors', 'contact')
+             'fsr_topic_prefix', 'ankle_ft_topic', 'force_sensors', 'contact', 'expressed_in',
+             'frame_id')
 CONTACTS = ('flat', 'point')
 
 
@@ -87,6 +91,10 @@ class Foot:
         force_sensors: The foot's force sensors, one topic and frame each, in the order of
             ``sensor_frames``.
         contact: 'flat' (sole, 6-D contact wrench) or 'point' (3-D force at the foot frame).
+        expressed_in: Axes of ``wrench_topic``'s values in the bag: 'sensor' (``ft_frame``,
+            else the link), 'foot' (the link) or 'world' (z up); the recording read from a bag
+            has them in the F/T frame's axes (:mod:`legid_ros.core.conventions.convert`).
+        frame_id: Header frame id of ``wrench_topic`` in the bag.
     """
 
     name: str
@@ -100,6 +108,8 @@ class Foot:
     ankle_ft_topic: Optional[str] = None
     force_sensors: List[ForceSensor] = field(default_factory=list)
     contact: str = 'flat'
+    expressed_in: str = 'sensor'
+    frame_id: str = ''
 
     @property
     def fsr_topics(self) -> List[str]:
@@ -233,6 +243,7 @@ def parse_feet(desc: dict, path: Optional[str] = None):
         frames += sframes
         wrench_topic = f.get('wrench_topic', f'{name}_foot/wrench')
         raw_topic = f.get('ankle_ft_topic', f'{wrench_topic}_raw')
+        expressed = parse_expressed_in(f, key, path)
         feet[str(name)] = Foot(
             name=str(name), link=str(f['link']), sole_frame=sole, ft_frame=f.get('ft_frame'),
             sole_size=None if size is None else np.asarray(
@@ -240,7 +251,9 @@ def parse_feet(desc: dict, path: Optional[str] = None):
             sensor_frames=[s.frame for s in sensors], wrench_topic=str(wrench_topic),
             fsr_topic_prefix=str(f.get('fsr_topic_prefix', f'{name}_foot/fsr')),
             ankle_ft_topic=None if raw_topic is None else str(raw_topic),
-            force_sensors=sensors, contact=contact)
+            force_sensors=sensors, contact=contact, expressed_in=expressed,
+            frame_id=str(f.get('frame_id', default_frame_id(expressed, f.get('ft_frame'),
+                                                            str(f['link'])))))
     return feet, frames
 
 

@@ -22,6 +22,7 @@ from typing import Dict, Optional
 import numpy as np
 
 from legid_ros.core import signals
+from legid_ros.core.conventions.sensing import resolve_zmp_source
 from legid_ros.core.errors import BadInputError
 from legid_ros.core.recording import Recording
 from legid_ros.core.identification.rows.contact_state import (contact_base_state, is_point_foot,
@@ -39,7 +40,9 @@ class PrepareOptions:
         window_s: Savitzky-Golay window [s] (made at least 5 samples).
         cutoff_hz: Zero-phase Butterworth cut-off on positions and forces [Hz]
             (None or >= Nyquist: no filter).
-        zmp_source: 'auto' (sole sensors if present, else wrenches), 'fsr', 'wrench', 'true'.
+        zmp_source: 'auto' (the description's force_sensing if recorded, else sole sensors
+            if present, else wrenches: :func:`~legid_ros.core.conventions.sensing.
+            resolve_zmp_source`), 'fsr', 'wrench', 'true'.
         use_imu: Base roll/pitch from the IMU (halves the model ZMP's error floor in physics).
         base: 'support' (kinematics from the support foot: Wu & Gao's flat, still sole),
             'contacts' (orientation and angular rates from the IMU, translation from every
@@ -144,8 +147,9 @@ def prepare(rec: Recording, robot: Robot, options: Optional[PrepareOptions] = No
                             f'{rec.joint_names[:3]}... vs {robot.actuated_joint_names[:3]}...')
     feet = list(robot.feet)
     src = o.zmp_source
-    if src == 'auto':
-        src = 'fsr' if all(f in rec.fsr for f in feet) else 'wrench'
+    if src == 'auto':  # as legid check decides it (core.conventions.sensing)
+        src = resolve_zmp_source(robot, src, all(f in rec.fsr for f in feet),
+                                 all(f in rec.foot_wrench for f in feet)).source
     if src == 'fsr' and not all(f in rec.fsr for f in feet):
         raise BadInputError('recording has no sole-sensor forces for every foot')
     if src == 'wrench' and not all(f in rec.foot_wrench for f in feet):

@@ -12,6 +12,7 @@ from typing import FrozenSet, Optional
 
 import numpy as np
 
+from legid_ros.core.conventions.sensing import resolve_zmp_source
 from legid_ros.core.errors import BadInputError
 from legid_ros.core.identification import METHODS
 from legid_ros.core.recording import Recording
@@ -174,6 +175,9 @@ def check_sensing(robot: Robot, method: str, options: dict, sensing: Sensing,
     feet = list(robot.feet)
     src = options.get('zmp_source', 'auto')
     where = sensing.source
+    if src == 'auto' and set(feet) <= sensing.foot_wrench | sensing.fsr:
+        src = resolve_zmp_source(robot, src, set(feet) <= sensing.fsr,
+                                 set(feet) <= sensing.foot_wrench).source
 
     def missing(kind, have):
         """The feet lacking ``kind`` ('wrench' or 'fsr') with the topics they would need."""
@@ -212,9 +216,9 @@ def check_sensing(robot: Robot, method: str, options: dict, sensing: Sensing,
         needs = options.get('base', 'auto') == 'contacts' or (
             options.get('base', 'auto') == 'auto' and point)
         raise BadInputError(f'the base orientation comes from the IMU, which {where} lacks '
-                            '(/imu): ' + ('record it (the contacts base of point feet needs '
-                                          'it)' if needs else f'add {say("use_imu")} to assume '
-                                          'the support sole flat'))
+                            f'({robot.imu.topic}; description key imu.topic): '
+                            + ('record it (the contacts base of point feet needs it)' if needs
+                               else f'add {say("use_imu")} to assume the support sole flat'))
     if options.get('foot_from_ft'):
         ft = [f for f, foot in robot.feet.items() if foot.ft_frame and foot.ankle_ft_topic]
         if not set(ft) & sensing.ankle_ft:

@@ -332,7 +332,14 @@ def _add_feet(robot: Robot, model: pin.Model, bodies: dict, spec, opt: SimOption
         info.contact_geoms[foot.name] = geoms
         info.touch_sensors[foot.name] = touches
         if foot.ft_frame:
-            _frame(model, foot.ft_frame)
+            fr = _frame(model, foot.ft_frame)
+            if foot.ft_frame not in info.sites:  # a description frame: a site of its own
+                site = bodies[fr.parentJoint].add_site()
+                site.name = foot.ft_frame
+                site.pos = np.array(fr.placement.translation)
+                site.quat = _quat(fr.placement.rotation)
+                site.group = 3
+                info.sites.append(foot.ft_frame)
             pair = []
             for kind, stype in (('force', mujoco.mjtSensor.mjSENS_FORCE),
                                 ('torque', mujoco.mjtSensor.mjSENS_TORQUE)):
