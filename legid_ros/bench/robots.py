@@ -156,11 +156,11 @@ def _online(rec, robot, param_set: str) -> dict:
     t0 = time.perf_counter()
     est = OnlineEstimator(robot, 'zmp', param_set=param_set, min_samples=500,
                           pi_cad=rec.pi_cad)
-    # a foot is in contact above 5 % of the weight (the buffer's 20 N default is a quarter of a
-    # 2.5 kg quadruped's weight)
-    wins = recording_windows(rec, robot, contact_force_n=0.05 * robot.total_mass * 9.81)
-    run = replay_online(wins, est,
-                        WindowFolder(FoldSettings(use_ankle_ft=False, base='contacts')), 1.0)
+    # the buffer's contact rule with its defaults (fractions of the weight); rows near a contact
+    # change left out as the batch methods' TRANSITION_S does
+    wins = recording_windows(rec, robot)
+    run = replay_online(wins, est, WindowFolder(FoldSettings(
+        use_ankle_ft=False, base='contacts', transition_s=TRANSITION_S)), 1.0)
     out = {'updates': run.updates, 'consistent_updates': run.consistent_updates,
            'windows': run.windows, 'failures': run.failures,
            'time_s': time.perf_counter() - t0}

@@ -33,7 +33,7 @@ import pinocchio as pin
 from scipy.spatial.transform import Rotation
 
 from legid_ros.core.contact import ContactRule, ContactThresholds, cop_frames, measured_cop
-from legid_ros.core.contact.rule import OFF_FRACTION, ON_FRACTION
+from legid_ros.core.contact.rule import node_thresholds
 from legid_ros.core.errors import BadInputError
 from legid_ros.core.robot import Robot
 
@@ -61,11 +61,7 @@ class StreamKinematics:
         self.data = robot.new_data()
         self.force_mode = force_mode
         if thresholds is None:
-            weight = robot.total_mass * 9.81
-            thresholds = (ContactThresholds(weight) if contact_force_n is None else
-                          ContactThresholds.from_force(weight, contact_force_n,
-                                                       contact_force_n * OFF_FRACTION
-                                                       / ON_FRACTION))
+            thresholds = node_thresholds(robot, contact_force_n=contact_force_n or 0.0)[0]
         self.thresholds = thresholds
         self.switch_ratio = switch_ratio
         self.feet = list(robot.feet)
