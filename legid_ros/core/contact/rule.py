@@ -162,9 +162,8 @@ def near_transitions(t: np.ndarray, contact: np.ndarray, transition_s: float) ->
     One pass per transition (not per sample): two sorted searches give each one's span.
     """
     t = np.asarray(t, float)
-    near = np.zeros(t.size, bool)
     if transition_s <= 0 or t.size < 2:
-        return near
+        return np.zeros(t.size, bool)
     tc = transition_times(t, contact)
     lo = np.searchsorted(t, tc - transition_s, side='right')
     hi = np.searchsorted(t, tc + transition_s, side='left')
@@ -172,8 +171,7 @@ def near_transitions(t: np.ndarray, contact: np.ndarray, transition_s: float) ->
     mark = np.zeros(t.size + 1, int)
     np.add.at(mark, lo, 1)
     np.add.at(mark, hi, -1)
-    near = np.cumsum(mark[:-1]) > 0
-    return near
+    return np.cumsum(mark[:-1]) > 0
 
 
 #: An absolute touch-down force above this fraction of a foot's share of the weight is warned
