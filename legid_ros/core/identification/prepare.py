@@ -219,8 +219,8 @@ def prepare(rec: Recording, robot: Robot, options: Optional[PrepareOptions] = No
     # contact states: the rule of legid_ros.core.contact on the world-vertical forces, at the
     # full rate (as the buffer sees them), then at the kept samples
     if src == 'true':
-        fz_all = np.column_stack([force[f][:, 2] for f in feet]) if len(force) == len(feet) \
-            else np.full((keep.sum(), len(feet)), np.nan)
+        fz_all = np.column_stack([force_full[f][:, 2] for f in feet]) \
+            if len(force_full) == len(feet) else np.full((t_all.size, len(feet)), np.nan)
     else:
         up = None
         if src == 'wrench' and o.use_imu:
