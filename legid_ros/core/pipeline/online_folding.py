@@ -46,8 +46,10 @@ class FoldSettings:
             'contacts') [s].
         transition_s: Rows closer than this to a change of any foot's contact state (the
             buffer's rule) lose their force, as ``prepare``'s ``transition_s`` drops them [s]
-            (0: off); only the changes inside the window are seen (the last ``margin_rows``
-            wait, so a row sees at least that far ahead).
+            (0: off); only the changes inside the window are seen: at least ``margin_rows``
+            after a folded row, and the rows before it in the window (with the buffer's
+            200-row windows at 1 kHz, 0.05-0.1 s either side: make the windows longer for
+            a wider band).
     """
 
     margin_rows: int = 50
