@@ -72,8 +72,11 @@ class StreamKinematics:
             self._ft = [self._frame(robot.feet[f].ft_frame or robot.feet[f].link)
                         for f in self.feet]
         # the frames the measured CoP places the forces at (sensors, F/T frames, contact points)
-        self._cop = {i: self._frame(self.model.frames[i].name)
-                     for ids in cop_frames(robot, self.feet, force_mode).values() for i in ids}
+        ids = cop_frames(robot, self.feet, force_mode)
+        self._cop = {i: self._frame(self.model.frames[i].name) for f in ids for i in ids[f]}
+        # the F/T frames (wrench mode): the CoP needs their rotation too, and rows() has them
+        self._cop_ft = {ids[f][0]: k for k, f in enumerate(self.feet)} \
+            if force_mode == 'wrench' else {}
         self._q = pin.neutral(self.model)
         pin.framesForwardKinematics(self.model, self.data, self._q)
         self._r_bi = self.data.oMf[robot.frame_id(robot.imu_frame)].rotation.copy()
@@ -156,10 +159,13 @@ class StreamKinematics:
         p_wb = anchor - np.einsum('nij,nj->ni', r_wb, np.stack(sole_b)[sup, rows])
         p_wb[~known] = np.nan
         placements = {}
-        for fid, frame in self._cop.items():
-            p_b, r_b = self._apply(frame, rot, pos)
-            m = np.empty((n, 3, 4))
-            m[:, :, :3] = r_wb @ r_b
+        for fid, (slot, place) in self._cop.items():
+            m = np.zeros((n, 3, 4))
+            if fid in self._cop_ft:  # position and rotation
+                p_b, r_b = ft[self._cop_ft[fid]]
+                m[:, :, :3] = r_wb @ r_b
+            else:  # a position only (sensors, contact points)
+                p_b = pos[:, slot] + rot[:, slot] @ place.translation
             m[:, :, 3] = p_wb + np.einsum('nij,nj->ni', r_wb, p_b)
             placements[fid] = m
         zmp, fz_on = measured_cop(self.robot, self.force_mode, dict(zip(self.feet, force)),

@@ -73,7 +73,8 @@ def measured_cop(robot: Robot, src: str, force: Dict[str, np.ndarray], contact: 
         force: Per foot, (N, 6) wrenches [N, N.m] in the F/T frame or (N, k) sensor normal
             forces [N].
         contact: (N, n_feet) bool in the robot's foot order: the feet in contact (the rule's).
-        placements: World placements ``{frame id: (N, 3, 4)}`` of :func:`cop_frames`' frames;
+        placements: World placements ``{frame id: (N, 3, 4)}`` of :func:`cop_frames`' frames
+            (the rotation is read only for a wrench's F/T frame, the first of its foot's);
             computed at ``q`` when not given.
         q: Floating-base configurations (N, nq), in the frame the CoP is wanted in (needed
             without ``placements``).
@@ -92,8 +93,8 @@ def measured_cop(robot: Robot, src: str, force: Dict[str, np.ndarray], contact: 
     on = {f: np.asarray(contact[:, order.index(f)], bool) for f in feet}
     bad = np.zeros(n, bool)
     for f in feet:
-        ok = np.all([np.isfinite(placements[i]).all(axis=(1, 2)) for i in fids[f]], axis=0) \
-            if fids[f] else np.ones(n, bool)
+        ok = np.all([np.isfinite(placements[i][:, :, 3]).all(axis=1) for i in fids[f]],
+                    axis=0) if fids[f] else np.ones(n, bool)
         bad |= on[f] & ~(ok & np.isfinite(force[f]).all(axis=1))
         on[f] = on[f] & ok
     if src == 'fsr':
@@ -102,24 +103,31 @@ def measured_cop(robot: Robot, src: str, force: Dict[str, np.ndarray], contact: 
         frc = np.concatenate([np.where(on[f][:, None], force[f], 0.0) for f in feet], axis=1)
         cop, fz = signals.zmp_from_sensors(frc, pos)
     else:
-        w = np.zeros((n, 6))
+        w = np.zeros((n, 6))  # ground-on-robot wrench in the world about its origin
         for f in feet:
             m = placements[fids[f][0]]
-            wf = np.where(on[f][:, None], np.asarray(force[f], float), 0.0)
-            rot = np.where(on[f][:, None, None], m[:, :, :3], np.eye(3))
-            pos = m[:, :, 3]
+            x = np.asarray(force[f], float)
+            f_w = np.einsum('nij,nj->ni', m[:, :, :3], x[:, :3])
             if len(fids[f]) > 1:
                 # a point foot: the force at its contact point on the ground, no torque (its
                 # CoP is the point itself: sum f_z p / sum f_z over point feet)
-                wf = np.concatenate([wf[:, :3], np.zeros((n, 3))], axis=1)
                 pos = placements[fids[f][1]][:, :, 3] * [1.0, 1.0, 0.0]
-            pos = np.where(on[f][:, None], pos, 0.0)
-            w += signals.wrench_to_world(wf, rot, pos)
+                n_w = _cross(pos, f_w)
+            else:
+                n_w = np.einsum('nij,nj->ni', m[:, :, :3], x[:, 3:]) + _cross(m[:, :, 3], f_w)
+            w += np.where(on[f][:, None], np.hstack([f_w, n_w]), 0.0)
         cop, fz = signals.zmp_from_wrench(w)
     none = ~np.any([on[f] for f in feet], axis=0) if feet else np.ones(n, bool)
     cop[none | bad] = np.nan
     fz[none] = 0.0
     return cop, fz
+
+
+def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Row-wise cross products of (n, 3) arrays (cheaper than ``np.cross`` on short rows)."""
+    return np.column_stack([a[:, 1] * b[:, 2] - a[:, 2] * b[:, 1],
+                            a[:, 2] * b[:, 0] - a[:, 0] * b[:, 2],
+                            a[:, 0] * b[:, 1] - a[:, 1] * b[:, 0]])
 
 
 def normal_forces(robot: Robot, src: str, force: Dict[str, np.ndarray],
