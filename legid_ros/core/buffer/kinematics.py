@@ -72,7 +72,7 @@ class StreamKinematics:
             self._ft = [self._frame(robot.feet[f].ft_frame or robot.feet[f].link)
                         for f in self.feet]
         # the frames the measured CoP places the forces at (sensors, F/T frames, contact points)
-        ids = cop_frames(robot, self.feet, force_mode)
+        ids = self._cop_ids = cop_frames(robot, self.feet, force_mode)
         self._cop = {i: self._frame(self.model.frames[i].name) for f in ids for i in ids[f]}
         # the F/T frames (wrench mode): the CoP needs their rotation too, and rows() has them
         self._cop_ft = {ids[f][0]: k for k, f in enumerate(self.feet)} \
@@ -169,7 +169,7 @@ class StreamKinematics:
             m[:, :, 3] = p_wb + np.einsum('nij,nj->ni', r_wb, p_b)
             placements[fid] = m
         zmp, fz_on = measured_cop(self.robot, self.force_mode, dict(zip(self.feet, force)),
-                                  contact, placements)
+                                  contact, placements, frames=self._cop_ids)
         fz_on[~np.isfinite(fz).any(axis=1)] = np.nan
         extra[:, 3] = fz_on
         self.extra = extra

@@ -63,7 +63,7 @@ def frame_placements(robot: Robot, q: np.ndarray, frames) -> Dict[int, np.ndarra
 
 def measured_cop(robot: Robot, src: str, force: Dict[str, np.ndarray], contact: np.ndarray,
                  placements: Optional[Dict[int, np.ndarray]] = None,
-                 q: Optional[np.ndarray] = None):
+                 q: Optional[np.ndarray] = None, frames: Optional[Dict[str, list]] = None):
     """Measured ZMP/CoP on the ground [m] (N, 2) and vertical force [N] (N,) of the feet in
     contact.
 
@@ -78,13 +78,14 @@ def measured_cop(robot: Robot, src: str, force: Dict[str, np.ndarray], contact: 
             computed at ``q`` when not given.
         q: Floating-base configurations (N, nq), in the frame the CoP is wanted in (needed
             without ``placements``).
+        frames: :func:`cop_frames` of the robot (computed if not given; the buffer keeps it).
 
     Samples with no foot in contact, non-finite placements of a foot in contact, or a vertical
     force under :data:`legid_ros.core.signals.MIN_FZ` have a NaN CoP (and no force when no foot
     is in contact).
     """
     feet = list(force)
-    fids = cop_frames(robot, feet, src)
+    fids = frames if frames is not None else cop_frames(robot, feet, src)
     if placements is None:
         placements = frame_placements(robot, q, sorted({i for ids in fids.values()
                                                          for i in ids}))
@@ -93,9 +94,10 @@ def measured_cop(robot: Robot, src: str, force: Dict[str, np.ndarray], contact: 
     on = {f: np.asarray(contact[:, order.index(f)], bool) for f in feet}
     bad = np.zeros(n, bool)
     for f in feet:
-        ok = np.all([np.isfinite(placements[i][:, :, 3]).all(axis=1) for i in fids[f]],
-                    axis=0) if fids[f] else np.ones(n, bool)
-        bad |= on[f] & ~(ok & np.isfinite(force[f]).all(axis=1))
+        ok = np.isfinite(force[f]).all(axis=1)
+        for i in fids[f]:
+            ok &= np.isfinite(placements[i][:, :, 3]).all(axis=1)
+        bad |= on[f] & ~ok
         on[f] = on[f] & ok
     if src == 'fsr':
         pos = np.stack([np.where(on[f][:, None], placements[i][:, :, 3], 0.0)
@@ -115,7 +117,8 @@ def measured_cop(robot: Robot, src: str, force: Dict[str, np.ndarray], contact: 
                 n_w = _cross(pos, f_w)
             else:
                 n_w = np.einsum('nij,nj->ni', m[:, :, :3], x[:, 3:]) + _cross(m[:, :, 3], f_w)
-            w += np.where(on[f][:, None], np.hstack([f_w, n_w]), 0.0)
+            w[:, :3] += np.where(on[f][:, None], f_w, 0.0)
+            w[:, 3:] += np.where(on[f][:, None], n_w, 0.0)
         cop, fz = signals.zmp_from_wrench(w)
     none = ~np.any([on[f] for f in feet], axis=0) if feet else np.ones(n, bool)
     cop[none | bad] = np.nan
@@ -125,9 +128,11 @@ def measured_cop(robot: Robot, src: str, force: Dict[str, np.ndarray], contact: 
 
 def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Row-wise cross products of (n, 3) arrays (cheaper than ``np.cross`` on short rows)."""
-    return np.column_stack([a[:, 1] * b[:, 2] - a[:, 2] * b[:, 1],
-                            a[:, 2] * b[:, 0] - a[:, 0] * b[:, 2],
-                            a[:, 0] * b[:, 1] - a[:, 1] * b[:, 0]])
+    out = np.empty_like(b)
+    out[:, 0] = a[:, 1] * b[:, 2] - a[:, 2] * b[:, 1]
+    out[:, 1] = a[:, 2] * b[:, 0] - a[:, 0] * b[:, 2]
+    out[:, 2] = a[:, 0] * b[:, 1] - a[:, 1] * b[:, 0]
+    return out
 
 
 def normal_forces(robot: Robot, src: str, force: Dict[str, np.ndarray],

@@ -105,9 +105,8 @@ def contact_states(fz: np.ndarray, thresholds: ContactThresholds,
     prev = np.zeros(nf, bool) if initial is None else np.asarray(initial, bool)
     if n == 0:
         return np.zeros((0, nf), bool)
-    with np.errstate(invalid='ignore'):
-        on = fz > thresholds.on_n
-        off = fz < thresholds.off_n
+    on = fz > thresholds.on_n
+    off = fz < thresholds.off_n
     event = on | off  # NaN compares False: no event, the state holds
     last = np.where(event, np.arange(n)[:, None], -1)
     np.maximum.accumulate(last, axis=0, out=last)  # the last event at or before each sample
