@@ -149,7 +149,7 @@ def validation_deviation(rec, robot, pi: np.ndarray, from_s: float) -> float:
     """RMS distance between the buffer's measured ZMP and the model's [m] after ``from_s``."""
     from legid_ros.core import signals
     from legid_ros.core.identification.rows.zmp import model_zmp_from_state
-    from legid_ros.core.identification.rows.regressors import support_base_state
+    from legid_ros.core.contact.base_state import support_base_state
     sq, n = 0.0, 0
     for win in recording_windows(rec, robot):
         if not win.n or win.t[0] < from_s:

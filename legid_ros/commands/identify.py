@@ -93,7 +93,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "contact still: tall robots, point feet), 'auto' (contacts with point "
                         'feet, else support)')
     parser.add_argument('--transition-s', type=float, default=0.0,
-                        help='leave out samples this close to a touch-down or lift-off [s]')
+                        help="leave out samples this close to any foot's touch-down or "
+                        'lift-off [s]')
+    parser.add_argument('--contact-on-fraction', type=float, default=None,
+                        help="a foot touches down above this fraction of the robot's weight "
+                        "(default: the contact rule's, as the buffer's, 0.10) [-]")
+    parser.add_argument('--contact-off-fraction', type=float, default=None,
+                        help='a foot lifts off below this fraction of the weight (default '
+                        "0.07; a foot whose sensor keeps a force in the air must read below "
+                        'it) [-]')
     parser.add_argument('--known', action='append', default=[], metavar='NAME=VALUE',
                         help='a parameter measured otherwise, held fixed, in SI units (e.g. '
                              'a weighed foot: --known m_foot=1.26 [kg], --known '
@@ -329,7 +337,10 @@ def _identify(args, robot, train, validation, stages: _Stages, opts: dict) -> in
     step = args.step or max(1, int(round(train.rate / 100.0)))
     prep = PrepareOptions(cutoff_hz=args.cutoff_hz, step=step, zmp_source=args.zmp_source,
                           use_imu=not args.no_imu, base=args.base,
-                          transition_s=args.transition_s)
+                          transition_s=args.transition_s, **{
+                              k: getattr(args, k) for k in ('contact_on_fraction',
+                                                            'contact_off_fraction')
+                              if getattr(args, k) is not None})
     validation.prepare(prep)  # the held-out part, prepared beside this process
     data = {'train': train}
     del train  # the full-rate recording lives in ``data`` until prepared

@@ -39,7 +39,8 @@ from std_srvs.srv import Trigger
 from legid_ros.core.buffer.sensor_buffer import Buffer, BufferConfig
 from legid_ros.core.buffer.kinematics import StreamKinematics
 from legid_ros.core.buffer.topics import check_live_topics
-from legid_ros.core.errors import LegidError
+from legid_ros.core.contact.rule import node_thresholds
+from legid_ros.core.errors import BadInputError, LegidError
 from legid_ros.core.robot import load_robot
 from legid_ros.ros import conversions as cv
 from legid_ros.ros.executor import run_node
@@ -68,8 +69,15 @@ PARAMETERS = (
           low=0.0),
     Param('zmp_cutoff_hz', 20.0, 'first-order lag cutoff on the measured ZMP [Hz] (0 = off)',
           low=0.0),
-    Param('contact_force_n', 20.0, 'normal force above which a foot is in contact [N]',
-          low=0.0),
+    Param('contact_on_fraction', 0.10, 'a foot touches down when its normal force exceeds this '
+          "fraction of the robot's weight (the description's total mass) [-]", low=0.0,
+          high=1.0, open_low=True),
+    Param('contact_off_fraction', 0.07, 'a foot in contact lifts off when its normal force falls '
+          "below this fraction of the robot's weight (<= contact_on_fraction) [-]", low=0.0,
+          high=1.0, open_low=True),
+    Param('contact_force_n', 0.0, 'if > 0, an absolute touch-down force replacing '
+          'contact_on_fraction (lift-off at contact_off_fraction / contact_on_fraction of it; '
+          "warned about above 30 % of a foot's share of the weight) [N]", low=0.0),
     Param('flush_every', 100, 'longest run of joint-state messages between two processing '
           'passes (and measured-ZMP messages); a pass also runs as soon as a window can be '
           'completed [messages]', low=1, runtime=True),
@@ -143,7 +151,15 @@ class BufferNode(GuardedNode):
             acceleration_cutoff_hz=p['acceleration_cutoff_hz'], zmp_cutoff_hz=p['zmp_cutoff_hz'],
             ankle_ft_feet=ankle)
         self._frames = expected_frames(robot, mode, ankle) if p['check_frame_id'] else {}
-        self.kin = StreamKinematics(robot, mode, contact_force_n=p['contact_force_n'])
+        try:
+            thresholds, warning = node_thresholds(robot, p['contact_on_fraction'],
+                                                  p['contact_off_fraction'],
+                                                  p['contact_force_n'])
+        except BadInputError as exc:
+            raise ParameterRefusedError('buffer', 'contact_off_fraction', str(exc)) from exc
+        if warning:
+            self.get_logger().warning(warning)
+        self.kin = StreamKinematics(robot, mode, thresholds)
         self.buffer = Buffer(self.cfg, self.kin)
         self.schema = self.buffer.schema
         self._zmp_cols = (self.schema.index('zmp.x'), self.schema.index('zmp.y'))

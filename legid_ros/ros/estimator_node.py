@@ -35,10 +35,10 @@ from visualization_msgs.msg import MarkerArray
 
 from legid_ros.core.atomic_files import quarantine, remove_stale_temps
 from legid_ros.core.buffer.window import support_to_world, unpack_window
+from legid_ros.core.contact.base_state import support_base_state
 from legid_ros.core.errors import LegidError, NotIdentifiableError, SolverNotConvergedError
 from legid_ros.core.identification.online import OnlineEstimator
 from legid_ros.core.identification.online.solve import default_reg
-from legid_ros.core.identification.rows.regressors import support_base_state
 from legid_ros.core.identification.rows.zmp import model_zmp_from_state
 from legid_ros.core.inertial import check_consistency
 from legid_ros.core.pipeline.online_folding import FoldSettings, WindowFolder

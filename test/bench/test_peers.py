@@ -8,9 +8,9 @@ import pytest
 
 from legid_ros.bench import peers, peers_leg
 from legid_ros.bench.peers_urdf import reroot_urdf
+from legid_ros.core.contact.base_state import support_base_state
 from legid_ros.core.identification.fixed_base import leg_context
-from legid_ros.core.identification.rows.regressors import (compute_regressors,
-                                                           support_base_state)
+from legid_ros.core.identification.rows.regressors import compute_regressors
 from legid_ros.core.inertial import get_parameters
 from legid_ros.core.robot import load_robot
 from legid_ros.core.synthetic.leg import make_truth

@@ -12,16 +12,15 @@ world. The base position comes from leg odometry: the support sole stays where i
 became the support foot (on the ground, z = 0). At a support change the new sole's anchor and
 heading are taken so that the base pose is continuous, so the model's support-sole frame is
 the world moved by the anchor (x, y) and turned by ``psi`` (channels ``anchor.x``,
-``anchor.y``, ``anchor.yaw``). The measured ZMP is the
-centre of pressure of the sole sensors ``sum f_k s_k / sum f_k`` (fsr mode; the sensors at the
-description's positions in the sole frame, :meth:`Robot.force_sensor_positions`) or the point on
-the ground where the summed foot wrenches have no horizontal moment (wrench mode). A point foot
-(``contact: point``) carries a force only: its wrench message's force (torques ignored) acts at
-its contact point, the origin of its sole frame (the foot frame, or the point the description
-defines), so the ZMP of point feet on flat ground is ``sum f_z p / sum f_z`` over their contact
-points ``p``. A point foot measured by one normal force is described with one force sensor at
-its contact point (fsr mode). Contact flags and the support foot follow from the normal forces:
-before the first force sample there is no support foot (support, base pose and ZMP are NaN).
+``anchor.y``, ``anchor.yaw``).
+
+The contact flags are the contact rule's (:mod:`legid_ros.core.contact.rule`: thresholds
+relative to the robot's weight, with hysteresis; its state carried from chunk to chunk, so
+chunked rows give the batch rule's states) on the world-vertical foot forces, and the measured
+ZMP is :func:`legid_ros.core.contact.cop.measured_cop` of the feet in contact (sole sensors,
+6-axis wrenches, point feet: the same computation as ``prepare``'s). The support foot is the
+most loaded foot in contact (changing when another carries ``switch_ratio`` times more): before
+the first foot in contact there is no support foot (support, base pose and ZMP are NaN).
 Uses pinocchio for every placement.
 """
 
@@ -33,6 +32,8 @@ import numpy as np
 import pinocchio as pin
 from scipy.spatial.transform import Rotation
 
+from legid_ros.core.contact import ContactRule, ContactThresholds, cop_frames, measured_cop
+from legid_ros.core.contact.rule import node_thresholds
 from legid_ros.core.errors import BadInputError
 from legid_ros.core.robot import Robot
 
@@ -43,33 +44,39 @@ class StreamKinematics:
     Args:
         robot: Floating-base robot with feet in its description.
         force_mode: 'wrench' or 'fsr'.
-        contact_force_n: Normal force above which a foot is in contact [N].
-        switch_ratio: The other foot becomes the support foot when it carries this many
-            times the current support foot's normal force.
+        thresholds: The contact rule's thresholds (default: relative to the robot's weight).
+        contact_force_n: If given (and no ``thresholds``), an absolute touch-down force [N];
+            the lift-off force is the same fraction of it as the default fractions' ratio.
+        switch_ratio: Another foot in contact becomes the support foot when it carries this
+            many times the current support foot's normal force.
     """
 
-    def __init__(self, robot: Robot, force_mode: str, contact_force_n: float = 20.0,
-                 switch_ratio: float = 1.5):
+    def __init__(self, robot: Robot, force_mode: str,
+                 thresholds: Optional[ContactThresholds] = None,
+                 contact_force_n: Optional[float] = None, switch_ratio: float = 1.5):
         if not robot.floating:
             raise BadInputError('StreamKinematics needs a floating-base robot')
         self.robot = robot
         self.model = robot.model
         self.data = robot.new_data()
         self.force_mode = force_mode
-        self.contact_force_n = contact_force_n
+        if thresholds is None:
+            thresholds = node_thresholds(robot, contact_force_n=contact_force_n or 0.0)[0]
+        self.thresholds = thresholds
         self.switch_ratio = switch_ratio
         self.feet = list(robot.feet)
+        self.rule = ContactRule(thresholds, len(self.feet))
         self._joints: List[int] = []
         self._sole = [self._frame(robot.feet[f].sole_frame) for f in self.feet]
-        self._point = [robot.feet[f].contact == 'point' for f in self.feet]
         if force_mode == 'wrench':
             self._ft = [self._frame(robot.feet[f].ft_frame or robot.feet[f].link)
                         for f in self.feet]
-        else:
-            # each sensor rides on its foot's sole frame, at the description's position [m]
-            self._sensors = [[(slot, place * pin.SE3(np.eye(3), p))
-                              for p in robot.force_sensor_positions(f)]
-                             for f, (slot, place) in zip(self.feet, self._sole)]
+        # the frames the measured CoP places the forces at (sensors, F/T frames, contact points)
+        ids = self._cop_ids = cop_frames(robot, self.feet, force_mode)
+        self._cop = {i: self._frame(self.model.frames[i].name) for f in ids for i in ids[f]}
+        # the F/T frames (wrench mode): the CoP needs their rotation too, and rows() has them
+        self._cop_ft = {ids[f][0]: k for k, f in enumerate(self.feet)} \
+            if force_mode == 'wrench' else {}
         self._q = pin.neutral(self.model)
         pin.framesForwardKinematics(self.model, self.data, self._q)
         self._r_bi = self.data.oMf[robot.frame_id(robot.imu_frame)].rotation.copy()
@@ -88,6 +95,7 @@ class StreamKinematics:
         self.anchor = np.zeros(3)
         self.heading = 0.0  # yaw of the support sole's frame in the world [rad]
         self._r_tilt = np.eye(3)
+        self.rule.reset()
 
     def _joint_placements(self, q: np.ndarray):
         """Per row, rotation (n, J, 3, 3) and translation (n, J, 3) of the needed joints."""
@@ -114,8 +122,8 @@ class StreamKinematics:
         """Measured ZMP [m] (n, 2), contact flags (n, nf), base pose [x y z qx qy qz qw] (n, 7).
 
         Also sets :attr:`extra` (n, 5): support foot index, support-sole anchor x, y in the
-        world [m], the total measured normal force [N] and the support sole's heading in the
-        world [rad].
+        world [m], the normal force of the feet in contact [N] (NaN without any force reading)
+        and the support sole's heading in the world [rad].
 
         Args:
             q: Actuated joint positions in pinocchio order, (n, nj) [rad].
@@ -140,56 +148,34 @@ class StreamKinematics:
             # vertical force: independent of any yaw, so the tilt alone gives it
             fz = np.column_stack([np.einsum('nj,nj->n', (tilt @ r)[:, 2], f[:, :3])
                                   for (_, r), f in zip(ft, force)])
-        contact = (fz > self.contact_force_n).astype(float)
+        contact = self.rule.update(fz)
         extra = np.empty((n, 5))
-        anchor = self._supports(fz, sole_b, r_sb, extra)
+        anchor = self._supports(fz, contact, sole_b, r_sb, extra)
         extra[:, 1:3] = anchor[:, :2]
-        known = np.isfinite(extra[:, 0])  # rows after the first force sample
+        known = np.isfinite(extra[:, 0])  # rows after the first foot in contact
         sup = np.where(known, extra[:, 0], 0).astype(int)
         rows = np.arange(n)
         r_wb = _rot_z(extra[:, 4]) @ np.stack(r_sb)[sup, rows]
         p_wb = anchor - np.einsum('nij,nj->ni', r_wb, np.stack(sole_b)[sup, rows])
         p_wb[~known] = np.nan
-        if self.force_mode == 'wrench':
-            r_wf = [r_wb @ r for _, r in ft]
-            f_w = [np.einsum('nij,nj->ni', r, f[:, :3]) for r, f in zip(r_wf, force)]
-        with np.errstate(invalid='ignore'):
-            extra[:, 3] = np.where(np.isfinite(fz), fz, 0.0).sum(axis=1)
-        extra[~np.isfinite(fz).any(axis=1), 3] = np.nan
+        placements = {}
+        for fid, (slot, place) in self._cop.items():
+            m = np.zeros((n, 3, 4))
+            if fid in self._cop_ft:  # position and rotation
+                p_b, r_b = ft[self._cop_ft[fid]]
+                m[:, :, :3] = r_wb @ r_b
+            else:  # a position only (sensors, contact points)
+                p_b = pos[:, slot] + rot[:, slot] @ place.translation
+            m[:, :, 3] = p_wb + np.einsum('nij,nj->ni', r_wb, p_b)
+            placements[fid] = m
+        zmp, fz_on = measured_cop(self.robot, self.force_mode, dict(zip(self.feet, force)),
+                                  contact, placements, frames=self._cop_ids)
+        fz_on[~np.isfinite(fz).any(axis=1)] = np.nan
+        extra[:, 3] = fz_on
         self.extra = extra
-        num = np.zeros((n, 2))
-        den = np.zeros(n)
-        # Every foot with a finite reading counts, loaded or not: the ZMP is the centre of the
-        # total normal force. Leaving out feet below a force threshold would keep only the
-        # positive noise of an unloaded foot and bias the ZMP toward it (0.17 mm lateral with
-        # 1 N of F/T noise on the biped's swinging foot); zero-mean noise does not bias the sum.
-        for i in range(len(self.feet)):
-            use = np.isfinite(fz[:, i])
-            if not use.any():
-                continue
-            if self.force_mode == 'fsr':
-                for j, frame in enumerate(self._sensors[i]):
-                    s_w = p_wb + np.einsum('nij,nj->ni', r_wb, self._apply(frame, rot, pos)[0])
-                    num[use] += force[i][use, j:j + 1] * s_w[use, :2]
-            elif self._point[i]:
-                # a force at the contact point on the ground: f_z times the point
-                o = p_wb + np.einsum('nij,nj->ni', r_wb, sole_b[i])
-                num[use] += fz[use, i:i + 1] * o[use, :2]
-            else:
-                o = p_wb + np.einsum('nij,nj->ni', r_wb, ft[i][0])
-                f = f_w[i]
-                m = np.einsum('nij,nj->ni', r_wf[i], force[i][:, 3:])
-                # f_z times the foot's centre of pressure, without dividing by its f_z
-                nx = f[:, 2] * o[:, 0] - (m[:, 1] + o[:, 2] * f[:, 0])
-                ny = f[:, 2] * o[:, 1] + (m[:, 0] - o[:, 2] * f[:, 1])
-                num[use] += np.column_stack([nx, ny])[use]
-            den[use] += fz[use, i]
-        with np.errstate(invalid='ignore', divide='ignore'):
-            zmp = num / den[:, None]
-        zmp[den < self.contact_force_n] = np.nan
         quat = Rotation.from_matrix(r_wb).as_quat()
         quat[~known] = np.nan
-        return zmp, contact, np.hstack([p_wb, quat])
+        return zmp, contact.astype(float), np.hstack([p_wb, quat])
 
     def row(self, q: np.ndarray, imu_quat: np.ndarray, forces: Dict[str, np.ndarray]):
         """:meth:`rows` for a single sample (1-D arrays in, 1-D arrays out)."""
@@ -215,22 +201,22 @@ class StreamKinematics:
         self._r_tilt = out[-1].copy()
         return out
 
-    def _supports(self, fz: np.ndarray, sole_b: List[np.ndarray], r_sb: List[np.ndarray],
-                  extra: np.ndarray) -> np.ndarray:
-        """Support foot per row (``extra[:, 0]``, NaN before any force), heading
+    def _supports(self, fz: np.ndarray, contact: np.ndarray, sole_b: List[np.ndarray],
+                  r_sb: List[np.ndarray], extra: np.ndarray) -> np.ndarray:
+        """Support foot per row (``extra[:, 0]``, NaN before any foot in contact), heading
         (``extra[:, 4]``) and sole anchor in the world (returned, (n, 3) [m]).
 
-        The support changes to the most loaded foot once its normal force (``fz`` (n, nf)
-        [N]) exceeds ``switch_ratio`` times the current one's and ``contact_force_n``; at a
-        change, anchor and heading of the new sole keep the base pose continuous. Rows between
-        two changes are filled with numpy (one Python step per change, not per row).
+        The support changes to the most loaded foot in contact (``contact`` (n, nf)) once its
+        normal force (``fz`` (n, nf) [N]) exceeds ``switch_ratio`` times the current one's; at
+        a change, anchor and heading of the new sole keep the base pose continuous. Rows
+        between two changes are filled with numpy (one Python step per change, not per row).
         """
         n = len(fz)
         known = np.isfinite(fz)
-        f = np.where(known, fz, -np.inf)
+        f = np.where(known & contact, fz, -np.inf)
         best = np.argmax(f, axis=1)
         f_best = f[np.arange(n), best]
-        any_known = known.any(axis=1)
+        any_known = contact.any(axis=1)
         anchor = np.empty((n, 3))
         k = 0
         while k < n:
@@ -239,8 +225,8 @@ class StreamKinematics:
             else:
                 s = self.support
                 current = np.maximum(np.where(known[k:, s], f[k:, s], 0.0), 1e-9)
-                hits = np.flatnonzero((best[k:] != s) & (f_best[k:] > self.switch_ratio * current)
-                                      & (f_best[k:] > self.contact_force_n))
+                hits = np.flatnonzero((best[k:] != s) & any_known[k:]
+                                      & (f_best[k:] > self.switch_ratio * current))
             j = n if not hits.size else k + int(hits[0])
             anchor[k:j] = self.anchor
             extra[k:j, 0] = np.nan if self.support is None else self.support

@@ -16,6 +16,7 @@ from typing import Dict, Optional, Tuple
 
 import numpy as np
 
+from legid_ros.core.contact.rule import ContactThresholds, contact_states
 from legid_ros.core.errors import BadInputError
 from legid_ros.core.robot import Robot
 
@@ -59,16 +60,18 @@ def sole_wrench(forces: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     return np.array([0.0, 0.0, total, *moment])
 
 
-def reading_from_window(data, robot: Robot, offsets: Optional[Dict[str, np.ndarray]] = None,
-                        fz_min_n: float = 20.0) -> ContactReading:
+def reading_from_window(data, robot: Robot, offsets: Optional[Dict[str, np.ndarray]] = None
+                        ) -> ContactReading:
     """The contact state of the latest usable row of a buffer window.
+
+    The stance feet are the row's contact flags (the buffer's contact rule,
+    :mod:`legid_ros.core.contact.rule`); a window without flags (NaN) gets the rule applied
+    to its row's normal forces from an unknown state (touch-down threshold).
 
     Args:
         data: :class:`legid_ros.core.buffer.window.WindowData` (``unpack_window``).
         robot: The robot (feet, frames).
         offsets: :func:`sensor_offsets` of the robot (computed if not given).
-        fz_min_n: Normal force that makes a foot a stance foot when the row's contact
-            flags are all zero [N].
 
     Raises:
         BadInputError: no usable row, or no foot in contact.
@@ -87,10 +90,12 @@ def reading_from_window(data, robot: Robot, offsets: Optional[Dict[str, np.ndarr
             wrenches[f] = sole_wrench(data.fsr[f][r], offsets[f])
             frames[f] = robot.feet[f].sole_frame
     flags = np.asarray(data.contact[r], float)
-    if np.all(np.isfinite(flags)) and flags.max(initial=0.0) > 0.5:
+    if np.all(np.isfinite(flags)):
         stance = tuple(f for f, c in zip(data.feet, flags) if c > 0.5)
     else:
-        stance = tuple(f for f in data.feet if f in wrenches and wrenches[f][2] > fz_min_n)
+        fz = np.array([[wrenches[f][2] if f in wrenches else np.nan for f in data.feet]])
+        on = contact_states(fz, ContactThresholds.for_robot(robot))[0]
+        stance = tuple(f for f, c in zip(data.feet, on) if c)
     if not stance:
         raise BadInputError('no foot in contact in the latest window row')
     usable = all(f in wrenches and np.all(np.isfinite(wrenches[f])) for f in stance)

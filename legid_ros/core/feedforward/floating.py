@@ -2,8 +2,9 @@
 
 Whole-body inverse dynamics (pinocchio RNEA) of the free-flyer model, with:
 
-- the base state from the stance feet: each stance sole is at rest on the ground, so the base
-  orientation is the one that puts the (first) stance sole flat (or the IMU's, when given), and
+- the base state from the stance feet (:mod:`legid_ros.core.contact.base_state`, the one
+  shared with the identification): each stance sole is at rest on the ground, so the base
+  orientation is the one that puts the first stance sole flat (or the IMU's, when given), and
   the base twist and acceleration solve ``J_c v = 0`` and ``J_c a + Jdot_c v = 0`` for the
   desired joint velocities and accelerations (least squares over the stance feet);
 - the contact wrenches measured (foot F/T or sole sensors, ground-on-foot wrench at a foot
@@ -30,6 +31,7 @@ from typing import Dict, Optional, Sequence, Tuple
 import numpy as np
 import pinocchio as pin
 
+from legid_ros.core.contact.base_state import StanceBase
 from legid_ros.core.errors import BadInputError
 from legid_ros.core.feedforward.contact_qp import ContactQp, SoleContact, build_contact_qp
 from legid_ros.core.feedforward.model import FeedforwardModel, FrictionLike
@@ -100,13 +102,11 @@ class FloatingFeedforward(FeedforwardModel):
                          for f in self.contacts}
         self._frame_cache: Dict[str, int] = {}
         self._qps: Dict[Tuple[str, ...], ContactQp] = {}
-        imu = robot.imu_frame
-        self._imu_id = self.model.getFrameId(imu) if self.model.existFrame(imu) else None
-        self._zero_v = np.zeros(self.model.nv)
         self.stance: Tuple[str, ...] = ()
         self.measured: Optional[Dict[str, Tuple[int, np.ndarray]]] = None
         self.base_quat: Optional[np.ndarray] = None
         self.last: Optional[FloatingTerms] = None
+        self._stance_base = StanceBase(robot, self.model)
         self.set_contacts(stance if stance is not None else tuple(self.contacts))
 
     # ---------------------------------------------------------------- contact state
@@ -173,31 +173,13 @@ class FloatingFeedforward(FeedforwardModel):
         self.stance, self.measured, self.base_quat = stance, meas, quat
 
     # ---------------------------------------------------------------- evaluation
-    def _base_pose(self, q: np.ndarray) -> None:
-        """Write the base pose into ``self._q`` from the stance sole (or the IMU)."""
-        model, data, full = self.model, self.data, self._q
-        full[:7] = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0)
-        full[7:] = q
-        pin.forwardKinematics(model, data, full)
-        # first stance sole in the base frame (the base is at the origin here)
-        b_m_s = pin.updateFramePlacement(model, data, self._sole_id[self.stance[0]])
-        self._b_x_s = b_m_s.action  # its inverse is the sole Jacobian's base block
-        if self.base_quat is None:
-            m = b_m_s.inverse()  # base in the sole frame
-        else:
-            rot = pin.Quaternion(self.base_quat[3], *self.base_quat[:3]).toRotationMatrix()
-            if self._imu_id is not None:  # IMU orientation -> base orientation
-                rot = rot @ pin.updateFramePlacement(model, data, self._imu_id).rotation.T
-            m = pin.SE3(rot, -rot @ b_m_s.translation)
-        full[:7] = pin.SE3ToXYZQUAT(m)
-
     def evaluate(self, q: np.ndarray, qd_d: np.ndarray, qdd_d: np.ndarray) -> FloatingTerms:
         """Feedforward with its contact wrenches and base state (inputs already checked).
 
-        The base twist and acceleration come from the first stance foot (its sole at rest:
-        ``v_base = -J_b^-1 J_j qd``, ``a_base = -J_b^-1 (J_j qdd + Jdot v)``, with ``J_b^-1``
-        the action of the sole's placement in the base frame); a consistent reference keeps
-        the other stance feet at rest too.
+        The base state is the stance contacts' (:class:`legid_ros.core.contact.StanceBase`):
+        orientation from the IMU when given, else the first stance sole flat; twist and
+        acceleration keep every stance sole at rest (least squares over the stance feet; a
+        consistent reference satisfies them all exactly).
 
         Args:
             q: Joint positions [rad] (measured or desired). qd_d: desired joint velocities
@@ -207,20 +189,15 @@ class FloatingFeedforward(FeedforwardModel):
             InfeasibleProblemError, SolverError: from the contact QP.
         """
         model, data = self.model, self.data
-        self._base_pose(q)
+        base = self._stance_base
+        if self.base_quat is None:
+            rot = base.base_rotation(q, self.stance, 'sole')
+        else:
+            rot = base.base_rotation(q, self.stance, 'imu', self.base_quat)
         full, v, a = self._q, self._v, self._a
-        v[:6] = 0.0
-        v[6:] = qd_d
-        a[:6] = 0.0
-        a[6:] = qdd_d
+        full[:], v[:], a[:] = base.solve(q, qd_d, qdd_d, self.stance, rot)
         pin.computeJointJacobians(model, data, full)
-        first = self._sole_id[self.stance[0]]
         jacs = [pin.getFrameJacobian(model, data, self._sole_id[f], LOCAL) for f in self.stance]
-        jj = jacs[0][:, 6:]
-        v[:6] = -self._b_x_s @ (jj @ qd_d)
-        pin.forwardKinematics(model, data, full, v, self._zero_v)
-        drift = pin.getFrameAcceleration(model, data, first, LOCAL).vector
-        a[:6] = -self._b_x_s @ (jj @ qdd_d + drift)
         tau_full = pin.rnea(model, data, full, v, a)
         if self.measured is None:
             sol = self.contact_qp(self.stance).solve([j[:, :6] for j in jacs], tau_full[:6])

@@ -25,9 +25,10 @@ from legid_ros.core import signals
 from legid_ros.core.conventions.sensing import resolve_zmp_source
 from legid_ros.core.errors import BadInputError
 from legid_ros.core.recording import Recording
-from legid_ros.core.identification.rows.contact_state import (contact_base_state, is_point_foot,
-                                                               measured_zmp, zmp_frames)
-from legid_ros.core.identification.rows.regressors import support_base_state
+from legid_ros.core.contact import (ContactThresholds, cop_frames, is_point_foot,
+                                    measured_cop, near_transitions, stance_base_state)
+from legid_ros.core.contact.cop import normal_forces, up_axes
+from legid_ros.core.contact.rule import OFF_FRACTION, ON_FRACTION, contact_states
 from legid_ros.core.robot import Robot
 
 
@@ -49,7 +50,9 @@ class PrepareOptions:
             stance contact point: for tall robots whose soles rock, and point feet), 'auto'
             ('contacts' when a foot is a point foot, else 'support') or 'true' (ground truth).
         support: 'auto' (from the forces), or a foot name for every sample.
-        contact_fraction: A foot is in contact above this fraction of the total weight.
+        contact_on_fraction: A foot touches down above this fraction of the robot's weight
+            (:mod:`legid_ros.core.contact.rule`, the buffer's rule) [-].
+        contact_off_fraction: A foot lifts off below this fraction of the weight [-].
         step: Keep every step-th sample after filtering and differentiation (e.g. 10 turns
             1 kHz into 100 Hz; choose the cut-off below the new Nyquist frequency).
         lag: If set, Wu & Gao's first-order lag filter constant on the measured ZMP instead
@@ -61,8 +64,8 @@ class PrepareOptions:
             robot the soft contacts of two feet make the model ZMP of a double-support sample
             several times less accurate than a single-support one: 1.5-12 mm against 0.33 mm
             on the MuJoCo biped, ``legid bench accuracy --protocol swap``).
-        transition_s: Also drop the samples closer than this to a change of the loaded feet
-            (touch-down, lift-off: impacts and load transfer) [s].
+        transition_s: Also drop the samples closer than this to a change of any foot's
+            contact state (touch-down, lift-off: impacts and load transfer) [s].
         gyro_cutoff_hz: Zero-phase low-pass on the gyro before its derivative (base
             'contacts'; default half of ``cutoff_hz``: the derivative amplifies the gyro's
             noise; on Talos in MuJoCo the model ZMP floor is 2.57 mm at 6 Hz, 1.08 mm at 3 Hz,
@@ -76,7 +79,8 @@ class PrepareOptions:
     use_imu: bool = True
     base: str = 'auto'
     support: str = 'auto'
-    contact_fraction: float = 0.05
+    contact_on_fraction: float = ON_FRACTION
+    contact_off_fraction: float = OFF_FRACTION
     step: int = 1
     lag: Optional[float] = None
     edge_s: Optional[float] = None
@@ -211,20 +215,30 @@ def prepare(rec: Recording, robot: Robot, options: Optional[PrepareOptions] = No
                                            o.window_s, at=sel)
     t_all = t
     t, tau = t[sel], rec.tau[keep][sel]
+    force_full = force
     force = {f: x[sel] for f, x in force.items()}
     wrench = {f: x[sel] for f, x in wrench.items()}
     ankle = {f: x[sel] for f, x in ankle.items()}
     kept = np.flatnonzero(keep)[sel]
-    # support feet from vertical forces
-    fz_feet = {f: (x.sum(axis=1) if src == 'fsr' else x[:, 2]) for f, x in force.items()}
-    total_fz = sum(fz_feet.values()) if fz_feet else np.full(t.size, np.nan)
+    # contact states: the rule of legid_ros.core.contact on the world-vertical forces, at the
+    # full rate (as the buffer sees them), then at the kept samples
+    if src == 'true':
+        fz_all = np.column_stack([force_full[f][:, 2] for f in feet]) \
+            if len(force_full) == len(feet) else np.full((t_all.size, len(feet)), np.nan)
+    else:
+        up = None
+        if src == 'wrench' and o.use_imu:
+            # the vertical axis at the kept samples, held over the samples between them
+            near = np.clip(np.searchsorted(sel, np.arange(t_all.size)), 0, sel.size - 1)
+            up = {f: x[near] for f, x in up_axes(robot, q_f, rec.imu_quat[kept]).items()}
+        fz_all = normal_forces(robot, src, force_full, up)
+    total_fz = np.nansum(fz_all[sel], axis=1) if fz_all.size else np.full(t.size, np.nan)
     if o.support == 'auto':
-        loaded = np.stack([fz_feet[f] > o.contact_fraction * np.nanmedian(total_fz)
-                           for f in feet], axis=1)
+        th = ContactThresholds.for_robot(robot, o.contact_on_fraction, o.contact_off_fraction)
+        loaded = contact_states(fz_all, th)[sel]
         double = loaded.sum(axis=1) > 1
         # the most loaded foot: the one most surely flat and still
-        fz_stack = np.stack([fz_feet[f] for f in feet], axis=1)
-        first = np.argmax(np.where(loaded, fz_stack, -np.inf), axis=1)
+        first = np.argmax(np.where(loaded, fz_all[sel], -np.inf), axis=1)
         support = np.array([feet[i] for i in first], dtype=object)
         none = ~loaded.any(axis=1)
     else:
@@ -235,7 +249,7 @@ def prepare(rec: Recording, robot: Robot, options: Optional[PrepareOptions] = No
         none = np.zeros(t.size, bool)
         loaded = np.tile(np.array([f == o.support for f in feet]), (t.size, 1))
     # the frames the measured ZMP needs, placed by the base-state pass (no second one)
-    frames = sorted({i for ids in zmp_frames(robot, feet, src).values() for i in ids}) \
+    frames = sorted({i for ids in cop_frames(robot, feet, src).values() for i in ids}) \
         if src != 'true' else []
     placements = None
     if o.base == 'true':
@@ -253,9 +267,9 @@ def prepare(rec: Recording, robot: Robot, options: Optional[PrepareOptions] = No
         g = signals.butter_zero_phase(gyro, cut, rate) if cut and cut < 0.45 * rate else gyro
         gyro, gyro_dot, _ = signals.derivatives(t_all, g, 'savgol' if o.diff != 'fd'
                                                 else 'fd', o.window_s, at=sel)
-        st = contact_base_state(robot, q_f, qd, qdd, loaded & ~none[:, None],
-                                rec.imu_quat[kept], gyro, gyro_dot, rates_from_imu=True,
-                                frames=frames)
+        st = stance_base_state(robot, q_f, qd, qdd, loaded & ~none[:, None],
+                               rec.imu_quat[kept], gyro, gyro_dot, rates_from_imu=True,
+                               frames=frames)
         q, v, a = st['q'], st['v'], st['a']
         placements = st.get('placements')
         q[none], v[none], a[none] = q[~none][:1], v[~none][:1], a[~none][:1]
@@ -263,8 +277,10 @@ def prepare(rec: Recording, robot: Robot, options: Optional[PrepareOptions] = No
         raise BadInputError(f"base must be 'auto', 'support', 'contacts' or 'true', not "
                             f'{o.base!r}')
     else:
-        st = support_base_state(robot, q_f, qd, qdd, support,
-                                rec.imu_quat[kept] if o.use_imu else None, frames=frames)
+        stance = np.stack([support == f for f in feet], axis=1) & ~none[:, None]
+        st = stance_base_state(robot, q_f, qd, qdd, stance,
+                               rec.imu_quat[kept] if o.use_imu else None,
+                               orientation='imu_tilt' if o.use_imu else 'sole', frames=frames)
         q, v, a = st['q'], st['v'], st['a']
         placements = st.get('placements')
     zmp, fz = _measured_zmp(robot, q, src, force, rec, kept, loaded, placements)
@@ -275,7 +291,7 @@ def prepare(rec: Recording, robot: Robot, options: Optional[PrepareOptions] = No
     good = np.isfinite(zmp).all(axis=1) & ~none
     if np.sum(~good):
         dropped['no contact / unloaded'] = int(np.sum(~good))
-    good &= _contact_filter(t, support, double, none, o, dropped)
+    good &= _contact_filter(t, loaded, double, none, o, dropped)
     idx = np.flatnonzero(good)
     zt = rec.zmp_true[kept][idx] if rec.zmp_true is not None else None
     return Samples(t[idx], q[idx], v[idx], a[idx], zmp[idx], fz[idx], tau[idx],
@@ -283,7 +299,7 @@ def prepare(rec: Recording, robot: Robot, options: Optional[PrepareOptions] = No
                    zt, {f: w[idx] for f, w in ankle.items()})
 
 
-def _contact_filter(t, support, double, none, o: PrepareOptions, dropped: dict) -> np.ndarray:
+def _contact_filter(t, loaded, double, none, o: PrepareOptions, dropped: dict) -> np.ndarray:
     """Samples kept by ``single_support_only`` and ``transition_s`` (counted in ``dropped``)."""
     keep = np.ones(t.size, bool)
     if o.single_support_only:
@@ -291,22 +307,15 @@ def _contact_filter(t, support, double, none, o: PrepareOptions, dropped: dict) 
         if np.sum(double & ~none):
             dropped['double support'] = int(np.sum(double & ~none))
     if o.transition_s > 0 and t.size > 1:
-        state = [(bool(d), s, bool(n)) for d, s, n in zip(double, support, none)]
-        change = np.flatnonzero([a != b for a, b in zip(state[:-1], state[1:])]) + 1
-        if change.size:
-            tc = 0.5 * (t[change] + t[change - 1])
-            near = np.zeros(t.size, bool)
-            for c in tc:
-                near |= np.abs(t - c) < o.transition_s
-            near &= keep & ~none
-            if near.any():
-                dropped[f'contact change within {o.transition_s:g} s'] = int(near.sum())
-            keep &= ~near
+        near = near_transitions(t, loaded, o.transition_s) & keep & ~none
+        if near.any():
+            dropped[f'contact change within {o.transition_s:g} s'] = int(near.sum())
+        keep &= ~near
     return keep
 
 
 def _measured_zmp(robot, q, src, force, rec, kept, loaded, placements=None):
-    """Measured ZMP [m] and vertical force [N] (:func:`measured_zmp`; 'true': the recording's)."""
+    """Measured ZMP [m] and vertical force [N] (:func:`measured_cop`; 'true': the recording's)."""
     if src == 'true':
         return rec.zmp_true[kept], np.full(q.shape[0], robot.total_mass * 9.81)
-    return measured_zmp(robot, q, src, force, loaded, placements)
+    return measured_cop(robot, src, force, loaded, placements, q)

@@ -22,6 +22,7 @@ import numpy as np
 from legid_ros.core import signals
 from legid_ros.core.errors import BadInputError
 from legid_ros.core.buffer.window import WindowData
+from legid_ros.core.contact import is_point_foot, measured_cop, near_transitions, stance_base_state
 from legid_ros.core.identification.online import OnlineEstimator
 
 
@@ -38,11 +39,17 @@ class FoldSettings:
         jump_back_s: A window this much older than the last folded row is a clock jump [s].
         base: 'support' (the support sole flat and still, Wu & Gao 2021), 'contacts' (IMU
             orientation and rates, every stance contact still:
-            :func:`legid_ros.core.identification.rows.contact_state.contact_base_state`; the
+            :func:`legid_ros.core.contact.base_state.stance_base_state`; the
             measured ZMP recomputed in that frame from the window's foot forces) or 'auto'
             ('contacts' when the robot has a point foot).
         gyro_window_s: Savitzky-Golay window of the gyro and its derivative (base
             'contacts') [s].
+        transition_s: Rows closer than this to a change of any foot's contact state (the
+            buffer's rule) lose their force, as ``prepare``'s ``transition_s`` drops them [s]
+            (0: off); only the changes inside the window are seen: at least ``margin_rows``
+            after a folded row, and the rows before it in the window (with the buffer's
+            200-row windows at 1 kHz, 0.05-0.1 s either side: make the windows longer for
+            a wider band).
     """
 
     margin_rows: int = 50
@@ -53,6 +60,7 @@ class FoldSettings:
     jump_back_s: float = 0.5
     base: str = 'auto'
     gyro_window_s: float = 0.3
+    transition_s: float = 0.0
 
 
 @dataclass
@@ -138,6 +146,8 @@ class WindowFolder:
         if not usable[idx].all():
             out.events.append(('irregular_sampling', 'rows near missing joint states (drops) '
                                'or stale sensors were not used'))
+        if s.transition_s > 0 and data.contact is not None:
+            usable &= ~near_transitions(data.t, data.contact > 0.5, s.transition_s)
         fz = np.where(usable, data.fz, np.nan)
         col = {f: i for i, f in enumerate(data.feet)}
         contact = {f: data.contact[idx, col[f]] > 0.5 for f in data.feet} \
@@ -162,26 +172,23 @@ class WindowFolder:
 
     def _contacts(self, robot, data: WindowData, idx, q_s, out: FoldOutcome):
         """Base state from the stance contacts and the IMU, and the ZMP in its frame."""
-        from legid_ros.core.identification.rows.contact_state import (contact_base_state,
-                                                                       measured_zmp)
         order = [data.feet.index(f) for f in robot.feet]
         stance = data.contact[idx][:, order] > 0.5
         gyro, gyro_dot, _ = signals.savgol_derivatives(data.t, data.imu_gyro,
                                                        self.settings.gyro_window_s)
-        st = contact_base_state(robot, q_s[idx], out.qd[idx], out.qdd[idx], stance,
-                                data.imu_quat[idx], gyro[idx], gyro_dot[idx],
-                                rates_from_imu=True)
+        st = stance_base_state(robot, q_s[idx], out.qd[idx], out.qdd[idx], stance,
+                               data.imu_quat[idx], gyro[idx], gyro_dot[idx],
+                               rates_from_imu=True)
         if data.foot_wrench:
             src, force = 'wrench', {f: w[idx] for f, w in data.foot_wrench.items()}
         else:
             src, force = 'fsr', {f: w[idx] for f, w in data.fsr.items()}
-        zmp, _ = measured_zmp(robot, st['q'], src, force, stance)
+        zmp, _ = measured_cop(robot, src, force, stance, q=st['q'])
         return zmp, st
 
 
 def _contacts_base(robot, base: str) -> bool:
     """Whether the folding uses the contacts' base state (see :class:`FoldSettings`)."""
-    from legid_ros.core.identification.rows.contact_state import is_point_foot
     if base not in ('auto', 'support', 'contacts'):
         raise BadInputError(f"base must be 'auto', 'support' or 'contacts', not {base!r}")
     return base == 'contacts' or (base == 'auto' and any(is_point_foot(robot, f)

@@ -20,13 +20,15 @@ import numpy as np
 from legid_ros.core.buffer.kinematics import StreamKinematics
 from legid_ros.core.buffer.sensor_buffer import Buffer, BufferConfig
 from legid_ros.core.buffer.window import WindowData, unpack_window
+from legid_ros.core.contact import ContactThresholds
 from legid_ros.core.errors import BadInputError
 from legid_ros.core.recording import Recording
 from legid_ros.core.robot import Robot
 
 
 def recording_windows(rec: Recording, robot: Robot, force_mode: Optional[str] = None,
-                      ankle_ft: bool = True, chunk: int = 100, contact_force_n: float = 20.0,
+                      ankle_ft: bool = True, chunk: int = 100,
+                      thresholds: Optional[ContactThresholds] = None,
                       **config) -> Iterator[WindowData]:
     """Windows the buffer cuts from ``rec``, in order.
 
@@ -36,7 +38,8 @@ def recording_windows(rec: Recording, robot: Robot, force_mode: Optional[str] = 
         force_mode: 'wrench' or 'fsr' (default: the robot's ``force_sensing``, else 'wrench').
         ankle_ft: Carry the raw ankle F/T readings (when the recording has them).
         chunk: Stamps fed per pass (the buffer node flushes every 50 joint states by default).
-        contact_force_n: Normal force above which a foot is in contact [N].
+        thresholds: The contact rule's thresholds (default: the buffer node's, relative to
+            the robot's weight).
         **config: Other :class:`BufferConfig` fields (window ``length``, ``hop``, cutoffs ...).
 
     Yields:
@@ -56,7 +59,7 @@ def recording_windows(rec: Recording, robot: Robot, force_mode: Optional[str] = 
     cfg = BufferConfig(joint_names=list(robot.actuated_joint_names), feet=feet, force_mode=mode,
                        fsr_count={f: rec.fsr[f].shape[1] for f in feet if f in rec.fsr},
                        ankle_ft_feet=ft_feet, **config)
-    buf = Buffer(cfg, StreamKinematics(robot, mode, contact_force_n=contact_force_n))
+    buf = Buffer(cfg, StreamKinematics(robot, mode, thresholds))
     for k in range(0, rec.n, chunk):
         sl = slice(k, min(k + chunk, rec.n))
         t = rec.t[sl]

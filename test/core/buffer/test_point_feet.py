@@ -42,7 +42,8 @@ def test_point_force_zmp_is_force_weighted_contact_points(robots):
     rng = np.random.default_rng(7)
     n = 40
     q, imu = _bent_rows(robot, n, rng)
-    forces = {f: np.hstack([rng.uniform(-30, 30, (n, 2)), rng.uniform(30, 300, (n, 1)),
+    # above the contact rule's touch-down force (15 % of the 33 kg biped's weight: 49 N)
+    forces = {f: np.hstack([rng.uniform(-30, 30, (n, 2)), rng.uniform(60, 300, (n, 1)),
                             rng.uniform(-20, 20, (n, 3))]) for f in FEET}
     zmp, contact, base = kin.rows(q, imu, forces)
     for k in range(n):
@@ -76,7 +77,7 @@ def test_normal_force_only_zmp(robots):
     rng = np.random.default_rng(9)
     n = 20
     q, imu = _bent_rows(robot, n, rng)
-    fn = rng.uniform(0, 300, (n, 2))
+    fn = rng.uniform(60, 300, (n, 2))  # every foot in contact by the contact rule
     zmp, _, base = kin.rows(q, imu, {f: fn[:, i:i + 1] for i, f in enumerate(FEET)})
     for k in range(n):
         soles = _world_points(robot, q[k], base[k], [robot.feet[f].sole_frame for f in FEET])
@@ -104,7 +105,7 @@ def test_support_sole_point_is_the_world_origin_and_base_tilt_is_the_imu(robots)
 def test_contacts_and_support_follow_the_forces_without_a_default_foot(robots):
     """No support foot before a force; then the loaded foot, a swap, and contact flags."""
     robot = robots[1]
-    kin = StreamKinematics(robot, 'fsr', contact_force_n=20.0)
+    kin = StreamKinematics(robot, 'fsr', contact_force_n=20.0)  # lift-off below 10.7 N
     q = np.zeros((5, robot.model.nv - 6))
     imu = np.tile([0, 0, 0, 1.0], (5, 1))
     left = np.array([[np.nan], [5.0], [5.0], [300.0], [300.0]])

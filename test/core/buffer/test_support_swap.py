@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from legid_ros.core.buffer.window import support_to_world, unpack_window
+from legid_ros.core.contact import near_transitions
 from legid_ros.core.robot import load_robot
 from legid_ros.core.synthetic import NoiseModel, SyntheticConfig, simulate_biped
 from legid_ros.core.synthetic.swap import LEFT_STAND
@@ -35,11 +36,16 @@ def test_support_changes_once_to_the_left_sole(swap):
 
 
 def test_zmp_matches_the_truth_on_both_supports(swap):
-    """World ZMP = true ZMP (right-sole world); the support-frame ZMP maps back onto it."""
+    """World ZMP = true ZMP (right-sole world) away from the contact changes; the
+    support-frame ZMP maps back onto it."""
     robot, rec = swap
     rows, schema = rows_of(robot, rec, rec.imu_quat)
     data = unpack_window(rows, schema)
     err = np.linalg.norm(data.zmp_world - rec.zmp_true, axis=1) * 1e3
-    assert np.nanmax(err) < 1.0  # [mm]
+    # a foot under the contact rule's thresholds (8-15 % of the weight) is left out of the
+    # measured ZMP: near its touch-down and lift-off (flagged for the identification to drop)
+    # the ZMP misses its load; everywhere else it is exact
+    away = ~near_transitions(data.t, data.contact > 0.5, 0.5)
+    assert away.mean() > 0.75 and np.nanmax(err[away]) < 1.0  # [mm]
     back = support_to_world(data.zmp_support, data.anchor, data.heading)
     np.testing.assert_allclose(back, data.zmp_world, atol=1e-12)

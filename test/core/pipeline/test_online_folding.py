@@ -65,3 +65,29 @@ def test_replay_updates_once_per_period_and_stays_consistent(biped, rec):
     assert run.consistent_updates == run.updates
     times = [t for t, _ in run.history]
     assert np.all(np.diff(times) >= 1.0)
+
+
+def test_rows_near_any_contact_change_are_not_folded(biped):
+    """transition_s leaves out rows near a change of any foot's contact state (the buffer's
+    rule), never others: it drops no more rows than lie near the run's changes, and at least
+    those within the margin (50 rows: a window holds at least that much after a folded row)."""
+    from legid_ros.core.contact import near_transitions
+    swap = simulate_biped(SyntheticConfig(duration_s=11.0, seed=6, noise=NoiseModel.none(),
+                                          protocol='swap'))  # a foot lifts and touches down
+    wins = list(recording_windows(swap, biped))
+    t = np.concatenate([w.t for w in wins])
+    contact = np.concatenate([w.contact for w in wins]) > 0.5
+    order = np.argsort(t, kind='stable')
+    t, idx = np.unique(t[order], return_index=True)
+    near = near_transitions(t, contact[order][idx], 0.2)
+    assert 0 < near.sum() < 0.5 * t.size
+    folded = {}
+    for ts in (0.0, 0.2):
+        est = OnlineEstimator(biped, min_samples=10)
+        folder = WindowFolder(FoldSettings(fold_step=1, transition_s=ts))
+        for w in wins:
+            folder.fold(est, w)
+        folded[ts] = est.normal.n
+    dropped = folded[0.0] - folded[0.2]
+    within_margin = near_transitions(t, contact[order][idx], 0.05).sum()
+    assert 0 < within_margin <= dropped <= near.sum()

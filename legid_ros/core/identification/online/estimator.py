@@ -32,6 +32,7 @@ from typing import Dict, Optional
 import numpy as np
 
 from legid_ros.core import signals
+from legid_ros.core.contact.base_state import support_base_state
 from legid_ros.core.errors import BadInputError, LegidError, NotIdentifiableError
 from legid_ros.core.identification.identifiability import DEFAULT_MAX_COND, excitation
 from legid_ros.core.identification.online.ankle_ft import FT_SIGMA, AnkleFtRows
@@ -41,8 +42,7 @@ from legid_ros.core.identification.parameters.sets import StandardSet
 from legid_ros.core.identification.result import IdentResult
 from legid_ros.core.identification.rows.linear import GRAVITY, Normal
 from legid_ros.core.identification.rows.regressors import (coulomb_viscous_columns,
-                                                           compute_regressors,
-                                                           support_base_state, zmp_rows)
+                                                           compute_regressors, zmp_rows)
 from legid_ros.core.identification.rows.zmp import model_zmp
 from legid_ros.core.identification.uncertainty import normal_uncertainty
 from legid_ros.core.inertial import check_consistency

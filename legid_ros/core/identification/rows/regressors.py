@@ -1,11 +1,10 @@
-"""Regressors linear in the standard inertial parameters, and the floating-base state.
+"""Regressors linear in the standard inertial parameters.
 
 All dynamics come from pinocchio (``computeJointTorqueRegressor``, frame Jacobians and
 accelerations). The floating base is the root free flyer; pinocchio's base twist and
-acceleration are expressed in the base frame.
+acceleration are expressed in the base frame. The base state itself comes from the stance
+contacts (:mod:`legid_ros.core.contact.base_state`).
 
-- :func:`support_base_state`: base pose, twist and acceleration from the joint states with the
-  support sole flat on the ground and not slipping (optionally roll/pitch from the IMU).
 - :func:`compute_regressors`: per sample, the whole-body contact wrench regressor in the world
   (``W pi = [f, n]`` of the ground on the robot, about the world origin), the joint-torque
   regressor with the support foot as the fixed base, and the full floating-base regressor.
@@ -22,6 +21,7 @@ from typing import Dict, Optional, Sequence
 import numpy as np
 import pinocchio as pin
 
+from legid_ros.core.contact.base_state import support_list
 from legid_ros.core.errors import BadInputError
 from legid_ros.core.friction.models import V_COULOMB, smooth_sign
 from legid_ros.core.robot import Robot
@@ -41,100 +41,6 @@ def quat_matrices(quat_xyzw: np.ndarray) -> np.ndarray:
         np.stack([2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)], -1),
         np.stack([2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)], -1)],
         axis=1)
-
-
-def _support_list(support, n: int) -> np.ndarray:
-    if isinstance(support, str):
-        return np.array([support] * n, dtype=object)
-    sup = np.asarray(support, dtype=object)
-    if sup.shape != (n,):
-        raise BadInputError(f'support has shape {sup.shape}, expected ({n},)')
-    return sup
-
-
-def support_base_state(robot: Robot, q_j: np.ndarray, qd_j: np.ndarray, qdd_j: np.ndarray,
-                       support='right', imu_quat: Optional[np.ndarray] = None,
-                       frames: Sequence[int] = ()) -> Dict[str, np.ndarray]:
-    """Floating-base configuration, velocity and acceleration from the support foot.
-
-    The support sole frame is at the world origin, flat (z up, its yaw = world yaw) and still:
-    its spatial velocity and acceleration are zero, which fixes the base twist and
-    acceleration through the sole's frame Jacobian. With ``imu_quat`` the base roll and pitch
-    come from the IMU instead (yaw still from the kinematics) and the base is placed so the
-    sole centre stays at the origin: the soft contact tilts the sole by ~1 mrad, which the
-    flat-sole model of Wu & Gao 2021 ignores. In double support pass either foot.
-
-    Args:
-        robot: Floating-base robot.
-        q_j, qd_j, qdd_j: Joint positions, velocities, accelerations, (N, nj) [rad, /s, /s^2].
-        support: Support foot name per sample, (N,), or one name for all.
-        imu_quat: IMU orientation in the world ``[x, y, z, w]``, (N, 4), or None.
-        frames: Frame ids whose world placements to return (at the returned ``q``).
-
-    Returns:
-        ``{'q': (N, nq), 'v': (N, nv), 'a': (N, nv)}`` in pinocchio's conventions; with
-        ``frames`` also ``'placements'``: ``{frame id: (N, 3, 4)}`` rotation and translation
-        [m] of each frame in the world.
-    """
-    model = robot.model
-    if not robot.floating:
-        raise BadInputError('support_base_state needs a floating-base robot')
-    q_j = np.atleast_2d(np.asarray(q_j, float))
-    n, nj = q_j.shape
-    if nj != model.nv - 6:
-        raise BadInputError(f'{nj} joint columns, the model has {model.nv - 6} joints')
-    sup = _support_list(support, n)
-    data = model.createData()
-    fids = {name: robot.frame_id(f.sole_frame) for name, f in robot.feet.items()}
-    unknown = set(sup) - set(fids)
-    if unknown:
-        raise BadInputError(f'unknown support foot {sorted(map(str, unknown))[0]!r}; feet: '
-                            f'{list(fids)}')
-    out_q = np.zeros((n, model.nq))
-    out_v = np.zeros((n, model.nv))
-    out_a = np.zeros((n, model.nv))
-    place = {f: np.zeros((n, 3, 4)) for f in frames}
-    q = pin.neutral(model)
-    v = np.zeros(model.nv)
-    a = np.zeros(model.nv)
-    rot_imu = None
-    if imu_quat is not None:
-        q[:7] = [0, 0, 0, 0, 0, 0, 1]
-        pin.framesForwardKinematics(model, data, q)
-        r_bi = data.oMf[robot.frame_id(robot.imu_frame)].rotation.copy()
-        rot_imu = [_quat_to_rot(np.asarray(qk, float)) @ r_bi.T for qk in imu_quat]
-    for k in range(n):
-        fid = fids[sup[k]]
-        # the sole's LOCAL Jacobian and its placement in the base: one pass, base at identity
-        q[:7] = [0, 0, 0, 0, 0, 0, 1]
-        q[7:] = q_j[k]
-        pin.computeJointJacobians(model, data, q)
-        t_bs = pin.updateFramePlacement(model, data, fid).copy()
-        jac = pin.getFrameJacobian(model, data, fid, pin.LOCAL)
-        t_wb = t_bs.inverse()
-        if rot_imu is not None:
-            rpy_imu = pin.rpy.matrixToRpy(rot_imu[k])
-            rpy_kin = pin.rpy.matrixToRpy(t_wb.rotation)
-            rot = pin.rpy.rpyToMatrix(rpy_imu[0], rpy_imu[1], rpy_kin[2])
-            t_wb = pin.SE3(rot, -rot @ t_bs.translation)
-        q[:3] = t_wb.translation
-        q[3:7] = pin.Quaternion(t_wb.rotation).coeffs()
-        jb = jac[:, :6]
-        v[6:] = qd_j[k]
-        v[:6] = -np.linalg.solve(jb, jac[:, 6:] @ qd_j[k])
-        a[:6] = 0.0
-        a[6:] = qdd_j[k]
-        pin.forwardKinematics(model, data, q, v, a)
-        acc = pin.getFrameAcceleration(model, data, fid, pin.LOCAL).vector
-        a[:6] = -np.linalg.solve(jb, acc)
-        out_q[k], out_v[k], out_a[k] = q, v, a
-        for f, arr in place.items():
-            m = pin.updateFramePlacement(model, data, f)
-            arr[k, :, :3], arr[k, :, 3] = m.rotation, m.translation
-    out = {'q': out_q, 'v': out_v, 'a': out_a}
-    if frames:
-        out['placements'] = place
-    return out
 
 
 def base_to_world(q_base: np.ndarray) -> np.ndarray:
@@ -227,7 +133,7 @@ def compute_regressors(robot: Robot, q: np.ndarray, v: np.ndarray, a: np.ndarray
     floating = np.zeros((n, model.nv, npar)) if 'floating' in kinds else None
     rhs = np.zeros((n, model.nv)) if 'floating' in kinds else None
     if 'torque' in kinds:
-        sup = _support_list(support if support is not None else 'right', n)
+        sup = support_list(support if support is not None else 'right', n)
         sole = {name: robot.frame_id(f.sole_frame) for name, f in robot.feet.items()}
     if 'floating' in kinds:
         if tau is None or foot_wrench is None:

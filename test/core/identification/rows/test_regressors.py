@@ -5,10 +5,10 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
+from legid_ros.core.contact.base_state import support_base_state
 from legid_ros.core.inertial import get_parameters
 from legid_ros.core.identification.rows.regressors import (base_to_world, compute_regressors,
-                                                           coulomb_viscous_columns,
-                                                           support_base_state, zmp_rows)
+                                                           coulomb_viscous_columns, zmp_rows)
 from legid_ros.core.robot import load_robot
 
 

@@ -7,7 +7,8 @@ import pytest
 
 from legid_ros.core.identification.parameters.sets import (ReducedSet, StandardSet,
                                                            point_mass_parameters)
-from legid_ros.core.identification.rows.regressors import compute_regressors, support_base_state
+from legid_ros.core.contact.base_state import support_base_state
+from legid_ros.core.identification.rows.regressors import compute_regressors
 from legid_ros.core.identification.rows.zmp import (ZmpObjective, model_zmp, model_zmp_from_state,
                                                     zmp_derivatives)
 from legid_ros.core.inertial import get_parameters

@@ -1,10 +1,10 @@
-"""Tests of legid_ros.core.identification.rows.contact_state (base state from stance contacts)."""
+"""Tests of legid_ros.core.contact.base_state (base state from stance contacts)."""
 
 import numpy as np
 import pytest
 
 from legid_ros.core.errors import BadInputError
-from legid_ros.core.identification.rows.contact_state import contact_base_state
+from legid_ros.core.contact.base_state import stance_base_state
 
 
 def test_base_twist_of_a_quadruped_on_point_feet_matches_mujoco(solo12, solo12_run):
@@ -14,8 +14,8 @@ def test_base_twist_of_a_quadruped_on_point_feet_matches_mujoco(solo12, solo12_r
     k = np.arange(400, rec.n - 400, 50)
     loaded = np.stack([np.linalg.norm(rec.foot_wrench[f][k, :3], axis=1) > 1.0
                        for f in solo12.feet], axis=1)
-    st = contact_base_state(solo12, rec.q[k], rec.qd[k], rec.qdd_true[k], loaded,
-                            rec.imu_quat[k], rec.imu_gyro[k])
+    st = stance_base_state(solo12, rec.q[k], rec.qd[k], rec.qdd_true[k], loaded,
+                           rec.imu_quat[k], rec.imu_gyro[k])
     err = np.abs(st['v'][:, :6] - rec.base_vel_true[k])
     assert err[:, :3].mean() < 3e-3 and err[:, 3:].mean() < 3e-2
 
@@ -24,12 +24,12 @@ def test_no_stance_foot_gives_nan_and_bad_shapes_are_refused(solo12, solo12_run)
     """A sample without stance feet has no base state; a wrong stance shape is refused."""
     rec = solo12_run
     stance = np.zeros((2, 4), bool)
-    st = contact_base_state(solo12, rec.q[:2], rec.qd[:2], rec.qdd_true[:2], stance,
-                            rec.imu_quat[:2])
+    st = stance_base_state(solo12, rec.q[:2], rec.qd[:2], rec.qdd_true[:2], stance,
+                           rec.imu_quat[:2])
     assert np.isnan(st['q']).all()
     with pytest.raises(BadInputError):
-        contact_base_state(solo12, rec.q[:2], rec.qd[:2], rec.qdd_true[:2], stance[:, :3],
-                           rec.imu_quat[:2])
+        stance_base_state(solo12, rec.q[:2], rec.qd[:2], rec.qdd_true[:2], stance[:, :3],
+                          rec.imu_quat[:2])
 
 
 def _still_feet_sample(robot, n=3, seed=0):
@@ -50,8 +50,8 @@ def test_rates_from_imu_take_the_gyro_and_keep_the_stance_feet_still_on_average(
     q_j, qd_j, qdd_j, stance, quat = _still_feet_sample(solo12)
     gyro = np.tile([0.5, -0.2, 0.3], (3, 1))
     gyro_dot = np.tile([1.0, 2.0, -0.5], (3, 1))
-    st = contact_base_state(solo12, q_j, qd_j, qdd_j, stance, quat, gyro, gyro_dot,
-                            rates_from_imu=True)
+    st = stance_base_state(solo12, q_j, qd_j, qdd_j, stance, quat, gyro, gyro_dot,
+                           rates_from_imu=True)
     data = model.createData()
     pin.framesForwardKinematics(model, data, pin.neutral(model))
     r_bi = data.oMf[solo12.frame_id(solo12.imu_frame)].rotation
@@ -63,3 +63,24 @@ def test_rates_from_imu_take_the_gyro_and_keep_the_stance_feet_still_on_average(
         vel = [pin.getFrameVelocity(model, data, solo12.frame_id(f.sole_frame),
                                     pin.LOCAL_WORLD_ALIGNED).linear for f in solo12.feet.values()]
         assert np.abs(np.mean(vel, axis=0)).max() < 1e-9
+
+
+def test_one_flat_sole_keeps_its_frame_at_the_origin_flat_and_still(talos):
+    """'sole' orientation on one flat sole (support_base_state): the sole frame is the world
+    origin with identity rotation and zero spatial velocity and acceleration (pinocchio FK)."""
+    import pinocchio as pin
+    from legid_ros.core.contact.base_state import support_base_state
+    model = talos.model
+    rng = np.random.default_rng(3)
+    nj = model.nv - 6
+    q_j = pin.neutral(model)[7:] + rng.normal(0, 0.1, (3, nj))
+    qd_j, qdd_j = rng.normal(0, 0.5, (3, nj)), rng.normal(0, 2.0, (3, nj))
+    st = support_base_state(talos, q_j, qd_j, qdd_j, 'left')
+    data = model.createData()
+    fid = talos.frame_id(talos.feet['left'].sole_frame)
+    for k in range(3):
+        pin.forwardKinematics(model, data, st['q'][k], st['v'][k], st['a'][k])
+        m = pin.updateFramePlacement(model, data, fid)
+        assert np.allclose(m.translation, 0, atol=1e-12) and np.allclose(m.rotation, np.eye(3))
+        assert np.abs(pin.getFrameVelocity(model, data, fid, pin.LOCAL).vector).max() < 1e-9
+        assert np.abs(pin.getFrameAcceleration(model, data, fid, pin.LOCAL).vector).max() < 1e-9

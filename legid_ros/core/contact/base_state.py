@@ -1,0 +1,267 @@
+"""Floating-base state from the stance contacts: the one implementation for every caller.
+
+Every stance foot is still on flat ground (z = 0). Per sample:
+
+- orientation: ``'imu'`` the IMU's (through the model's IMU placement; heading included),
+  ``'imu_tilt'`` the IMU's roll and pitch with the yaw that puts the first stance sole's heading
+  along x (Wu & Gao 2021: roll/pitch from the IMU halve the ZMP error floor of a flat sole), or
+  ``'sole'`` the first stance sole flat on the ground with its heading along x (no IMU);
+- position: the stance contact points' mean at the world origin (one foot: its sole frame);
+- twist and acceleration: every stance contact still (a flat sole: 6 rows of its LOCAL
+  Jacobian and spatial acceleration; a point foot, or any foot with ``rates_from_imu``: 3 rows,
+  its contact point's linear velocity and classical acceleration), solved in least squares for
+  the base. With ``rates_from_imu`` (or when the rows have rank < 6: one point foot), the gyro
+  gives the base's angular velocity and ``gyro_dot`` its derivative, and only the linear part is
+  solved from the contact rows (m/s and rad/s never share a least-squares problem).
+
+:class:`StanceBase` solves one sample (the feedforward's 1 kHz cycle);
+:func:`stance_base_state` runs it over a recording (``prepare``, the online folding, the
+estimator).
+"""
+
+from __future__ import annotations
+
+from typing import Dict, Optional, Sequence
+
+import numpy as np
+import pinocchio as pin
+
+from legid_ros.core.contact.cop import is_point_foot
+from legid_ros.core.errors import BadInputError
+from legid_ros.core.robot import Robot
+
+ORIENTATIONS = ('imu', 'imu_tilt', 'sole')
+
+
+class StanceBase:
+    """Per-sample base state from the stance feet (see the module docstring).
+
+    Args:
+        robot: Floating-base robot with scalar joints.
+        model: Model to compute with (default the robot's; e.g. the feedforward's copy with
+            other inertials: only its kinematics are used).
+    """
+
+    def __init__(self, robot: Robot, model: Optional[pin.Model] = None):
+        self.robot = robot
+        self.model = model if model is not None else robot.model
+        if not robot.floating:
+            raise BadInputError('the stance base state needs a floating-base robot')
+        if self.model.nq != self.model.nv + 1:
+            raise BadInputError('the stance base state needs scalar joints')
+        self.data = self.model.createData()
+        self.feet = list(robot.feet)
+        self.fids = {f: self.model.getFrameId(robot.feet[f].sole_frame) for f in self.feet}
+        self.point = {f: is_point_foot(robot, f) for f in self.feet}
+        self.q = pin.neutral(self.model)
+        self.v = np.zeros(self.model.nv)
+        self.a = np.zeros(self.model.nv)
+        pin.framesForwardKinematics(self.model, self.data, self.q)
+        imu = robot.imu_frame
+        self.r_bi = (self.data.oMf[self.model.getFrameId(imu)].rotation.copy()
+                     if self.model.existFrame(imu) else np.eye(3))  # IMU axes in the base
+
+    def _rows(self, on: Sequence[str], kind: str, points_only: bool) -> np.ndarray:
+        """Stacked contact Jacobians ('jac') or drifts ('acc') of the stance feet."""
+        model, data, out = self.model, self.data, []
+        for f in on:
+            fid = self.fids[f]
+            if points_only or self.point[f]:
+                if kind == 'jac':
+                    out.append(pin.getFrameJacobian(model, data, fid,
+                                                    pin.LOCAL_WORLD_ALIGNED)[:3])
+                else:
+                    out.append(pin.getFrameClassicalAcceleration(
+                        model, data, fid, pin.LOCAL_WORLD_ALIGNED).linear)
+            elif kind == 'jac':
+                out.append(pin.getFrameJacobian(model, data, fid, pin.LOCAL))
+            else:
+                out.append(pin.getFrameAcceleration(model, data, fid, pin.LOCAL).vector)
+        return np.vstack(out) if kind == 'jac' else np.concatenate(out)
+
+    def base_rotation(self, q_j: np.ndarray, on: Sequence[str], orientation: str,
+                      imu_quat: Optional[np.ndarray] = None) -> np.ndarray:
+        """Base orientation in the world (3, 3) for the joint positions ``q_j`` [rad]."""
+        if orientation == 'imu':
+            return _quat_matrix(imu_quat) @ self.r_bi.T
+        model, data, q = self.model, self.data, self.q
+        q[:7] = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0)
+        q[7:] = q_j
+        pin.forwardKinematics(model, data, q)
+        r_sole = pin.updateFramePlacement(model, data, self.fids[on[0]]).rotation
+        rot = r_sole.T  # the base in the first stance sole's frame
+        if orientation == 'imu_tilt':
+            rpy_imu = pin.rpy.matrixToRpy(_quat_matrix(imu_quat) @ self.r_bi.T)
+            rot = pin.rpy.rpyToMatrix(rpy_imu[0], rpy_imu[1], pin.rpy.matrixToRpy(rot)[2])
+        elif orientation != 'sole':
+            raise BadInputError(f'orientation must be one of {ORIENTATIONS}, not '
+                                f'{orientation!r}')
+        return rot
+
+    def solve(self, q_j: np.ndarray, qd_j: np.ndarray, qdd_j: np.ndarray, on: Sequence[str],
+              rot: np.ndarray, w_base: Optional[np.ndarray] = None,
+              wd_base: Optional[np.ndarray] = None, rates_from_imu: bool = False):
+        """Base configuration, velocity and acceleration of one sample (views of the solver's
+        arrays, valid until the next call; ``self.data`` holds its kinematics).
+
+        Args:
+            q_j, qd_j, qdd_j: Joint positions, velocities, accelerations [rad, /s, /s^2].
+            on: The stance feet (at least one).
+            rot: Base orientation in the world (3, 3) (:meth:`base_rotation`).
+            w_base, wd_base: Base angular velocity [rad/s] and acceleration [rad/s^2] in base
+                axes (the gyro's), used with ``rates_from_imu`` or when the contacts cannot
+                fix the base rotation.
+            rates_from_imu: Angular rates from the gyro, contacts as points.
+
+        Raises:
+            BadInputError: no stance foot, or the contacts cannot fix the base rotation and no
+                gyro is given.
+        """
+        if not len(on):
+            raise BadInputError('no stance foot')
+        model, data, q, v, a = self.model, self.data, self.q, self.v, self.a
+        q[:3] = 0.0
+        q[3:7] = pin.Quaternion(rot).coeffs()
+        q[7:] = q_j
+        # Jacobians and contact points do not depend on the base translation: one pass
+        pin.computeJointJacobians(model, data, q)
+        pin.updateFramePlacements(model, data)
+        q[:3] = -np.mean([data.oMf[self.fids[f]].translation for f in on], axis=0)
+        jac = self._rows(on, 'jac', rates_from_imu)
+        jb, jj = jac[:, :6], jac[:, 6:]
+        use_gyro = rates_from_imu or (jb.shape[0] < 6 or np.linalg.matrix_rank(jb, 1e-9) < 6)
+        if use_gyro and w_base is None:
+            raise BadInputError(f'stance {list(on)} cannot fix the base rotation; pass the gyro')
+        v[6:] = qd_j
+        v[:6] = _base_solve(jb, -jj @ qd_j, w_base if use_gyro else None)
+        a[:6] = 0.0
+        a[6:] = qdd_j
+        pin.forwardKinematics(model, data, q, v, a)
+        pin.updateFramePlacements(model, data)
+        drift = self._rows(on, 'acc', rates_from_imu)
+        a[:6] = _base_solve(jb, -drift, (np.zeros(3) if wd_base is None else wd_base)
+                            if use_gyro else None)
+        return q, v, a
+
+
+def stance_base_state(robot: Robot, q_j: np.ndarray, qd_j: np.ndarray, qdd_j: np.ndarray,
+                      stance: np.ndarray, imu_quat: Optional[np.ndarray] = None,
+                      gyro: Optional[np.ndarray] = None, gyro_dot: Optional[np.ndarray] = None,
+                      rates_from_imu: bool = False, orientation: str = 'imu',
+                      frames: Sequence[int] = ()) -> Dict[str, np.ndarray]:
+    """Floating-base configuration, velocity and acceleration of N samples (module docstring).
+
+    Args:
+        robot: Floating-base robot (scalar joints).
+        q_j, qd_j, qdd_j: Joint positions, velocities, accelerations (N, nj) [rad, /s, /s^2].
+        stance: (N, n_feet) bool, feet in the robot's order: the feet standing still (the
+            first one of a sample gives the heading of 'imu_tilt' and 'sole').
+        imu_quat: IMU orientation in the world ``[x, y, z, w]`` (N, 4) ('imu', 'imu_tilt').
+        gyro: IMU angular velocity in the IMU frame (N, 3) [rad/s].
+        gyro_dot: Its time derivative (N, 3) [rad/s^2] (default zero).
+        rates_from_imu: The base's angular rates from the gyro always, the contacts as points
+            (for tall robots whose soles rock on their soft contacts: a sole's angular
+            acceleration of 0.05 rad/s^2 moves the model ZMP of a 1 m high COM by ~5 mm).
+        orientation: 'imu', 'imu_tilt' or 'sole'.
+        frames: Frame ids whose world placements to return (at the returned ``q``).
+
+    Returns:
+        ``{'q': (N, nq), 'v': (N, nv), 'a': (N, nv)}``; samples without a stance foot are NaN.
+        With ``frames``, also ``'placements'``: ``{frame id: (N, 3, 4)}`` rotation and
+        translation [m] of each frame in the world (NaN without a stance foot).
+    """
+    solver = StanceBase(robot)
+    model = solver.model
+    q_j = np.atleast_2d(np.asarray(q_j, float))
+    n, nj = q_j.shape
+    if nj != model.nv - 6:
+        raise BadInputError(f'{nj} joint columns for a model with {model.nv - 6} scalar joints')
+    stance = np.asarray(stance, bool)
+    if stance.shape != (n, len(solver.feet)):
+        raise BadInputError(f'stance has shape {stance.shape}, expected ({n}, '
+                            f'{len(solver.feet)})')
+    if orientation not in ORIENTATIONS:
+        raise BadInputError(f'orientation must be one of {ORIENTATIONS}, not {orientation!r}')
+    if orientation != 'sole' and imu_quat is None:
+        raise BadInputError(f"orientation {orientation!r} needs the IMU's quaternions")
+    out = {k: np.full((n, d), np.nan) for k, d in (('q', model.nq), ('v', model.nv),
+                                                   ('a', model.nv))}
+    place = {f: np.full((n, 3, 4), np.nan) for f in frames}
+    w_base = None if gyro is None else np.asarray(gyro, float) @ solver.r_bi.T  # base axes
+    wd_base = None if gyro_dot is None else np.asarray(gyro_dot, float) @ solver.r_bi.T
+    for k in np.flatnonzero(stance.any(axis=1)):
+        on = [f for f, s in zip(solver.feet, stance[k]) if s]
+        rot = solver.base_rotation(q_j[k], on, orientation,
+                                   None if imu_quat is None else imu_quat[k])
+        try:
+            q, v, a = solver.solve(q_j[k], qd_j[k], qdd_j[k], on, rot,
+                                   None if w_base is None else w_base[k],
+                                   None if wd_base is None else wd_base[k], rates_from_imu)
+        except BadInputError as exc:
+            raise BadInputError(f'sample {k}: {exc}') from exc
+        out['q'][k], out['v'][k], out['a'][k] = q, v, a
+        for f, arr in place.items():
+            m = solver.data.oMf[f]
+            arr[k, :, :3], arr[k, :, 3] = m.rotation, m.translation
+    if frames:
+        out['placements'] = place
+    return out
+
+
+def support_list(support, n: int) -> np.ndarray:
+    """Support foot name per sample (n,) from one name or a sequence of n names."""
+    if isinstance(support, str):
+        return np.array([support] * n, dtype=object)
+    sup = np.asarray(support, dtype=object)
+    if sup.shape != (n,):
+        raise BadInputError(f'support has shape {sup.shape}, expected ({n},)')
+    return sup
+
+
+def _base_solve(jb: np.ndarray, rhs: np.ndarray, angular=None) -> np.ndarray:
+    """Base twist (or acceleration) ``[linear, angular]`` from ``jb x = rhs`` in least
+    squares; with ``angular`` given (base axes), that part is fixed and only the linear part
+    is solved from the rows."""
+    if angular is None:
+        return np.linalg.lstsq(jb, rhs, rcond=None)[0]
+    lin = np.linalg.lstsq(jb[:, :3], rhs - jb[:, 3:] @ angular, rcond=None)[0]
+    return np.concatenate([lin, angular])
+
+
+def _quat_matrix(quat_xyzw: np.ndarray) -> np.ndarray:
+    """Rotation matrix of a quaternion ``[x, y, z, w]`` (normalised here)."""
+    x, y, z, w = np.asarray(quat_xyzw, float) / np.linalg.norm(quat_xyzw)
+    return pin.Quaternion(w, x, y, z).toRotationMatrix()
+
+
+def support_base_state(robot: Robot, q_j: np.ndarray, qd_j: np.ndarray, qdd_j: np.ndarray,
+                       support='right', imu_quat: Optional[np.ndarray] = None,
+                       frames: Sequence[int] = ()) -> Dict[str, np.ndarray]:
+    """:func:`stance_base_state` on one flat support sole per sample (Wu & Gao 2021).
+
+    The support sole frame is at the world origin, flat (z up, its yaw = world yaw) and still.
+    With ``imu_quat`` the base roll and pitch come from the IMU instead (yaw still from the
+    kinematics) and the sole centre stays at the origin: the soft contact tilts the sole by
+    ~1 mrad, which the flat-sole model ignores. In double support pass either foot.
+
+    Args:
+        robot: Floating-base robot.
+        q_j, qd_j, qdd_j: Joint positions, velocities, accelerations, (N, nj) [rad, /s, /s^2].
+        support: Support foot name per sample, (N,), or one name for all.
+        imu_quat: IMU orientation in the world ``[x, y, z, w]``, (N, 4), or None.
+        frames: Frame ids whose world placements to return (at the returned ``q``).
+    """
+    if not robot.floating:
+        raise BadInputError('support_base_state needs a floating-base robot')
+    q_j = np.atleast_2d(np.asarray(q_j, float))
+    n = q_j.shape[0]
+    feet = list(robot.feet)
+    sup = support_list(support, n)
+    unknown = set(sup) - set(feet)
+    if unknown:
+        raise BadInputError(f'unknown support foot {sorted(map(str, unknown))[0]!r}; feet: '
+                            f'{feet}')
+    stance = np.stack([sup == f for f in feet], axis=1)
+    return stance_base_state(robot, q_j, qd_j, qdd_j, stance, imu_quat,
+                             orientation='sole' if imu_quat is None else 'imu_tilt',
+                             frames=frames)
