@@ -39,6 +39,7 @@ BENCHES = {
     'online': 'replay -> buffer -> estimator against the batch result; yaw, payload, consistency',
     'peers': 'legid_ros against FIGAROH on the same MuJoCo recordings',
     'robots': 'robots we did not design (Talos, Solo12): describe, simulate, identify',
+    'honesty': 'reported std against MuJoCo truths: z of what the data determine, coverage',
     'perf': 'timing figures in one run (<= ~3 min): online update, identify vs read, buffer CPU',
 }
 

@@ -139,7 +139,28 @@ def identify(recording: Recording, robot: Robot, method: str = 'zmp_qp',
             for f in weighed.feet.values()}
         res.identifiable = weighed.lines() + list(res.identifiable)
     res.uncertainty = _uncertainty(res, robot, samples, regs, rows)
+    res.physical = _physical(res, robot, samples, opts_total=total)
     return res
+
+
+def _physical(res: IdentResult, robot: Robot, samples: Samples, opts_total: float):
+    """What the data determine (:mod:`legid_ros.core.identification.summary`); None without
+    an uncertainty. The total mass's std: the spread of 20 block means of ``fz / g``."""
+    from legid_ros.core.identification.summary import summarize
+    from legid_ros.core.identification.rows.linear import GRAVITY
+
+    if res.uncertainty is None or not getattr(res.uncertainty, 'covariance_pi', np.zeros(0)).size:
+        return None
+    blocks = np.array_split(np.asarray(samples.fz, float) / GRAVITY, 20)
+    means = np.array([b.mean() for b in blocks if b.size])
+    std_m = float(means.std(ddof=1) / np.sqrt(means.size)) if means.size > 1 else 0.0
+    res.info['total_mass_std_kg'] = std_m
+    q_joints = np.asarray(samples.q, float)[:, 7:].mean(axis=0) if samples.n else None
+    try:
+        return summarize(robot, res.pi, res.uncertainty, q_joints, total_mass_std=std_m)
+    except (np.linalg.LinAlgError, ValueError) as exc:
+        res.info['summary_error'] = str(exc)
+        return None
 
 
 def _uncertainty(res: IdentResult, robot: Robot, samples: Samples, regs, rows):
@@ -178,8 +199,11 @@ def _uncertainty(res: IdentResult, robot: Robot, samples: Samples, regs, rows):
         groups, inverse = np.unique(rows.group, return_inverse=True)
         rms = np.sqrt(np.bincount(inverse, r ** 2) / np.bincount(inverse))
         w = 1.0 / np.maximum(rms, 1e-9)[inverse]  # the WLS weights at the estimate
+        # the rows' prior toward CAD: N reg on the whitened rows (QP, SDP, Newton on them)
+        prior = rows.n_samples * float(res.info.get('reg') or 0.0)
         return core_uncertainty(robot, res.pi, a * w[:, None], r * w, rows.n_samples, held,
-                                nuisance=f * w[:, None] if rows.nf else None, core=core)
+                                nuisance=f * w[:, None] if rows.nf else None, core=core,
+                                prior=prior)
     except (np.linalg.LinAlgError, ValueError) as exc:
         res.info['uncertainty_error'] = str(exc)
         return None
@@ -234,6 +258,7 @@ def _reduced_linear(rows, robot, method, total, pi_cad, reg=DEFAULT_REG, **opts)
         normal.bb
     res = identify_normal_newton(hs, gs, bb, rows.n_samples, robot, total, method,
                                  reg=reg, pi_cad=pi_cad, **opts)
+    res.info.setdefault('reg', reg)
     res.friction = recover(res.pi) if rows.nf else None
     return res
 

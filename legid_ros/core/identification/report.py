@@ -86,15 +86,17 @@ def uncertainty_table(unc) -> list:
     lines = ['Standard deviations from the residual and the information of the rows (sandwich '
              'covariance over blocks of samples, `core/identification/uncertainty.py`): '
              '"std" is the spread of the estimate, with the method\'s prior holding what the '
-             'data barely sees; "data alone" is what the data determines by itself (inf: '
-             'nothing). Where "data alone" is large the error there is the prior\'s bias.', '',
+             'data barely sees; "data alone" is what the data determines by itself. Where "data alone" is large the error there is the prior\'s bias.', '',
              '| parameter | value | std | data alone |', '|---|---|---|---|']
     for n, v, sd, dd in zip(unc.names, unc.value, unc.std, unc.std_data):
         k, u = (1e3, 'mm') if n.startswith('lc_') else (1.0, 'kg' if n.startswith('m_') else '')
-        lines.append(f'| {n} [{u}] | {k * v:.4g} | {k * sd:.2g} | {k * dd:.2g} |')
+        sd_t = f'{k * sd:.2g}' if np.isfinite(sd) else 'not determined (no prior)'
+        dd_t = f'{k * dd:.2g}' if np.isfinite(dd) else 'not determined'
+        lines.append(f'| {n} [{u}] | {k * v:.4g} | {sd_t} | {dd_t} |')
     lines += ['', '| combination (core-scale units) | std | identifiable |', '|---|---|---|']
     for c, sd, ok in zip(unc.combinations, unc.combination_std, unc.identifiable):
-        lines.append(f'| {c} | {sd:.3g} | {"yes" if ok else "no"} |')
+        sd_t = f'{sd:.3g}' if np.isfinite(sd) else 'not seen'
+        lines.append(f'| {c} | {sd_t} | {"yes" if ok else "no"} |')
     return lines
 
 

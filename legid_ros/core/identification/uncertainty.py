@@ -34,6 +34,11 @@ from legid_ros.core.robot import Robot
 
 DEFAULT_BLOCKS = 30
 POOR_SPREAD = 0.05  # [core-scale units], as the excitation report
+PRIOR_WIDTH = 1.0  # [core-scale units]: the sets' scales are their prior spreads
+#: Width of the parameters a set holds at CAD (inertias about the COM, a group's split)
+#: [prior widths]: CAD's inertias and splits are better known than the masses and COMs
+#: the data are asked for (a random 20 % inertia change and 5-20 mm COM shifts are ~0.3)
+UNMODELLED_WIDTH = 0.3
 
 
 @dataclass
@@ -57,6 +62,13 @@ class Uncertainty:
         std_data: Standard deviation per core parameter from the data alone (``inf`` where the
             data has no information at all).
         prior: Prior weight used for ``std`` (0: none, ``std == std_data``).
+        jacobian: (P, q) ``d pi / d x`` of the core (SI units), to carry the covariance to any
+            quantity of the standard parameters.
+        prior_width: How far the truth may be from CAD [core-scale units], counted in ``std``.
+        covariance_pi: (P, P) covariance of the error of the standard parameters [SI]: the
+            core's and what the set holds at CAD (for any quantity of ``pi``).
+        covariance_data: Data-only covariance in core-scale units (finite part: see
+            :meth:`std_data_along`).
     """
 
     names: List[str]
@@ -71,6 +83,22 @@ class Uncertainty:
     n_blocks: int = 0
     std_data: np.ndarray = field(default_factory=lambda: np.zeros(0))
     prior: float = 0.0
+    jacobian: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
+    prior_width: float = 0.0
+    covariance_data: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
+    covariance_pi: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
+
+    def std_data_along(self, vector: np.ndarray) -> float:
+        """Data-only standard deviation of ``vector . x_scaled`` (``inf``: some of it along a
+        combination the data do not see; 0 along the fixed directions: total mass, held)."""
+        v = np.asarray(vector, float)
+        if not self.vectors.size:
+            return float('inf')
+        c = self.vectors @ v
+        if np.any(~np.isfinite(self.combination_std) & (np.abs(c) > 1e-3 * max(
+                np.linalg.norm(v), 1e-300))):
+            return float('inf')
+        return float(np.sqrt(max(v @ self.covariance_data @ v, 0.0)))
 
     def std_along(self, vector: np.ndarray) -> float:
         """Standard deviation of ``vector . x_scaled`` (``vector`` in core-scale units)."""
@@ -103,16 +131,19 @@ class Uncertainty:
                 'n_blocks': int(self.n_blocks), 'prior': float(self.prior)}
 
     def lines(self) -> List[str]:
-        """Readable lines: per parameter value +- std, then the combinations."""
-        out = ['standard deviations (sandwich covariance over blocks of samples; estimate, '
-               'then from the data alone):']
+        """Readable lines: per parameter value +- std, then the combinations (no 'inf': what
+        the data do not see is said in words)."""
+        out = ['core parameters (std: noise, model and the prior toward CAD; then from the data '
+               'alone):']
         for n, v, s, d in zip(self.names, self.value, self.std, self.std_data):
             unit, k = ('mm', 1e3) if n.startswith(('lc_', 'mx_', 'my_', 'mz_', 'cx_', 'cy_',
                                                  'cz_')) else ('kg', 1.0)
-            out.append(f'  {n} = {k * v:.4g} +- {k * s:.2g} {unit} (data alone: '
-                       f'{k * d:.2g})')
+            std = f'+- {k * s:.2g}' if np.isfinite(s) else '(not determined: no prior)'
+            data = f'{k * d:.2g}' if np.isfinite(d) else 'not determined'
+            out.append(f'  {n} = {k * v:.4g} {std} {unit} (data alone: {data})')
         for c, s, ok in zip(self.combinations, self.combination_std, self.identifiable):
-            out.append(f'  {"ok  " if ok else "POOR"} std {s:9.3g} x scale: {c}')
+            std = f'{s:9.3g}' if np.isfinite(s) else '  not seen'
+            out.append(f'  {"ok  " if ok else "POOR"} std {std} x scale: {c}')
         return out
 
 
@@ -166,12 +197,69 @@ def _held_sensitivity(i: int, cs: np.ndarray, g: np.ndarray, z: np.ndarray, vec:
     return e - z @ (inv @ (vec[:, use].T @ (gz.T @ ge)))
 
 
+def _core_readout(robot: Robot, pi: np.ndarray, core: str, scales: np.ndarray) -> np.ndarray:
+    """(q, P) ``d x_scaled / d pi``: how the core reads a standard vector (the truth's core
+    value moves with the parameters the set holds; central differences, linear maps exact)."""
+    pi = np.asarray(pi, float)
+    if not robot.link_groups:
+        cols = [i for i in range(pi.size) if i % PARAMS_PER_LINK < 4]
+        out = np.zeros((len(cols), pi.size))
+        out[np.arange(len(cols)), cols] = 1.0
+        return out / scales[:, None]
+    basis = GroupedSet(robot, pi_cad=pi, per_side=core == 'grouped_sides') \
+        if core in ('grouped', 'grouped_sides') else ReducedSet(robot, pi_cad=pi)
+    step = 1e-6 * StandardSet(robot, pi).scales()
+    cols = []
+    for k in range(pi.size):
+        d = np.zeros(pi.size)
+        d[k] = step[k]
+        cols.append((basis.from_standard(pi + d) - basis.from_standard(pi - d)) / (2 * step[k]))
+    return np.array(cols).T / scales[:, None]
+
+
+def _unmodelled(robot: Robot, pi: np.ndarray, jac_pi: np.ndarray, jac: np.ndarray,
+                nuisance_q: np.ndarray = None):
+    """((m, P) residual change, (P, P) standard change) per prior-width unit of the standard
+    parameters the set holds.
+
+    A set holds part of the standard parameters at CAD (inertias about each COM, the split of a
+    group between its links): the truth differs there by up to about one
+    :meth:`StandardSet.scales` unit, and that difference moves the fit as any other error. The
+    columns span the standard parameters (in scale units) outside the range of the core's
+    ``d pi / d x``; nuisance columns (``nuisance_q``, orthonormal) projected out.
+    """
+    s_std = StandardSet(robot, np.asarray(pi, float)).scales()
+    n = s_std.size
+    mh = np.flatnonzero(np.arange(n) % PARAMS_PER_LINK < 4)
+    q, sv, _ = np.linalg.svd(jac[mh] / s_std[mh, None], full_matrices=False)
+    q = q[:, sv > 1e-9 * max(sv.max(initial=0.0), 1e-300)]
+    comp = np.zeros((n, n))
+    # masses and first moments: what the set cannot represent (e.g. a group's split)
+    comp[np.ix_(mh, mh)] = np.eye(mh.size) - q @ q.T
+    rot = np.setdiff1d(np.arange(n), mh)
+    comp[rot, rot] = 1.0  # inertias about the COM, held at CAD
+    held = s_std[:, None] * comp
+    out = np.asarray(jac_pi, float) @ held
+    if nuisance_q is not None:
+        out -= nuisance_q @ (nuisance_q.T @ out)
+    return out, held
+
+
 def core_uncertainty(robot: Robot, pi: np.ndarray, jac_pi: np.ndarray, resid: np.ndarray,
                      n_samples: int, held: Union[Sequence[str], Dict[str, float]] = (),
                      nuisance: np.ndarray = None,
                      n_blocks: int = DEFAULT_BLOCKS, poor_spread: float = POOR_SPREAD,
-                     prior: float = 0.0, core: str = 'reduced') -> Uncertainty:
-    """Sandwich covariance of the core from the rows' residual and Jacobian.
+                     prior: float = 0.0, core: str = 'reduced',
+                     prior_width: float = PRIOR_WIDTH,
+                     unmodelled_width: float = None) -> Uncertainty:
+    """Covariance of the core from the rows' residual and Jacobian, the prior included.
+
+    Three parts, in the plane the data must decide (:mod:`.uncertainty`): the noise and motion
+    (the sandwich over blocks, shrunk by the prior), the prior's pull toward CAD (the truth is
+    within ``prior_width`` scale units of CAD: ``(B + P)^-1 P W P (B + P)^-1``), and the
+    parameters the set holds at CAD (:func:`_unmodelled`, the same width). Along a combination
+    the data alone determine worse than ``prior_width`` the std is at least ``prior_width``
+    (held at CAD +- that width).
 
     Args:
         robot: Robot (defines the core).
@@ -187,16 +275,21 @@ def core_uncertainty(robot: Robot, pi: np.ndarray, jac_pi: np.ndarray, resid: np
         n_blocks: Number of contiguous sample blocks of the score covariance.
         poor_spread: Largest std of an identifiable combination [core-scale units].
         prior: The estimator's prior weight on the core, in the rows' units per squared
-            core-scale unit (ZMP Newton: ``N reg``); 0: none.
+            core-scale unit (ZMP Newton: ``N reg``; linear rows: ``N reg`` on whitened rows);
+            0: none (the estimate along what the data do not see is then not determined).
         core: The core parameter set (:func:`_core_basis`): the set the method fitted.
+        prior_width: How far the truth may be from CAD [core-scale units] (the sets' scales
+            are their prior spreads: 20 % of a mass, 2 cm of COM); 0: the prior's bias and
+            the held parameters not counted.
     """
     value, scales, jac, c, names = _core_basis(robot, np.asarray(pi, float), core)
     g = np.asarray(jac_pi, float) @ jac
     r = np.asarray(resid, float).copy()
+    nq = None
     if nuisance is not None and nuisance.size:
-        q, _ = np.linalg.qr(nuisance)
-        g -= q @ (q.T @ g)
-        r -= q @ (q.T @ r)
+        nq, _ = np.linalg.qr(nuisance)
+        g -= nq @ (nq.T @ g)
+        r -= nq @ (nq.T @ r)
     held_std = dict(held) if isinstance(held, dict) else {h: 0.0 for h in held}
     fixed = [names.index(h) for h in held_std if h in names]
     rows = np.vstack([_mass_plane(c, scales)] + ([np.eye(len(names))[fixed]] if fixed else []))
@@ -218,25 +311,46 @@ def core_uncertainty(robot: Robot, pi: np.ndarray, jac_pi: np.ndarray, resid: np
     cov_data = inv @ (vec[:, det].T @ meat @ vec[:, det]) @ inv.T
     comb_std = np.array([np.sqrt(max(vec[:, i] @ cov_data @ vec[:, i], 0.0)) if det[i]
                          else np.inf for i in range(lam.size)])
-    std_data = np.sqrt(np.maximum(np.diag(z @ cov_data @ z.T), 0.0)) * scales
-    unseen = z @ vec[:, ~det]
-    if unseen.size:
-        std_data[np.abs(unseen).max(axis=1) > 1e-6] = np.inf
-    # the estimator's own spread: its prior (if any) in the information
+    # the estimator's own error: the noise through its prior, the prior's bias and what the
+    # set holds at CAD
+    width = float(prior_width)
     if prior > 0:
         inv_p = vec / (lam + prior)
         cov_z = inv_p @ (vec.T @ meat @ vec) @ inv_p.T
+        cov_z = cov_z + (prior * width) ** 2 * (inv_p @ inv_p.T)
+        gain = inv_p @ vec.T
     else:
         cov_z = cov_data
+        gain = inv @ vec[:, det].T
+    if width > 0:
+        # held at CAD +- the width along what the data do not determine better than that
+        lacking = vec[:, comb_std > width]
+        if lacking.size:
+            var = np.einsum('ij,ij->j', lacking, cov_z @ lacking)
+            cov_z = cov_z + (lacking * np.maximum(width ** 2 - var, 0.0)) @ lacking.T
     cov_scaled = z @ cov_z @ z.T
     for h, sd in held_std.items():  # a held value's own error moves the rest of the estimate
         if h in names and sd > 0:
             sens = _held_sensitivity(names.index(h), c * scales, g, z, vec, lam + prior,
                                      det | (prior > 0))
             cov_scaled = cov_scaled + np.outer(sens, sens) * (sd / scales[names.index(h)]) ** 2
+    # the error of the standard parameters: the core's, then what the set holds at CAD (the
+    # truth differs there; the fit answers, and the held values are off by that difference)
+    cov_pi = jac @ cov_scaled @ jac.T
+    held_width = UNMODELLED_WIDTH * width if unmodelled_width is None else unmodelled_width
+    if held_width > 0:
+        u, held_pi = _unmodelled(robot, pi, jac_pi, jac, nq)
+        err = jac @ (z @ (gain @ (gz.T @ u))) - held_pi
+        cov_pi = cov_pi + held_width ** 2 * (err @ err.T)
+        read = _core_readout(robot, pi, core, scales)
+        cov_scaled = read @ cov_pi @ read.T
     std = np.sqrt(np.maximum(np.diag(cov_scaled), 0.0)) * scales
-    if prior <= 0:
-        std = np.where(np.isinf(std_data), np.inf, std)
+    std_data = np.sqrt(np.maximum(np.diag(z @ cov_data @ z.T), 0.0)) * scales
+    unseen = z @ vec[:, ~det]
+    if unseen.size:
+        std_data[np.abs(unseen).max(axis=1) > 1e-6] = np.inf
+        if prior <= 0:
+            std = np.where(np.isinf(std_data), np.inf, std)
     for h, sd in held_std.items():
         if h in names:
             std_data[names.index(h)] = sd
@@ -245,7 +359,9 @@ def core_uncertainty(robot: Robot, pi: np.ndarray, jac_pi: np.ndarray, resid: np
     vectors = (z @ vec).T
     return Uncertainty(names, value, std, scales, cov_scaled * np.outer(scales, scales),
                        [describe(v, names) for v in vectors], vectors, comb_std,
-                       comb_std <= poor_spread, nb, std_data, float(prior))
+                       comb_std <= poor_spread, nb, std_data, float(prior),
+                       jacobian=jac / scales[None, :], prior_width=width,
+                       covariance_data=z @ cov_data @ z.T, covariance_pi=cov_pi)
 
 
 def normal_uncertainty(robot: Robot, pi: np.ndarray, info: np.ndarray, rss: float,
