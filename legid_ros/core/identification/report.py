@@ -128,13 +128,21 @@ def write_report(out_dir: Path, robot: Robot, result: IdentResult, t: np.ndarray
     out_dir.mkdir(parents=True, exist_ok=True)
     plot_zmp(t, zmp_measured, zmp_predicted, out_dir / 'zmp.png')
     lines = [f'# Identification report ({result.method})', ''] + consistency_warning(result)
-    lines += ['```', result.summary(), '```',
+    if result.physical is not None:
+        lines += ['## What the data determine', '',
+                  'First the quantities the data determine (std: noise, model error and the '
+                  "method's prior toward CAD), then every link's values, each flagged: "
+                  '"held at CAD" values are the prior\'s, within the std shown.', '']
+        lines += result.physical.markdown() + ['']
+    lines += ['```', result.summary(physical=False), '```',
               '', '## ZMP: measured vs predicted', '', '![ZMP](zmp.png)', '',
               '| parameters | mean [mm] | 95th pct [mm] | max [mm] |', '|---|---|---|---|']
     for name, z in zmp_predicted.items():
         d = zmp_deviation(z, zmp_measured)
         lines.append(f'| {name} | {d.mean_mm:.2f} | {d.p95_mm:.2f} | {d.max_mm:.2f} |')
     lines += ['', '## Parameters against CAD' + (' and truth' if pi_true is not None else ''),
+              '', 'Per-link values: see "What the data determine" for which the data decide.'
+              if result.physical is not None else '',
               '', parameter_table(robot, result, pi_cad, pi_true), '',
               '## Physical consistency', '', '```', str(result.consistency), '```']
     if result.uncertainty is not None:

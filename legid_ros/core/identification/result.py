@@ -79,9 +79,10 @@ class IdentResult:
     uncertainty: Optional[object] = None
     physical: Optional[object] = None
 
-    def summary(self) -> str:
-        """A few readable lines."""
-        lines = self.physical.lines() if self.physical is not None else []
+    def summary(self, physical: bool = True) -> str:
+        """A few readable lines: what the data determine first (``physical``), then the
+        fit."""
+        lines = self.physical.lines() if physical and self.physical is not None else []
         lines += [f'method {self.method}: {self.n_samples} samples, total mass '
                  f'{self.total_mass:.3f} kg, residual rms {self.residual_rms:.4g}, condition '
                  f'number {self.condition_number:.3g}, {self.iterations} iterations, '

@@ -67,8 +67,7 @@ class Quantity:
         v = f'{self.value:.4g}'
         if self.determined:
             return f'{self.name} = {v} +- {_num(self.std)} {self.unit}'
-        return f'{self.name} = {v} {self.unit} (held at CAD +- {_num(self.std)}: not ' \
-               'determined by the data)'
+        return f'{self.name} = {v} {self.unit} (held at CAD +- {_num(self.std)})'
 
 
 def _num(x: float) -> str:
@@ -99,8 +98,7 @@ class PhysicalSummary:
         held = [q for q in self.quantities if q.kind != 'link' and not q.determined]
         out += [f'  {q.text()}' for q in held] or ['  (none of the whole-robot quantities)']
         out.append('per link (determined, or held at CAD):')
-        out += [f'  [{"determined" if q.determined else "held at CAD"}] {q.text()}'
-                for q in self.of_kind('link')]
+        out += [f'  {q.text()}' for q in self.of_kind('link')]
         return out
 
     def markdown(self) -> List[str]:
@@ -175,7 +173,8 @@ def _body_placements(robot: Robot, q_joints: Optional[np.ndarray]):
 
 
 def _gradients(robot: Robot, pi: np.ndarray, q_joints) -> List[tuple]:
-    """(name, kind, unit, factor, gradient) of every quantity, SI gradient d q / d pi."""
+    """(name, kind, unit, factor, gradient, value) of every quantity: SI gradient d q / d pi
+    and SI value (times ``factor``: in ``unit``)."""
     pi = np.asarray(pi, float)
     nb = pi.size // PARAMS_PER_LINK
     names = robot.body_names
@@ -188,7 +187,7 @@ def _gradients(robot: Robot, pi: np.ndarray, q_joints) -> List[tuple]:
         g[np.asarray(idx, int) * PARAMS_PER_LINK] = 1.0
         return g
 
-    out.append(('total mass', 'whole', 'kg', 1.0, mass_of(range(nb))))
+    out.append(('total mass', 'whole', 'kg', 1.0, mass_of(range(nb)), total))
     place = _body_placements(robot, q_joints)
     num = sum(m * p + r @ pi[PARAMS_PER_LINK * i + 1:PARAMS_PER_LINK * i + 4]
               for i, ((r, p), m) in enumerate(zip(place, mass)))
@@ -198,60 +197,43 @@ def _gradients(robot: Robot, pi: np.ndarray, q_joints) -> List[tuple]:
         for i, (r, p) in enumerate(place):
             g[PARAMS_PER_LINK * i] = (p[k] - com[k]) / total
             g[PARAMS_PER_LINK * i + 1:PARAMS_PER_LINK * i + 4] = r[k] / total
-        out.append((f'whole-body COM {axis} (base frame)', 'whole', 'mm', 1e3, g))
+        out.append((f'whole-body COM {axis} (base frame)', 'whole', 'mm', 1e3, g, com[k]))
     m0, h0 = mass[0], pi[1:4]
     for k, axis in enumerate('xyz'):
         g = np.zeros(pi.size)
         g[0] = -h0[k] / m0 ** 2
         g[1 + k] = 1.0 / m0
-        out.append((f'{names[0]} COM {axis}', 'whole', 'mm', 1e3, g))
+        out.append((f'trunk COM {axis} ({names[0]} frame)', 'whole', 'mm', 1e3, g,
+                    h0[k] / m0 if m0 > 0 else 0.0))
     groups = list(robot.link_groups.items())
     for gname, group in groups:
         idx = [names.index(link) for link in group.links if link in names]
         if idx:
-            out.append((f'{gname} mass ({len(idx)} links)', 'group', 'kg', 1.0, mass_of(idx)))
+            out.append((f'{gname} mass ({len(idx)} links)', 'group', 'kg', 1.0, mass_of(idx),
+                        mass[idx].sum()))
     for (a, ga), (b, gb) in zip(groups[:-1], groups[1:]):
         idx = [names.index(link) for link in list(ga.links) + list(gb.links) if link in names]
         if idx:
-            out.append((f'{a} + {b} mass', 'group', 'kg', 1.0, mass_of(idx)))
+            out.append((f'{a} + {b} mass', 'group', 'kg', 1.0, mass_of(idx), mass[idx].sum()))
     for foot, idx in _limbs(robot).items():
-        out.append((f'{foot} leg mass ({len(idx)} links)', 'group', 'kg', 1.0, mass_of(idx)))
+        out.append((f'{foot} leg mass ({len(idx)} links)', 'group', 'kg', 1.0, mass_of(idx),
+                    mass[idx].sum()))
     for i, name in enumerate(names):
-        out.append((f'{name} mass', 'link', 'kg', 1.0, mass_of([i])))
+        out.append((f'{name} mass', 'link', 'kg', 1.0, mass_of([i]), mass[i]))
         m, h = mass[i], pi[PARAMS_PER_LINK * i + 1:PARAMS_PER_LINK * i + 4]
         for k, axis in enumerate('xyz'):
             g = np.zeros(pi.size)
             if m > 0:
                 g[PARAMS_PER_LINK * i] = -h[k] / m ** 2
                 g[PARAMS_PER_LINK * i + 1 + k] = 1.0 / m
-            out.append((f'{name} COM {axis}', 'link', 'mm', 1e3, g))
+            out.append((f'{name} COM {axis}', 'link', 'mm', 1e3, g, h[k] / m if m > 0 else 0.0))
     return out
 
 
 def values(robot: Robot, pi: np.ndarray, q_joints=None) -> Dict[str, float]:
     """Every quantity's value [its unit] for the standard parameters ``pi`` (e.g. a truth)."""
-    return {name: _value(robot, pi, name, q_joints) * factor
-            for name, _, _, factor, _ in _gradients(robot, pi, q_joints)}
-
-
-def _value(robot: Robot, pi: np.ndarray, name: str, q_joints) -> float:
-    pi = np.asarray(pi, float)
-    mass = pi[0::PARAMS_PER_LINK]
-    names = robot.body_names
-    for k, axis in enumerate('xyz'):
-        if name == f'whole-body COM {axis} (base frame)':
-            place = _body_placements(robot, q_joints)
-            num = sum(m * p + r @ pi[PARAMS_PER_LINK * i + 1:PARAMS_PER_LINK * i + 4]
-                      for i, ((r, p), m) in enumerate(zip(place, mass)))
-            return float(num[k] / mass.sum())
-        if name.endswith(f' COM {axis}'):
-            i = names.index(name[:-len(f' COM {axis}')])
-            m = mass[i]
-            return float(pi[PARAMS_PER_LINK * i + 1 + k] / m) if m > 0 else 0.0
-    for n, _, _, _, g in _gradients(robot, pi, q_joints):
-        if n == name:
-            return float(g @ pi)  # masses: linear
-    raise KeyError(name)
+    return {name: float(v) * factor
+            for name, _, _, factor, _, v in _gradients(robot, pi, q_joints)}
 
 
 def summarize(robot: Robot, pi: np.ndarray, unc, q_joints: Optional[np.ndarray] = None,
@@ -275,8 +257,8 @@ def summarize(robot: Robot, pi: np.ndarray, unc, q_joints: Optional[np.ndarray] 
     cov = np.asarray(unc.covariance_pi, float)
     jac_s = np.asarray(unc.jacobian, float) * np.asarray(unc.scales, float)[None, :]
     quantities = []
-    for name, kind, unit, factor, g in _gradients(robot, pi, q_joints):
-        value = _value(robot, pi, name, q_joints) * factor
+    for name, kind, unit, factor, g, value in _gradients(robot, pi, q_joints):
+        value = float(value) * factor
         gs = g * s_std  # per scale unit of each standard parameter
         prior = width * float(np.linalg.norm(gs)) * factor
         std_data = unc.std_data_along(jac_s.T @ g) * factor

@@ -67,6 +67,7 @@ class Uncertainty:
         prior_width: How far the truth may be from CAD [core-scale units], counted in ``std``.
         covariance_pi: (P, P) covariance of the error of the standard parameters [SI]: the
             core's and what the set holds at CAD (for any quantity of ``pi``).
+        covariance_noise: Core covariance of the spread over noise and motion alone (SI).
         covariance_data: Data-only covariance in core-scale units (finite part: see
             :meth:`std_data_along`).
     """
@@ -87,6 +88,7 @@ class Uncertainty:
     prior_width: float = 0.0
     covariance_data: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
     covariance_pi: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
+    covariance_noise: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
 
     def std_data_along(self, vector: np.ndarray) -> float:
         """Data-only standard deviation of ``vector . x_scaled`` (``inf``: some of it along a
@@ -100,10 +102,14 @@ class Uncertainty:
             return float('inf')
         return float(np.sqrt(max(v @ self.covariance_data @ v, 0.0)))
 
-    def std_along(self, vector: np.ndarray) -> float:
-        """Standard deviation of ``vector . x_scaled`` (``vector`` in core-scale units)."""
+    def std_along(self, vector: np.ndarray, noise_only: bool = False) -> float:
+        """Standard deviation of ``vector . x_scaled`` (``vector`` in core-scale units);
+        ``noise_only``: the spread over noise and motion alone (no prior bias, nothing held:
+        what repeated runs of one robot scatter by)."""
         v = np.asarray(vector, float) / self.scales
-        return float(np.sqrt(max(v @ self.covariance @ v, 0.0)))
+        cov = self.covariance_noise if noise_only and self.covariance_noise.size \
+            else self.covariance
+        return float(np.sqrt(max(v @ cov @ v, 0.0)))
 
     def identifiable_part(self, error: np.ndarray) -> np.ndarray:
         """``error`` (core units) without its components along non-identifiable combinations.
@@ -119,16 +125,19 @@ class Uncertainty:
         return e * self.scales
 
     def as_dict(self) -> dict:
-        """Plain form (for ``parameters.yaml``)."""
-        return {'parameters': {n: {'value': float(v), 'std': float(s), 'std_data': float(d)}
+        """Plain form (for ``parameters.yaml``; ``None`` where the data do not see it)."""
+        def num(v):
+            return float(v) if np.isfinite(v) else None
+        return {'parameters': {n: {'value': float(v), 'std': num(s), 'std_data': num(d)}
                                for n, v, s, d in zip(self.names, self.value, self.std,
                                                      self.std_data)},
-                'combinations': [{'combination': c, 'std_scale_units': float(s),
+                'combinations': [{'combination': c, 'std_scale_units': num(s),
                                   'identifiable': bool(ok)}
                                  for c, s, ok in zip(self.combinations, self.combination_std,
                                                      self.identifiable)],
                 'scales': {n: float(s) for n, s in zip(self.names, self.scales)},
-                'n_blocks': int(self.n_blocks), 'prior': float(self.prior)}
+                'n_blocks': int(self.n_blocks), 'prior': float(self.prior),
+                'prior_width_scale_units': float(self.prior_width)}
 
     def lines(self) -> List[str]:
         """Readable lines: per parameter value +- std, then the combinations (no 'inf': what
@@ -217,16 +226,13 @@ def _core_readout(robot: Robot, pi: np.ndarray, core: str, scales: np.ndarray) -
     return np.array(cols).T / scales[:, None]
 
 
-def _unmodelled(robot: Robot, pi: np.ndarray, jac_pi: np.ndarray, jac: np.ndarray,
-                nuisance_q: np.ndarray = None):
-    """((m, P) residual change, (P, P) standard change) per prior-width unit of the standard
-    parameters the set holds.
+def _held_basis(robot: Robot, pi: np.ndarray, jac: np.ndarray) -> np.ndarray:
+    """(P, P) standard-parameter change per prior-width unit of what the set holds at CAD.
 
     A set holds part of the standard parameters at CAD (inertias about each COM, the split of a
-    group between its links): the truth differs there by up to about one
-    :meth:`StandardSet.scales` unit, and that difference moves the fit as any other error. The
-    columns span the standard parameters (in scale units) outside the range of the core's
-    ``d pi / d x``; nuisance columns (``nuisance_q``, orthonormal) projected out.
+    group between its links): the truth differs there too, and that difference moves the fit
+    as any other error. Columns: the masses and first moments outside the range of the core's
+    ``d pi / d x`` (in :meth:`StandardSet.scales` units), and every inertia entry.
     """
     s_std = StandardSet(robot, np.asarray(pi, float)).scales()
     n = s_std.size
@@ -238,11 +244,30 @@ def _unmodelled(robot: Robot, pi: np.ndarray, jac_pi: np.ndarray, jac: np.ndarra
     comp[np.ix_(mh, mh)] = np.eye(mh.size) - q @ q.T
     rot = np.setdiff1d(np.arange(n), mh)
     comp[rot, rot] = 1.0  # inertias about the COM, held at CAD
-    held = s_std[:, None] * comp
-    out = np.asarray(jac_pi, float) @ held
-    if nuisance_q is not None:
-        out -= nuisance_q @ (nuisance_q.T @ out)
-    return out, held
+    return s_std[:, None] * comp
+
+
+def _finish(robot: Robot, pi: np.ndarray, core: str, jac: np.ndarray, scales: np.ndarray,
+            z: np.ndarray, vec: np.ndarray, cov_z: np.ndarray, comb_std: np.ndarray,
+            width: float, held_width: float, held_response: np.ndarray):
+    """(core covariance in scale units, standard-parameter error covariance): ``cov_z`` (in
+    the plane ``z``) held at CAD +- ``width`` along the combinations the data determine worse
+    than that, plus what the set holds (``held_response``: (plane, P) change of the estimate
+    per held unit, ``held_width`` units)."""
+    if width > 0:
+        lacking = vec[:, comb_std > width]
+        if lacking.size:
+            var = np.einsum('ij,ij->j', lacking, cov_z @ lacking)
+            cov_z = cov_z + (lacking * np.maximum(width ** 2 - var, 0.0)) @ lacking.T
+    cov_scaled = z @ cov_z @ z.T
+    cov_pi = jac @ cov_scaled @ jac.T
+    if held_width > 0 and held_response is not None:
+        # the fit answers the held difference, and the held values are off by it
+        err = jac @ (z @ held_response) - _held_basis(robot, pi, jac)
+        cov_pi = cov_pi + held_width ** 2 * (err @ err.T)
+        read = _core_readout(robot, pi, core, scales)
+        cov_scaled = read @ cov_pi @ read.T
+    return cov_scaled, cov_pi
 
 
 def core_uncertainty(robot: Robot, pi: np.ndarray, jac_pi: np.ndarray, resid: np.ndarray,
@@ -257,7 +282,7 @@ def core_uncertainty(robot: Robot, pi: np.ndarray, jac_pi: np.ndarray, resid: np
     Three parts, in the plane the data must decide (:mod:`.uncertainty`): the noise and motion
     (the sandwich over blocks, shrunk by the prior), the prior's pull toward CAD (the truth is
     within ``prior_width`` scale units of CAD: ``(B + P)^-1 P W P (B + P)^-1``), and the
-    parameters the set holds at CAD (:func:`_unmodelled`, the same width). Along a combination
+    parameters the set holds at CAD (:func:`_held_basis`, ``UNMODELLED_WIDTH`` of that width). Along a combination
     the data alone determine worse than ``prior_width`` the std is at least ``prior_width``
     (held at CAD +- that width).
 
@@ -316,34 +341,31 @@ def core_uncertainty(robot: Robot, pi: np.ndarray, jac_pi: np.ndarray, resid: np
     width = float(prior_width)
     if prior > 0:
         inv_p = vec / (lam + prior)
-        cov_z = inv_p @ (vec.T @ meat @ vec) @ inv_p.T
-        cov_z = cov_z + (prior * width) ** 2 * (inv_p @ inv_p.T)
+        noise_z = inv_p @ (vec.T @ meat @ vec) @ inv_p.T
+        cov_z = noise_z + (prior * width) ** 2 * (inv_p @ inv_p.T)
         gain = inv_p @ vec.T
     else:
-        cov_z = cov_data
+        cov_z = noise_z = cov_data
         gain = inv @ vec[:, det].T
-    if width > 0:
-        # held at CAD +- the width along what the data do not determine better than that
-        lacking = vec[:, comb_std > width]
-        if lacking.size:
-            var = np.einsum('ij,ij->j', lacking, cov_z @ lacking)
-            cov_z = cov_z + (lacking * np.maximum(width ** 2 - var, 0.0)) @ lacking.T
-    cov_scaled = z @ cov_z @ z.T
+    held_width = UNMODELLED_WIDTH * width if unmodelled_width is None else unmodelled_width
+    response = None
+    if held_width > 0:
+        u = np.asarray(jac_pi, float) @ _held_basis(robot, pi, jac)
+        if nq is not None:
+            u -= nq @ (nq.T @ u)
+        response = gain @ (gz.T @ u)
+    cov_scaled, cov_pi = _finish(robot, pi, core, jac, scales, z, vec, cov_z, comb_std, width,
+                                 held_width, response)
+    noise_scaled = z @ noise_z @ z.T
     for h, sd in held_std.items():  # a held value's own error moves the rest of the estimate
         if h in names and sd > 0:
             sens = _held_sensitivity(names.index(h), c * scales, g, z, vec, lam + prior,
                                      det | (prior > 0))
             cov_scaled = cov_scaled + np.outer(sens, sens) * (sd / scales[names.index(h)]) ** 2
-    # the error of the standard parameters: the core's, then what the set holds at CAD (the
-    # truth differs there; the fit answers, and the held values are off by that difference)
-    cov_pi = jac @ cov_scaled @ jac.T
-    held_width = UNMODELLED_WIDTH * width if unmodelled_width is None else unmodelled_width
-    if held_width > 0:
-        u, held_pi = _unmodelled(robot, pi, jac_pi, jac, nq)
-        err = jac @ (z @ (gain @ (gz.T @ u))) - held_pi
-        cov_pi = cov_pi + held_width ** 2 * (err @ err.T)
-        read = _core_readout(robot, pi, core, scales)
-        cov_scaled = read @ cov_pi @ read.T
+            noise_scaled = noise_scaled + np.outer(sens, sens) * (
+                sd / scales[names.index(h)]) ** 2
+            cov_pi = cov_pi + jac @ np.outer(sens, sens) @ jac.T * (
+                sd / scales[names.index(h)]) ** 2
     std = np.sqrt(np.maximum(np.diag(cov_scaled), 0.0)) * scales
     std_data = np.sqrt(np.maximum(np.diag(z @ cov_data @ z.T), 0.0)) * scales
     unseen = z @ vec[:, ~det]
@@ -361,18 +383,22 @@ def core_uncertainty(robot: Robot, pi: np.ndarray, jac_pi: np.ndarray, resid: np
                        [describe(v, names) for v in vectors], vectors, comb_std,
                        comb_std <= poor_spread, nb, std_data, float(prior),
                        jacobian=jac / scales[None, :], prior_width=width,
-                       covariance_data=z @ cov_data @ z.T, covariance_pi=cov_pi)
+                       covariance_data=z @ cov_data @ z.T, covariance_pi=cov_pi,
+                       covariance_noise=noise_scaled * np.outer(scales, scales))
 
 
 def normal_uncertainty(robot: Robot, pi: np.ndarray, info: np.ndarray, rss: float,
                        n_rows: float, held: Sequence[str] = (),
-                       poor_spread: float = POOR_SPREAD, core: str = 'reduced') -> Uncertainty:
+                       poor_spread: float = POOR_SPREAD, core: str = 'reduced',
+                       prior: float = 0.0, prior_width: float = PRIOR_WIDTH,
+                       unmodelled_width: float = None) -> Uncertainty:
     """Core standard deviations from sufficient statistics only (the online estimator).
 
     Without the rows there are no blocks: the white-residual form ``s^2 (A^T A)^-1`` of Zhu &
     Zhang with ``s^2 = rss / (n_rows - d)``, on the core and the plane of
-    :func:`core_uncertainty`. Filtered data makes it optimistic (neighbouring rows share their
-    noise); the batch form is the one checked against a Monte-Carlo.
+    :func:`core_uncertainty`, with its prior, its pull toward CAD and what the set holds at
+    CAD as there. Filtered data makes the noise part optimistic (neighbouring rows share
+    their noise); the batch form is the one checked against a Monte-Carlo.
 
     Args:
         robot: Robot (defines the core).
@@ -383,24 +409,49 @@ def normal_uncertainty(robot: Robot, pi: np.ndarray, info: np.ndarray, rss: floa
         held: Core parameter names held fixed (std 0).
         poor_spread: Largest std of an identifiable combination [core-scale units].
         core: The core parameter set (:func:`_core_basis`).
+        prior: The estimator's prior weight, in ``info``'s units per squared core-scale unit
+            (``n reg``); 0: none.
+        prior_width, unmodelled_width: As :func:`core_uncertainty`.
     """
     value, scales, jac, c, names = _core_basis(robot, np.asarray(pi, float), core)
+    info = np.asarray(info, float)
     fixed = [names.index(h) for h in held if h in names]
     rows = np.vstack([_mass_plane(c, scales)] + ([np.eye(len(names))[fixed]] if fixed else []))
     z = sla.null_space(rows)
-    bread = z.T @ jac.T @ np.asarray(info, float) @ jac @ z
+    bread = z.T @ jac.T @ info @ jac @ z
     lam, vec = np.linalg.eigh(0.5 * (bread + bread.T))
     det = lam > 1e-10 * max(lam[-1], 1e-300)
     s2 = max(float(rss), 0.0) / max(float(n_rows) - int(det.sum()), 1.0)
     comb_std = np.where(det, np.sqrt(s2 / np.where(det, lam, 1.0)), np.inf)
-    cov_z = (vec[:, det] / lam[det]) @ vec[:, det].T * s2
-    cov_scaled = z @ cov_z @ z.T
+    cov_data = (vec[:, det] / lam[det]) @ vec[:, det].T * s2
+    width = float(prior_width)
+    if prior > 0:
+        inv_p = vec / (lam + prior)
+        noise_z = s2 * (inv_p * lam) @ inv_p.T
+        cov_z = noise_z + (prior * width) ** 2 * (inv_p @ inv_p.T)
+        gain = inv_p @ vec.T
+    else:
+        cov_z = noise_z = cov_data
+        gain = (vec[:, det] / lam[det]) @ vec[:, det].T
+    held_width = UNMODELLED_WIDTH * width if unmodelled_width is None else unmodelled_width
+    response = None
+    if held_width > 0:
+        response = gain @ (z.T @ jac.T @ info @ _held_basis(robot, pi, jac))
+    cov_scaled, cov_pi = _finish(robot, pi, core, jac, scales, z, vec, cov_z, comb_std, width,
+                                 held_width, response)
     std = np.sqrt(np.maximum(np.diag(cov_scaled), 0.0)) * scales
+    std_data = np.sqrt(np.maximum(np.diag(z @ cov_data @ z.T), 0.0)) * scales
     unseen = z @ vec[:, ~det]
     if unseen.size:
-        std[np.abs(unseen).max(axis=1) > 1e-6] = np.inf
+        std_data[np.abs(unseen).max(axis=1) > 1e-6] = np.inf
+        if prior <= 0:
+            std = np.where(np.isinf(std_data), np.inf, std)
     std[fixed] = 0.0
+    std_data[fixed] = 0.0
     vectors = (z @ vec).T
     return Uncertainty(names, value, std, scales, cov_scaled * np.outer(scales, scales),
                        [describe(v, names) for v in vectors], vectors, comb_std,
-                       comb_std <= poor_spread, 0, std.copy(), 0.0)
+                       comb_std <= poor_spread, 0, std_data, float(prior),
+                       jacobian=jac / scales[None, :], prior_width=width,
+                       covariance_data=z @ cov_data @ z.T, covariance_pi=cov_pi,
+                       covariance_noise=(z @ noise_z @ z.T) * np.outer(scales, scales))
