@@ -140,6 +140,22 @@ class PhysicalSummary:
         return out
 
 
+def effective_samples(x: np.ndarray) -> float:
+    """Independent samples in a series: ``n / tau`` with ``tau = 1 + 2 sum rho_k`` over the
+    lags before its autocorrelation first drops below zero (filtered samples share noise)."""
+    x = np.asarray(x, float) - np.mean(x)
+    n = x.size
+    if n < 3 or not np.any(x):
+        return float(max(n, 1))
+    f = np.fft.rfft(x, 2 * n)
+    ac = np.fft.irfft(f * np.conj(f))[:n]
+    ac = ac / ac[0]
+    neg = np.flatnonzero(ac < 0)
+    stop = int(neg[0]) if neg.size else n
+    tau = max(1.0, 1.0 + 2.0 * float(ac[1:stop].sum()))
+    return float(n / tau)
+
+
 def _limbs(robot: Robot) -> Dict[str, List[int]]:
     """Body indices (into ``pi``'s links) of each foot's chain below the root body."""
     model = robot.model
@@ -263,8 +279,8 @@ def summarize(robot: Robot, pi: np.ndarray, unc, q_joints: Optional[np.ndarray] 
         prior = width * float(np.linalg.norm(gs)) * factor
         std_data = unc.std_data_along(jac_s.T @ g) * factor
         std = float(np.sqrt(max(g @ cov @ g, 0.0))) * factor
-        if name == 'total mass':  # the equality the fit holds: its own measurement
-            std = std_data = float(np.hypot(std, total_mass_std))
+        if name == 'total mass':  # the equality the fit holds: its measurement's std
+            std = std_data = float(total_mass_std)
         # determined: the data see it and its error (with what the set holds at CAD) is well
         # inside the prior width
         determined = bool(max(std_data, std) <= ratio * prior)

@@ -29,7 +29,7 @@ import scipy.linalg as sla
 
 from legid_ros.core.identification.identifiability import describe
 from legid_ros.core.identification.parameters.sets import GroupedSet, ReducedSet, StandardSet
-from legid_ros.core.inertial import PARAMS_PER_LINK
+from legid_ros.core.inertial import PARAMS_PER_LINK, get_parameters
 from legid_ros.core.robot import Robot
 
 DEFAULT_BLOCKS = 30
@@ -167,9 +167,10 @@ def _core_basis(robot: Robot, pi: np.ndarray, core: str = 'reduced'):
     """(values, scales, d pi / d x_scaled, mass row, names) of the core at ``pi``.
 
     ``core``: 'reduced' (the ZMP reduced set), 'grouped' or 'grouped_sides' (mass and 3-D COM
-    per link group or group side); robots without link groups: masses and first moments.
+    per link group or group side); 'links' and robots without link groups: every link's mass
+    and first moment (a standard-set fit's core).
     """
-    if robot.link_groups:
+    if robot.link_groups and core != 'links':
         if core in ('grouped', 'grouped_sides'):
             basis = GroupedSet(robot, pi_cad=pi, per_side=core == 'grouped_sides')
         else:
@@ -210,7 +211,7 @@ def _core_readout(robot: Robot, pi: np.ndarray, core: str, scales: np.ndarray) -
     """(q, P) ``d x_scaled / d pi``: how the core reads a standard vector (the truth's core
     value moves with the parameters the set holds; central differences, linear maps exact)."""
     pi = np.asarray(pi, float)
-    if not robot.link_groups:
+    if not robot.link_groups or core == 'links':
         cols = [i for i in range(pi.size) if i % PARAMS_PER_LINK < 4]
         out = np.zeros((len(cols), pi.size))
         out[np.arange(len(cols)), cols] = 1.0
@@ -224,6 +225,35 @@ def _core_readout(robot: Robot, pi: np.ndarray, core: str, scales: np.ndarray) -
         d[k] = step[k]
         cols.append((basis.from_standard(pi + d) - basis.from_standard(pi - d)) / (2 * step[k]))
     return np.array(cols).T / scales[:, None]
+
+
+def _moved_too_far(meat: np.ndarray, vec: np.ndarray, lam: np.ndarray, det: np.ndarray,
+                   move: np.ndarray, width: float, poor_spread: float) -> np.ndarray:
+    """The score covariance ``meat`` inflated along the poorly determined combinations where
+    the estimate moved from CAD further than the prior width allows.
+
+    Along combination ``i`` (std ``s_i`` from the data, above ``poor_spread``), the data-only
+    estimate differs from CAD by the truth's offset (within ``width``) plus its own error:
+    a move ``m_i`` with ``m_i^2 > width^2 + s_i^2`` says the error is larger than the residual
+    shows (model error that follows the motion: soft contacts, a sole's compliance), and the
+    std there becomes ``sqrt(m_i^2 - width^2)``. Well-determined combinations are left alone
+    (there a move is the truth's offset from CAD).
+
+    Args:
+        meat: (k, k) score covariance in the plane.
+        vec, lam, det: Eigen-decomposition of the information in the plane; which are seen.
+        move: (k,) estimate minus CAD in the plane [core-scale units].
+        width: Prior width [core-scale units].
+        poor_spread: Std above which a combination is poorly determined.
+    """
+    m = vec.T @ move
+    me = vec.T @ meat @ vec
+    var = np.where(det, np.diag(me) / np.where(det, lam, 1.0) ** 2, np.inf)
+    k = np.ones(lam.size)
+    poor = det & (var > poor_spread ** 2) & (m ** 2 > width ** 2 + var)
+    k[poor] = (m[poor] ** 2 - width ** 2) / var[poor]
+    d = np.sqrt(k)
+    return vec @ (me * np.outer(d, d)) @ vec.T
 
 
 def _held_basis(robot: Robot, pi: np.ndarray, jac: np.ndarray) -> np.ndarray:
@@ -276,7 +306,7 @@ def core_uncertainty(robot: Robot, pi: np.ndarray, jac_pi: np.ndarray, resid: np
                      n_blocks: int = DEFAULT_BLOCKS, poor_spread: float = POOR_SPREAD,
                      prior: float = 0.0, core: str = 'reduced',
                      prior_width: float = PRIOR_WIDTH,
-                     unmodelled_width: float = None) -> Uncertainty:
+                     unmodelled_width: float = None, pi_cad: np.ndarray = None) -> Uncertainty:
     """Covariance of the core from the rows' residual and Jacobian, the prior included.
 
     Three parts, in the plane the data must decide (:mod:`.uncertainty`): the noise and motion
@@ -306,6 +336,11 @@ def core_uncertainty(robot: Robot, pi: np.ndarray, jac_pi: np.ndarray, resid: np
         prior_width: How far the truth may be from CAD [core-scale units] (the sets' scales
             are their prior spreads: 20 % of a mass, 2 cm of COM); 0: the prior's bias and
             the held parameters not counted.
+        unmodelled_width: Width of the held parameters [scale units of the standard set]
+            (default ``UNMODELLED_WIDTH`` x ``prior_width``).
+        pi_cad: CAD parameters (default: the robot model's): along a poorly determined
+            combination, an estimate further from CAD than the prior width and its spread
+            allow carries model error the residual does not show (:func:`_moved_too_far`).
     """
     value, scales, jac, c, names = _core_basis(robot, np.asarray(pi, float), core)
     g = np.asarray(jac_pi, float) @ jac
@@ -331,8 +366,14 @@ def core_uncertainty(robot: Robot, pi: np.ndarray, jac_pi: np.ndarray, resid: np
     edges = np.linspace(0, n_samples, nb + 1).astype(int) * per
     score = np.array([gz[a:b].T @ r[a:b] for a, b in zip(edges[:-1], edges[1:])])
     meat = score.T @ score * (nb / (nb - 1.0))  # the cluster-robust small-sample factor
-    # data alone: per eigen-direction of the information (identifiability)
     inv = vec[:, det] / lam[det]
+    noise_meat = meat
+    if prior_width > 0:
+        cad = _core_basis(robot, np.asarray(pi_cad if pi_cad is not None else
+                                            get_parameters(robot.model), float), core)[0]
+        meat = _moved_too_far(meat, vec, lam, det, z.T @ ((value - cad) / scales),
+                              float(prior_width), poor_spread)
+    # data alone: per eigen-direction of the information (identifiability)
     cov_data = inv @ (vec[:, det].T @ meat @ vec[:, det]) @ inv.T
     comb_std = np.array([np.sqrt(max(vec[:, i] @ cov_data @ vec[:, i], 0.0)) if det[i]
                          else np.inf for i in range(lam.size)])
@@ -341,11 +382,13 @@ def core_uncertainty(robot: Robot, pi: np.ndarray, jac_pi: np.ndarray, resid: np
     width = float(prior_width)
     if prior > 0:
         inv_p = vec / (lam + prior)
-        noise_z = inv_p @ (vec.T @ meat @ vec) @ inv_p.T
-        cov_z = noise_z + (prior * width) ** 2 * (inv_p @ inv_p.T)
+        noise_z = inv_p @ (vec.T @ noise_meat @ vec) @ inv_p.T
+        cov_z = inv_p @ (vec.T @ meat @ vec) @ inv_p.T + (prior * width) ** 2 * (
+            inv_p @ inv_p.T)
         gain = inv_p @ vec.T
     else:
-        cov_z = noise_z = cov_data
+        cov_z = cov_data
+        noise_z = inv @ (vec[:, det].T @ noise_meat @ vec[:, det]) @ inv.T
         gain = inv @ vec[:, det].T
     held_width = UNMODELLED_WIDTH * width if unmodelled_width is None else unmodelled_width
     response = None
