@@ -154,14 +154,14 @@ def _physical(res: IdentResult, robot: Robot, samples: Samples, wrench: np.ndarr
     The total mass's std: the standard error of the mean vertical force / g, from the measured
     force less the fitted model's (``wrench`` regressors, (N, 6, P); the motion's own
     accelerations taken out), the samples counted by its autocorrelation
-    (:func:`legid_ros.core.identification.summary.effective_samples`).
+    (:func:`legid_ros.core.identification.uncertainty.effective_samples`).
     """
     from legid_ros.core.identification.summary import summarize
     from legid_ros.core.identification.rows.linear import GRAVITY
 
     if unc is None or not getattr(unc, 'covariance_pi', np.zeros(0)).size:
         return None
-    from legid_ros.core.identification.summary import effective_samples
+    from legid_ros.core.identification.uncertainty import effective_samples
     e = (np.asarray(samples.fz, float) - np.asarray(wrench, float)[:, 2] @ res.pi) / GRAVITY
     sem = float(e.std() / np.sqrt(effective_samples(e))) if e.size > 1 else 0.0
     std_m = sem

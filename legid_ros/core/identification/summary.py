@@ -140,22 +140,6 @@ class PhysicalSummary:
         return out
 
 
-def effective_samples(x: np.ndarray) -> float:
-    """Independent samples in a series: ``n / tau`` with ``tau = 1 + 2 sum rho_k`` over the
-    lags before its autocorrelation first drops below zero (filtered samples share noise)."""
-    x = np.asarray(x, float) - np.mean(x)
-    n = x.size
-    if n < 3 or not np.any(x):
-        return float(max(n, 1))
-    f = np.fft.rfft(x, 2 * n)
-    ac = np.fft.irfft(f * np.conj(f))[:n]
-    ac = ac / ac[0]
-    neg = np.flatnonzero(ac < 0)
-    stop = int(neg[0]) if neg.size else n
-    tau = max(1.0, 1.0 + 2.0 * float(ac[1:stop].sum()))
-    return float(n / tau)
-
-
 def _limbs(robot: Robot) -> Dict[str, List[int]]:
     """Body indices (into ``pi``'s links) of each foot's chain below the root body."""
     model = robot.model

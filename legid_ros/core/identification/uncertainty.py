@@ -156,6 +156,22 @@ class Uncertainty:
         return out
 
 
+def effective_samples(x: np.ndarray) -> float:
+    """Independent samples in a series: ``n / tau`` with ``tau = 1 + 2 sum rho_k`` over the
+    lags before its autocorrelation first drops below zero (filtered samples share noise)."""
+    x = np.asarray(x, float) - np.mean(x)
+    n = x.size
+    if n < 3 or not np.any(x):
+        return float(max(n, 1))
+    f = np.fft.rfft(x, 2 * n)
+    ac = np.fft.irfft(f * np.conj(f))[:n]
+    ac = ac / ac[0]
+    neg = np.flatnonzero(ac < 0)
+    stop = int(neg[0]) if neg.size else n
+    tau = max(1.0, 1.0 + 2.0 * float(ac[1:stop].sum()))
+    return float(n / tau)
+
+
 def _mass_plane(c: np.ndarray, scales: np.ndarray) -> np.ndarray:
     """The total-mass row in core-scale units (unit norm): ``sum m`` fixed is
     ``(c * scales) . x_scaled`` fixed, not ``c . x_scaled`` (masses have different scales)."""
@@ -327,7 +343,8 @@ def core_uncertainty(robot: Robot, pi: np.ndarray, jac_pi: np.ndarray, resid: np
             value they are held at (measured otherwise, e.g. a foot weighed by its ankle F/T):
             that measurement's information joins the data's.
         nuisance: (m, k) columns fitted alongside (e.g. friction), projected out.
-        n_blocks: Number of contiguous sample blocks of the score covariance.
+        n_blocks: Least number of contiguous sample blocks of the score covariance (at least
+            3 per parameter of the plane, each at least twice the residual's correlation).
         poor_spread: Largest std of an identifiable combination [core-scale units].
         prior: The estimator's prior weight on the core, in the rows' units per squared
             core-scale unit (ZMP Newton: ``N reg``; linear rows: ``N reg`` on whitened rows);
@@ -362,7 +379,13 @@ def core_uncertainty(robot: Robot, pi: np.ndarray, jac_pi: np.ndarray, resid: np
     lam, vec = np.linalg.eigh(0.5 * (bread + bread.T))
     det = lam > 1e-10 * max(lam[-1], 1e-300)
     per = max(1, len(r) // max(n_samples, 1))
-    nb = int(max(2, min(n_blocks, n_samples // 2)))
+    # blocks: more than the plane's parameters (a score covariance from fewer blocks than
+    # parameters is rank-deficient and low), each longer than twice the residual's
+    # correlation (effective_samples)
+    tau = max(len(r) / per / effective_samples(r.reshape(-1, per)[:, k])
+              for k in range(per)) if len(r) == per * n_samples else 1.0
+    want = max(n_blocks, 3 * z.shape[1])
+    nb = int(max(2, min(want, n_samples // max(2.0 * tau, 2.0))))
     edges = np.linspace(0, n_samples, nb + 1).astype(int) * per
     score = np.array([gz[a:b].T @ r[a:b] for a, b in zip(edges[:-1], edges[1:])])
     meat = score.T @ score * (nb / (nb - 1.0))  # the cluster-robust small-sample factor
