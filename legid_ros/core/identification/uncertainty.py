@@ -28,6 +28,8 @@ import numpy as np
 import scipy.linalg as sla
 
 from legid_ros.core.identification.identifiability import describe
+from legid_ros.core.identification.model_error import (core_readout, effective_samples,
+                                                        held_basis, moved_too_far)
 from legid_ros.core.identification.parameters.sets import GroupedSet, ReducedSet, StandardSet
 from legid_ros.core.inertial import PARAMS_PER_LINK, get_parameters
 from legid_ros.core.robot import Robot
@@ -156,22 +158,6 @@ class Uncertainty:
         return out
 
 
-def effective_samples(x: np.ndarray) -> float:
-    """Independent samples in a series: ``n / tau`` with ``tau = 1 + 2 sum rho_k`` over the
-    lags before its autocorrelation first drops below zero (filtered samples share noise)."""
-    x = np.asarray(x, float) - np.mean(x)
-    n = x.size
-    if n < 3 or not np.any(x):
-        return float(max(n, 1))
-    f = np.fft.rfft(x, 2 * n)
-    ac = np.fft.irfft(f * np.conj(f))[:n]
-    ac = ac / ac[0]
-    neg = np.flatnonzero(ac < 0)
-    stop = int(neg[0]) if neg.size else n
-    tau = max(1.0, 1.0 + 2.0 * float(ac[1:stop].sum()))
-    return float(n / tau)
-
-
 def _mass_plane(c: np.ndarray, scales: np.ndarray) -> np.ndarray:
     """The total-mass row in core-scale units (unit norm): ``sum m`` fixed is
     ``(c * scales) . x_scaled`` fixed, not ``c . x_scaled`` (masses have different scales)."""
@@ -223,76 +209,6 @@ def _held_sensitivity(i: int, cs: np.ndarray, g: np.ndarray, z: np.ndarray, vec:
     return e - z @ (inv @ (vec[:, use].T @ (gz.T @ ge)))
 
 
-def _core_readout(robot: Robot, pi: np.ndarray, core: str, scales: np.ndarray) -> np.ndarray:
-    """(q, P) ``d x_scaled / d pi``: how the core reads a standard vector (the truth's core
-    value moves with the parameters the set holds; central differences, linear maps exact)."""
-    pi = np.asarray(pi, float)
-    if not robot.link_groups or core == 'links':
-        cols = [i for i in range(pi.size) if i % PARAMS_PER_LINK < 4]
-        out = np.zeros((len(cols), pi.size))
-        out[np.arange(len(cols)), cols] = 1.0
-        return out / scales[:, None]
-    basis = GroupedSet(robot, pi_cad=pi, per_side=core == 'grouped_sides') \
-        if core in ('grouped', 'grouped_sides') else ReducedSet(robot, pi_cad=pi)
-    step = 1e-6 * StandardSet(robot, pi).scales()
-    cols = []
-    for k in range(pi.size):
-        d = np.zeros(pi.size)
-        d[k] = step[k]
-        cols.append((basis.from_standard(pi + d) - basis.from_standard(pi - d)) / (2 * step[k]))
-    return np.array(cols).T / scales[:, None]
-
-
-def _moved_too_far(meat: np.ndarray, vec: np.ndarray, lam: np.ndarray, det: np.ndarray,
-                   move: np.ndarray, width: float, poor_spread: float) -> np.ndarray:
-    """The score covariance ``meat`` inflated along the poorly determined combinations where
-    the estimate moved from CAD further than the prior width allows.
-
-    Along combination ``i`` (std ``s_i`` from the data, above ``poor_spread``), the data-only
-    estimate differs from CAD by the truth's offset (within ``width``) plus its own error:
-    a move ``m_i`` with ``m_i^2 > width^2 + s_i^2`` says the error is larger than the residual
-    shows (model error that follows the motion: soft contacts, a sole's compliance), and the
-    std there becomes ``sqrt(m_i^2 - width^2)``. Well-determined combinations are left alone
-    (there a move is the truth's offset from CAD).
-
-    Args:
-        meat: (k, k) score covariance in the plane.
-        vec, lam, det: Eigen-decomposition of the information in the plane; which are seen.
-        move: (k,) estimate minus CAD in the plane [core-scale units].
-        width: Prior width [core-scale units].
-        poor_spread: Std above which a combination is poorly determined.
-    """
-    m = vec.T @ move
-    me = vec.T @ meat @ vec
-    var = np.where(det, np.diag(me) / np.where(det, lam, 1.0) ** 2, np.inf)
-    k = np.ones(lam.size)
-    poor = det & (var > poor_spread ** 2) & (m ** 2 > width ** 2 + var)
-    k[poor] = (m[poor] ** 2 - width ** 2) / var[poor]
-    d = np.sqrt(k)
-    return vec @ (me * np.outer(d, d)) @ vec.T
-
-
-def _held_basis(robot: Robot, pi: np.ndarray, jac: np.ndarray) -> np.ndarray:
-    """(P, P) standard-parameter change per prior-width unit of what the set holds at CAD.
-
-    A set holds part of the standard parameters at CAD (inertias about each COM, the split of a
-    group between its links): the truth differs there too, and that difference moves the fit
-    as any other error. Columns: the masses and first moments outside the range of the core's
-    ``d pi / d x`` (in :meth:`StandardSet.scales` units), and every inertia entry.
-    """
-    s_std = StandardSet(robot, np.asarray(pi, float)).scales()
-    n = s_std.size
-    mh = np.flatnonzero(np.arange(n) % PARAMS_PER_LINK < 4)
-    q, sv, _ = np.linalg.svd(jac[mh] / s_std[mh, None], full_matrices=False)
-    q = q[:, sv > 1e-9 * max(sv.max(initial=0.0), 1e-300)]
-    comp = np.zeros((n, n))
-    # masses and first moments: what the set cannot represent (e.g. a group's split)
-    comp[np.ix_(mh, mh)] = np.eye(mh.size) - q @ q.T
-    rot = np.setdiff1d(np.arange(n), mh)
-    comp[rot, rot] = 1.0  # inertias about the COM, held at CAD
-    return s_std[:, None] * comp
-
-
 def _finish(robot: Robot, pi: np.ndarray, core: str, jac: np.ndarray, scales: np.ndarray,
             z: np.ndarray, vec: np.ndarray, cov_z: np.ndarray, comb_std: np.ndarray,
             width: float, held_width: float, held_response: np.ndarray):
@@ -309,9 +225,9 @@ def _finish(robot: Robot, pi: np.ndarray, core: str, jac: np.ndarray, scales: np
     cov_pi = jac @ cov_scaled @ jac.T
     if held_width > 0 and held_response is not None:
         # the fit answers the held difference, and the held values are off by it
-        err = jac @ (z @ held_response) - _held_basis(robot, pi, jac)
+        err = jac @ (z @ held_response) - held_basis(robot, pi, jac)
         cov_pi = cov_pi + held_width ** 2 * (err @ err.T)
-        read = _core_readout(robot, pi, core, scales)
+        read = core_readout(robot, pi, core, scales)
         cov_scaled = read @ cov_pi @ read.T
     return cov_scaled, cov_pi
 
@@ -328,7 +244,8 @@ def core_uncertainty(robot: Robot, pi: np.ndarray, jac_pi: np.ndarray, resid: np
     Three parts, in the plane the data must decide (:mod:`.uncertainty`): the noise and motion
     (the sandwich over blocks, shrunk by the prior), the prior's pull toward CAD (the truth is
     within ``prior_width`` scale units of CAD: ``(B + P)^-1 P W P (B + P)^-1``), and the
-    parameters the set holds at CAD (:func:`_held_basis`, ``UNMODELLED_WIDTH`` of that width). Along a combination
+    parameters the set holds at CAD (:func:`.model_error.held_basis`, ``UNMODELLED_WIDTH`` of
+    that width). Along a combination
     the data alone determine worse than ``prior_width`` the std is at least ``prior_width``
     (held at CAD +- that width).
 
@@ -357,7 +274,8 @@ def core_uncertainty(robot: Robot, pi: np.ndarray, jac_pi: np.ndarray, resid: np
             (default ``UNMODELLED_WIDTH`` x ``prior_width``).
         pi_cad: CAD parameters (default: the robot model's): along a poorly determined
             combination, an estimate further from CAD than the prior width and its spread
-            allow carries model error the residual does not show (:func:`_moved_too_far`).
+            allow carries model error the residual does not show
+            (:func:`.model_error.moved_too_far`).
     """
     value, scales, jac, c, names = _core_basis(robot, np.asarray(pi, float), core)
     g = np.asarray(jac_pi, float) @ jac
@@ -394,7 +312,7 @@ def core_uncertainty(robot: Robot, pi: np.ndarray, jac_pi: np.ndarray, resid: np
     if prior_width > 0:
         cad = _core_basis(robot, np.asarray(pi_cad if pi_cad is not None else
                                             get_parameters(robot.model), float), core)[0]
-        meat = _moved_too_far(meat, vec, lam, det, z.T @ ((value - cad) / scales),
+        meat = moved_too_far(meat, vec, lam, det, z.T @ ((value - cad) / scales),
                               float(prior_width), poor_spread)
     # data alone: per eigen-direction of the information (identifiability)
     cov_data = inv @ (vec[:, det].T @ meat @ vec[:, det]) @ inv.T
@@ -416,7 +334,7 @@ def core_uncertainty(robot: Robot, pi: np.ndarray, jac_pi: np.ndarray, resid: np
     held_width = UNMODELLED_WIDTH * width if unmodelled_width is None else unmodelled_width
     response = None
     if held_width > 0:
-        u = np.asarray(jac_pi, float) @ _held_basis(robot, pi, jac)
+        u = np.asarray(jac_pi, float) @ held_basis(robot, pi, jac)
         if nq is not None:
             u -= nq @ (nq.T @ u)
         response = gain @ (gz.T @ u)
@@ -502,7 +420,7 @@ def normal_uncertainty(robot: Robot, pi: np.ndarray, info: np.ndarray, rss: floa
     held_width = UNMODELLED_WIDTH * width if unmodelled_width is None else unmodelled_width
     response = None
     if held_width > 0:
-        response = gain @ (z.T @ jac.T @ info @ _held_basis(robot, pi, jac))
+        response = gain @ (z.T @ jac.T @ info @ held_basis(robot, pi, jac))
     cov_scaled, cov_pi = _finish(robot, pi, core, jac, scales, z, vec, cov_z, comb_std, width,
                                  held_width, response)
     std = np.sqrt(np.maximum(np.diag(cov_scaled), 0.0)) * scales

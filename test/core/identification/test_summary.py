@@ -118,27 +118,3 @@ def test_online_statistics_give_the_same_summary_form(robot):
     det = {q.name for q in ph.quantities if q.determined}
     assert 'total mass' in det and 'whole-body COM x (base frame)' in det
 
-
-def test_effective_samples_counts_filtered_noise_once():
-    """White noise counts every sample; the same noise smoothed over ~20 samples counts
-    about a tenth of them (tau ~ 2 x 10 for a 20-sample moving average)."""
-    from legid_ros.core.identification.uncertainty import effective_samples
-    rng = np.random.default_rng(3)
-    white = rng.normal(size=20000)
-    assert effective_samples(white) > 0.8 * white.size
-    smooth = np.convolve(white, np.ones(20) / 20, mode='same')
-    assert effective_samples(smooth) < 0.12 * smooth.size
-
-
-def test_a_far_move_along_a_poor_combination_widens_it():
-    """An estimate that moved from CAD further than the prior width and its spread allow, along
-    a poorly determined combination, gets the move (less the width) as its std; a
-    well-determined combination with the same move is left alone."""
-    from legid_ros.core.identification.uncertainty import _moved_too_far
-    vec = np.eye(2)
-    lam = np.array([1.0, 100.0])  # data std 1 and 0.01 (scale units) with unit meat
-    meat = np.eye(2)
-    out = _moved_too_far(meat, vec, lam, np.ones(2, bool), np.array([5.0, 5.0]), 1.0, 0.05)
-    std = np.sqrt(np.diag(out)) / lam
-    assert std[0] == pytest.approx(np.sqrt(5.0 ** 2 - 1.0))
-    assert std[1] == pytest.approx(0.01)
