@@ -29,11 +29,9 @@ import numpy as np
 import pinocchio as pin
 
 from legid_ros.core.identification.parameters.sets import StandardSet
+from legid_ros.core.identification.uncertainty import DETERMINED_RATIO
 from legid_ros.core.inertial import PARAMS_PER_LINK
 from legid_ros.core.robot import Robot
-
-#: A quantity is determined when its data-only std is at most this fraction of its prior width.
-DETERMINED_RATIO = 0.25
 
 
 @dataclass

@@ -12,11 +12,18 @@ holds for correlated and unequal residuals as long as a block is longer than the
 It is computed on the *core* of :mod:`legid_ros.core.identification.identifiability` (the ZMP
 reduced set of Wu & Gao 2021 for a robot with link groups: axial COM and mass per group, or the
 grouped set the method fitted: 3-D COM and mass per group or group side; else every link's mass
-and first moment), in the plane the data must decide (total-mass equality
-and held parameters removed), from the data alone (no prior). Combinations are the
-eigen-directions of ``B``; one is *identifiable* when its standard deviation is at most
-``poor_spread`` core-scale units (the excitation report's 'ok'), and a parameter's std is
-``inf`` when it moves along a direction the data has no information about at all.
+and first moment), in the plane the data must decide (total-mass equality and held parameters
+removed). Combinations are the eigen-directions of ``B``; one is *identifiable* when its
+data-only standard deviation is at most ``poor_spread`` core-scale units (the excitation
+report's 'ok'); ``std_data`` is ``inf`` along a direction the data has no information about.
+
+The reported ``std`` is that of the estimate's *error*, not of its spread alone: for a
+regularised estimate the error along what the data do not determine is the prior's pull
+toward CAD, so it counts the prior's bias (the truth within ``prior_width`` scale units of
+CAD), the parameters the set holds at CAD and model error the residual does not show
+(:mod:`legid_ros.core.identification.model_error`); ``std_along(v, noise_only=True)`` keeps
+the spread over noise alone. :mod:`legid_ros.core.identification.summary` turns it into the
+physical quantities the data determine.
 """
 
 from __future__ import annotations
@@ -41,6 +48,9 @@ PRIOR_WIDTH = 1.0  # [core-scale units]: the sets' scales are their prior spread
 #: [prior widths]: CAD's inertias and splits are better known than the masses and COMs
 #: the data are asked for (a random 20 % inertia change and 5-20 mm COM shifts are ~0.3)
 UNMODELLED_WIDTH = 0.3
+#: A combination (or quantity) is determined by the data when its data-only std is at most this
+#: fraction of the prior width; along the others the estimate is held at CAD +- that width
+DETERMINED_RATIO = 0.25
 
 
 @dataclass
@@ -213,11 +223,11 @@ def _finish(robot: Robot, pi: np.ndarray, core: str, jac: np.ndarray, scales: np
             z: np.ndarray, vec: np.ndarray, cov_z: np.ndarray, comb_std: np.ndarray,
             width: float, held_width: float, held_response: np.ndarray):
     """(core covariance in scale units, standard-parameter error covariance): ``cov_z`` (in
-    the plane ``z``) held at CAD +- ``width`` along the combinations the data determine worse
-    than that, plus what the set holds (``held_response``: (plane, P) change of the estimate
+    the plane ``z``) held at CAD +- ``width`` along the combinations the data do not determine
+    (data-only std above :data:`DETERMINED_RATIO` x ``width``), plus what the set holds (``held_response``: (plane, P) change of the estimate
     per held unit, ``held_width`` units)."""
     if width > 0:
-        lacking = vec[:, comb_std > width]
+        lacking = vec[:, comb_std > DETERMINED_RATIO * width]
         if lacking.size:
             var = np.einsum('ij,ij->j', lacking, cov_z @ lacking)
             cov_z = cov_z + (lacking * np.maximum(width ** 2 - var, 0.0)) @ lacking.T
@@ -241,13 +251,14 @@ def core_uncertainty(robot: Robot, pi: np.ndarray, jac_pi: np.ndarray, resid: np
                      unmodelled_width: float = None, pi_cad: np.ndarray = None) -> Uncertainty:
     """Covariance of the core from the rows' residual and Jacobian, the prior included.
 
-    Three parts, in the plane the data must decide (:mod:`.uncertainty`): the noise and motion
-    (the sandwich over blocks, shrunk by the prior), the prior's pull toward CAD (the truth is
+    In the plane the data must decide (:mod:`.uncertainty`): the noise and motion (the
+    sandwich over blocks, shrunk by the prior; widened where the estimate moved from CAD too
+    far for it, :func:`.model_error.moved_too_far`), the prior's pull toward CAD (the truth is
     within ``prior_width`` scale units of CAD: ``(B + P)^-1 P W P (B + P)^-1``), and the
     parameters the set holds at CAD (:func:`.model_error.held_basis`, ``UNMODELLED_WIDTH`` of
-    that width). Along a combination
-    the data alone determine worse than ``prior_width`` the std is at least ``prior_width``
-    (held at CAD +- that width).
+    that width). Along a combination the data alone do not determine (std above
+    :data:`DETERMINED_RATIO` x ``prior_width``) the std is at least ``prior_width`` (held at
+    CAD +- that width).
 
     Args:
         robot: Robot (defines the core).
