@@ -260,8 +260,8 @@ def _write_md(res: dict, path: Path) -> None:
     for r, v in res['per_robot'].items():
         for s, d in v.items():
             cov = d['std_coverage_ratio']
-            lines.append(f"| {r} | {s} | {d['z_max'] if d['z_max'] is None else round(d['z_max'], 2)}"
-                         f" | {d['z_max_quantity']} | "
+            z = '-' if d['z_max'] is None else round(d['z_max'], 2)
+            lines.append(f"| {r} | {s} | {z} | {d['z_max_quantity']} | "
                          f"{'-' if cov is None else round(cov, 2)} | "
                          f"{d['determined_per_seed']} |")
     lines += ['', 'errors: ' + ('; '.join(res['errors']) or 'none')]

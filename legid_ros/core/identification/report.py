@@ -85,8 +85,9 @@ def uncertainty_table(unc) -> list:
     """Markdown lines: per core parameter value +- std, then the combinations."""
     lines = ['Standard deviations from the residual and the information of the rows (sandwich '
              'covariance over blocks of samples, `core/identification/uncertainty.py`): '
-             '"std" is the spread of the estimate, with the method\'s prior holding what the '
-             'data barely sees; "data alone" is what the data determines by itself. Where "data alone" is large the error there is the prior\'s bias.', '',
+             '"std" is that of the error: noise, model error and the method\'s prior toward '
+             'CAD (held at CAD +- its width where the data do not determine it); "data '
+             'alone" is what the data determine by themselves.', '',
              '| parameter | value | std | data alone |', '|---|---|---|---|']
     for n, v, sd, dd in zip(unc.names, unc.value, unc.std, unc.std_data):
         k, u = (1e3, 'mm') if n.startswith('lc_') else (1.0, 'kg' if n.startswith('m_') else '')

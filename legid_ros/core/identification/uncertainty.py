@@ -224,8 +224,9 @@ def _finish(robot: Robot, pi: np.ndarray, core: str, jac: np.ndarray, scales: np
             width: float, held_width: float, held_response: np.ndarray):
     """(core covariance in scale units, standard-parameter error covariance): ``cov_z`` (in
     the plane ``z``) held at CAD +- ``width`` along the combinations the data do not determine
-    (data-only std above :data:`DETERMINED_RATIO` x ``width``), plus what the set holds (``held_response``: (plane, P) change of the estimate
-    per held unit, ``held_width`` units)."""
+    (data-only std above :data:`DETERMINED_RATIO` x ``width``), plus what the set holds
+    (``held_response``: (plane, P) change of the estimate per held unit, ``held_width``
+    units)."""
     if width > 0:
         lacking = vec[:, comb_std > DETERMINED_RATIO * width]
         if lacking.size:
