@@ -41,6 +41,7 @@ BENCHES = {
     'online': 'replay -> buffer -> estimator against the batch result; yaw, payload, consistency',
     'peers': 'legid_ros against FIGAROH on the same MuJoCo recordings',
     'robots': 'robots we did not design (Talos, Solo12): describe, simulate, identify',
+    'honesty': 'reported std against MuJoCo truths: z of what the data determine, coverage',
     'perf': 'timing figures in one run (<= ~3 min): online update, identify vs read, buffer CPU',
     'autoset': 'the parameter set chosen by the data on a humanoid with a shifted thigh COM',
     'conventions': 'bags of setups we did not write (IMU topic/mounting, force axes): describe '

@@ -267,7 +267,8 @@ def std_coverage(uncs) -> dict:
     vecs = ref.vectors[ref.identifiable]
     proj = np.array([(u.value / u.scales) @ vecs.T for u in uncs])
     spread = proj.std(axis=0, ddof=1)
-    reported = np.array([[u.std_along(v) for v in vecs] for u in uncs]).mean(axis=0)
+    reported = np.array([[u.std_along(v, noise_only=True) for v in vecs]
+                         for u in uncs]).mean(axis=0)
     ratios = reported / np.maximum(spread, 1e-300)
     return {'ratio': float(np.exp(np.mean(np.log(ratios)))) if ratios.size else None,
             'ratios': ratios.tolist(), 'reported_std': reported.tolist(),

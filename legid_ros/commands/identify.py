@@ -380,7 +380,8 @@ def _fit_and_write(args, robot, stages: _Stages, opts: dict, data: dict, prep,
     out.mkdir(parents=True, exist_ok=True)
     yaml_path = write_parameter_yaml(robot.model, result.pi, out / 'parameters.yaml',
                                      _facts(args, robot, result, known),
-                                     uncertainty=result.uncertainty, advice=CONSISTENT_ADVICE)
+                                     uncertainty=result.uncertainty, advice=CONSISTENT_ADVICE,
+                                     physical=result.physical)
     urdf_path = out / f'{safe_stem(robot.name)}_identified.urdf'
     try:
         urdf = write_urdf(robot.urdf_path, robot.model, result.pi, urdf_path,

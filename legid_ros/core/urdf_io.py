@@ -175,7 +175,7 @@ def consistency_header(model: pin.Model, pi: np.ndarray, advice: Optional[str] =
 
 def write_parameter_yaml(model: pin.Model, pi: np.ndarray, out_path: Union[str, Path],
                          extra: Optional[dict] = None, uncertainty=None,
-                         advice: Optional[str] = None) -> Path:
+                         advice: Optional[str] = None, physical=None) -> Path:
     """Write the parameter set as YAML: per link mass [kg], com [m], inertia [kg.m^2].
 
     The first entry is ``physically_consistent``; a set that is not is written all the same,
@@ -192,6 +192,8 @@ def write_parameter_yaml(model: pin.Model, pi: np.ndarray, out_path: Union[str, 
             ``std_data``; per combination its std in core-scale units and whether it is
             identifiable).
         advice: What to do when the set is not consistent (e.g. a consistent method).
+        physical: :class:`legid_ros.core.identification.summary.PhysicalSummary`: written
+            first after the consistency entries, as ``what_the_data_determine``.
     """
     head = consistency_header(model, pi, advice)
     links = {}
@@ -201,7 +203,10 @@ def write_parameter_yaml(model: pin.Model, pi: np.ndarray, out_path: Union[str, 
                        'inertia_kg_m2': {'ixx': float(i_c[0, 0]), 'ixy': float(i_c[0, 1]),
                                          'ixz': float(i_c[0, 2]), 'iyy': float(i_c[1, 1]),
                                          'iyz': float(i_c[1, 2]), 'izz': float(i_c[2, 2])}}
-    doc = {**head, 'links': links, 'standard_parameters': [float(x) for x in pi]}
+    doc = dict(head)
+    if physical is not None:
+        doc['what_the_data_determine'] = physical.as_dict()
+    doc.update({'links': links, 'standard_parameters': [float(x) for x in pi]})
     if extra:
         doc.update({k: v for k, v in extra.items() if k not in head})
     if uncertainty is not None:

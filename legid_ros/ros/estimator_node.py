@@ -345,6 +345,7 @@ class EstimatorNode(GuardedNode):
                            'consistent_by': r.info.get('consistent_by', ''),
                            'forgetting_half_life_s': self.est.half_life_s,
                            'solver_status': r.info.get('status', '')})
+            values.update(physical_values(self.robot, r))
             values.update(uncertainty_values(r.uncertainty))
             if not self.consistent:
                 level, message = 'error', 'last solution inconsistent (not published)'
@@ -361,6 +362,21 @@ class EstimatorNode(GuardedNode):
                                                 message or msg, values))
 
 
+def physical_values(robot, result) -> dict:
+    """Diagnostic values leading with what the data determine
+    (:func:`legid_ros.core.identification.summary.summarize`); none when it cannot be made."""
+    from legid_ros.core.identification.summary import summarize
+    unc = getattr(result, 'uncertainty', None)
+    if unc is None or not getattr(unc, 'covariance_pi', np.zeros(0)).size:
+        return {}
+    try:
+        if getattr(result, 'physical', None) is None:  # once per solution, not per period
+            result.physical = summarize(robot, result.pi, unc)
+        return result.physical.diagnostic_values()
+    except (ValueError, np.linalg.LinAlgError, KeyError, IndexError) as exc:
+        return {'determined': f'not computed ({type(exc).__name__})'}
+
+
 def uncertainty_values(unc) -> dict:
     """Diagnostic values of an :class:`Uncertainty`: std per core parameter, poor combinations."""
     if unc is None:
@@ -368,7 +384,7 @@ def uncertainty_values(unc) -> dict:
     out = {}
     for name, std in zip(unc.names, unc.std):
         unit = 'kg' if name.startswith('m_') else 'm'
-        out[f'std.{name}_{unit}'] = f'{std:.3g}'
+        out[f'std.{name}_{unit}'] = f'{std:.3g}' if np.isfinite(std) else 'not determined'
     poor = [c for c, ok in zip(unc.combinations, unc.identifiable) if not ok]
     out['poorly_determined'] = '; '.join(poor[:4]) + (f' (+{len(poor) - 4})'
                                                       if len(poor) > 4 else '')

@@ -104,6 +104,9 @@ def test_online_estimate_moves_masses_toward_truth(recording, tmp_path):
     assert {0, 1, 2, 3} <= marker_ids and 100 in marker_ids
     level, message, values = got['status']
     assert values['consistent'] is True and float(values['condition_number']) > 0
+    # what the data determine leads the diagnostics, with its std, never 'inf'
+    assert any(k.startswith('determined.total mass') for k in values), sorted(values)
+    assert not any('inf' in str(v) for v in values.values())
     assert int(values['ankle_ft_rows']) == 6 * got['folded'] and values['ankle_ft_dropped'] == 0
     assert got['save'].success
     assert (tmp_path / 'out' / 'biped_identified.urdf').is_file()

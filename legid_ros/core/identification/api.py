@@ -95,10 +95,10 @@ def identify(recording: Recording, robot: Robot, method: str = 'zmp_qp',
     weighed = None
     if opts.pop('foot_from_ft', False):
         weighed = _weigh_feet(samples, robot, opts, pi_cad, _param_set(method, opts))
-    rows = regs = selection = None
+    rows = regs = all_regs = selection = None
     if method == 'zmp_newton':
         from legid_ros.core.identification.solvers.zmp_newton import identify_zmp_newton
-        regs = regressors_for(samples, robot, [])
+        regs = all_regs = regressors_for(samples, robot, [])
         if opts.get('param_set') == 'auto':  # chosen on the ZMP rows (the linearised eq. 9)
             selection = _select_auto(build_rows(samples, robot, 'zmp', regs, False), robot,
                                      total, pi_cad, opts)
@@ -107,8 +107,8 @@ def identify(recording: Recording, robot: Robot, method: str = 'zmp_qp',
     elif method in ROWS_OF:
         friction = opts.pop('friction', True)
         param_set = opts.pop('param_set', 'standard')
-        rows = build_rows(samples, robot, ROWS_OF[method],
-                          regressors_for(samples, robot, [ROWS_OF[method]]), friction)
+        all_regs = regressors_for(samples, robot, [ROWS_OF[method]])
+        rows = build_rows(samples, robot, ROWS_OF[method], all_regs, friction)
         if param_set == 'auto':
             selection = _select_auto(rows, robot, total, pi_cad, opts)
         if param_set in NEWTON_SETS:
@@ -122,8 +122,8 @@ def identify(recording: Recording, robot: Robot, method: str = 'zmp_qp',
     else:
         kind = opts.pop('rows', 'zmp')
         friction = opts.pop('friction', True)
-        rows = build_rows(samples, robot, kind, regressors_for(samples, robot, [kind]),
-                          friction)
+        all_regs = regressors_for(samples, robot, [kind])
+        rows = build_rows(samples, robot, kind, all_regs, friction)
         param_set = opts.pop('param_set', 'standard')
         if param_set == 'auto':
             selection = _select_auto(rows, robot, total, pi_cad, opts)
@@ -147,11 +147,44 @@ def identify(recording: Recording, robot: Robot, method: str = 'zmp_qp',
                      'com_m': f.com_m.tolist(), 'n_samples': f.n_samples}
             for f in weighed.feet.values()}
         res.identifiable = weighed.lines() + list(res.identifiable)
-    res.uncertainty = _uncertainty(res, robot, samples, regs, rows)
+    res.uncertainty = _uncertainty(res, robot, samples, regs, rows, pi_cad)
+    links = res.info.get('param_set') not in NEWTON_SETS and robot.link_groups
+    # a standard-set fit's summary: on every link's mass and first moment, what it estimates
+    summary_unc = _uncertainty(res, robot, samples, regs, rows, pi_cad, 'links') if links \
+        else res.uncertainty
+    res.physical = _physical(res, robot, samples, all_regs.wrench, summary_unc)
     return res
 
 
-def _uncertainty(res: IdentResult, robot: Robot, samples: Samples, regs, rows):
+def _physical(res: IdentResult, robot: Robot, samples: Samples, wrench: np.ndarray, unc):
+    """What the data determine (:mod:`legid_ros.core.identification.summary`); None without
+    an uncertainty.
+
+    The total mass's std: the standard error of the mean vertical force / g, from the measured
+    force less the fitted model's (``wrench`` regressors, (N, 6, P); the motion's own
+    accelerations taken out), the samples counted by its autocorrelation
+    (:func:`legid_ros.core.identification.uncertainty.effective_samples`).
+    """
+    from legid_ros.core.identification.summary import summarize
+    from legid_ros.core.identification.rows.linear import GRAVITY
+
+    if unc is None or not getattr(unc, 'covariance_pi', np.zeros(0)).size:
+        return None
+    from legid_ros.core.identification.uncertainty import effective_samples
+    e = (np.asarray(samples.fz, float) - np.asarray(wrench, float)[:, 2] @ res.pi) / GRAVITY
+    sem = float(e.std() / np.sqrt(effective_samples(e))) if e.size > 1 else 0.0
+    std_m = sem
+    res.info['total_mass_std_kg'] = std_m
+    q_joints = np.asarray(samples.q, float)[:, 7:].mean(axis=0) if samples.n else None
+    try:
+        return summarize(robot, res.pi, unc, q_joints, total_mass_std=std_m)
+    except (np.linalg.LinAlgError, ValueError) as exc:
+        res.info['summary_error'] = str(exc)
+        return None
+
+
+def _uncertainty(res: IdentResult, robot: Robot, samples: Samples, regs, rows, pi_cad=None,
+                 core: str = None):
     """Core standard deviations of ``res`` (:mod:`legid_ros.core.identification.uncertainty`).
 
     ZMP Newton: from the ZMP residual and its Jacobian at the estimate. Linear rows: from the
@@ -164,22 +197,24 @@ def _uncertainty(res: IdentResult, robot: Robot, samples: Samples, regs, rows):
     held = {k: 0.0 for k in (res.info.get('known') or {})}
     feet = res.info.get('foot_from_ft') or {}
     param_set = res.info.get('param_set', 'reduced')
-    core = param_set if param_set in NEWTON_SETS else 'reduced'
+    core = core or (param_set if param_set in NEWTON_SETS else 'reduced')
     core = 'grouped' if core == 'auto' else core  # the auto set's groups, mass and 3-D COM
     for name, weighed in weighed_mass_names(robot, feet, core).items():
         if name in held:  # weighed feet: the std of their sample-weighted mean
             n = np.array([feet[f]['n_samples'] for f in weighed], float)
             held[name] = float(np.linalg.norm(n * [feet[f]['mass_std_kg'] for f in weighed])
                                / n.sum())
+    # what the core holds at CAD (a standard-set fit on the links' core: the inertias, which
+    # its prior keeps near CAD); none on the reduced core of a standard-set fit (kept as it was)
+    held_width = None if res.info.get('param_set') in NEWTON_SETS or core == 'links' else 0.0
     try:
         if regs is not None:
             zmp, grad = zmp_derivatives(regs.wrench, res.pi, hessian=False)
             # eq. (9) as a sum with the prior N reg |(x - x_cad) / s|^2 (ZmpObjective)
-            prior = samples.n * float(res.info.get('reg_m2', 0.0)) \
-                if param_set in NEWTON_SETS else 0.0
+            prior = samples.n * float(res.info.get('reg_m2', 0.0))
             return core_uncertainty(robot, res.pi, grad.reshape(-1, grad.shape[2]),
                                     (zmp - samples.zmp).ravel(), samples.n, held, prior=prior,
-                                    core=core)
+                                    core=core, pi_cad=pi_cad, unmodelled_width=held_width)
         npi = rows.A.shape[1] - rows.nf
         a, f = rows.A[:, :npi], rows.A[:, npi:]
         r = a @ res.pi - rows.b
@@ -188,8 +223,11 @@ def _uncertainty(res: IdentResult, robot: Robot, samples: Samples, regs, rows):
         groups, inverse = np.unique(rows.group, return_inverse=True)
         rms = np.sqrt(np.bincount(inverse, r ** 2) / np.bincount(inverse))
         w = 1.0 / np.maximum(rms, 1e-9)[inverse]  # the WLS weights at the estimate
+        # the rows' prior toward CAD: N reg on the whitened rows (QP, SDP, Newton on them)
+        prior = rows.n_samples * float(res.info.get('reg') or 0.0)
         return core_uncertainty(robot, res.pi, a * w[:, None], r * w, rows.n_samples, held,
-                                nuisance=f * w[:, None] if rows.nf else None, core=core)
+                                nuisance=f * w[:, None] if rows.nf else None, core=core,
+                                prior=prior, pi_cad=pi_cad, unmodelled_width=held_width)
     except (np.linalg.LinAlgError, ValueError) as exc:
         res.info['uncertainty_error'] = str(exc)
         return None
@@ -256,6 +294,7 @@ def _reduced_linear(rows, robot, method, total, pi_cad, reg=DEFAULT_REG, **opts)
         normal.bb
     res = identify_normal_newton(hs, gs, bb, rows.n_samples, robot, total, method,
                                  reg=reg, pi_cad=pi_cad, **opts)
+    res.info.setdefault('reg', reg)
     res.friction = recover(res.pi) if rows.nf else None
     return res
 

@@ -85,16 +85,19 @@ def uncertainty_table(unc) -> list:
     """Markdown lines: per core parameter value +- std, then the combinations."""
     lines = ['Standard deviations from the residual and the information of the rows (sandwich '
              'covariance over blocks of samples, `core/identification/uncertainty.py`): '
-             '"std" is the spread of the estimate, with the method\'s prior holding what the '
-             'data barely sees; "data alone" is what the data determines by itself (inf: '
-             'nothing). Where "data alone" is large the error there is the prior\'s bias.', '',
+             '"std" is that of the error: noise, model error and the method\'s prior toward '
+             'CAD (held at CAD +- its width where the data do not determine it); "data '
+             'alone" is what the data determine by themselves.', '',
              '| parameter | value | std | data alone |', '|---|---|---|---|']
     for n, v, sd, dd in zip(unc.names, unc.value, unc.std, unc.std_data):
         k, u = (1e3, 'mm') if n.startswith('lc_') else (1.0, 'kg' if n.startswith('m_') else '')
-        lines.append(f'| {n} [{u}] | {k * v:.4g} | {k * sd:.2g} | {k * dd:.2g} |')
+        sd_t = f'{k * sd:.2g}' if np.isfinite(sd) else 'not determined (no prior)'
+        dd_t = f'{k * dd:.2g}' if np.isfinite(dd) else 'not determined'
+        lines.append(f'| {n} [{u}] | {k * v:.4g} | {sd_t} | {dd_t} |')
     lines += ['', '| combination (core-scale units) | std | identifiable |', '|---|---|---|']
     for c, sd, ok in zip(unc.combinations, unc.combination_std, unc.identifiable):
-        lines.append(f'| {c} | {sd:.3g} | {"yes" if ok else "no"} |')
+        sd_t = f'{sd:.3g}' if np.isfinite(sd) else 'not seen'
+        lines.append(f'| {c} | {sd_t} | {"yes" if ok else "no"} |')
     return lines
 
 
@@ -126,13 +129,21 @@ def write_report(out_dir: Path, robot: Robot, result: IdentResult, t: np.ndarray
     out_dir.mkdir(parents=True, exist_ok=True)
     plot_zmp(t, zmp_measured, zmp_predicted, out_dir / 'zmp.png')
     lines = [f'# Identification report ({result.method})', ''] + consistency_warning(result)
-    lines += ['```', result.summary(), '```',
+    if result.physical is not None:
+        lines += ['## What the data determine', '',
+                  'First the quantities the data determine (std: noise, model error and the '
+                  "method's prior toward CAD), then every link's values, each flagged: "
+                  '"held at CAD" values are the prior\'s, within the std shown.', '']
+        lines += result.physical.markdown() + ['']
+    lines += ['```', result.summary(physical=False), '```',
               '', '## ZMP: measured vs predicted', '', '![ZMP](zmp.png)', '',
               '| parameters | mean [mm] | 95th pct [mm] | max [mm] |', '|---|---|---|---|']
     for name, z in zmp_predicted.items():
         d = zmp_deviation(z, zmp_measured)
         lines.append(f'| {name} | {d.mean_mm:.2f} | {d.p95_mm:.2f} | {d.max_mm:.2f} |')
     lines += ['', '## Parameters against CAD' + (' and truth' if pi_true is not None else ''),
+              '', 'Per-link values: see "What the data determine" for which the data decide.'
+              if result.physical is not None else '',
               '', parameter_table(robot, result, pi_cad, pi_true), '',
               '## Physical consistency', '', '```', str(result.consistency), '```']
     if result.uncertainty is not None:

@@ -54,6 +54,10 @@ class IdentResult:
         uncertainty: Standard deviation per core parameter and per identifiable combination
             (:class:`legid_ros.core.identification.uncertainty.Uncertainty`), set by
             :func:`legid_ros.core.identification.api.identify`; None when not computed.
+        physical: What the data determine, first (total mass, whole-body COM, determined group
+            combinations), then per link flagged determined or held at CAD
+            (:class:`legid_ros.core.identification.summary.PhysicalSummary`); None when not
+            computed.
     """
 
     method: str
@@ -73,10 +77,13 @@ class IdentResult:
     dropped: Dict[str, int] = field(default_factory=dict)
     info: dict = field(default_factory=dict)
     uncertainty: Optional[object] = None
+    physical: Optional[object] = None
 
-    def summary(self) -> str:
-        """A few readable lines."""
-        lines = [f'method {self.method}: {self.n_samples} samples, total mass '
+    def summary(self, physical: bool = True) -> str:
+        """A few readable lines: what the data determine first (``physical``), then the
+        fit."""
+        lines = self.physical.lines() if physical and self.physical is not None else []
+        lines += [f'method {self.method}: {self.n_samples} samples, total mass '
                  f'{self.total_mass:.3f} kg, residual rms {self.residual_rms:.4g}, condition '
                  f'number {self.condition_number:.3g}, {self.iterations} iterations, '
                  f'{self.solve_time_s * 1e3:.1f} ms, consistent: {self.consistency.ok}']
@@ -91,7 +98,7 @@ class IdentResult:
                          f"residual {self.info.get('kkt_residual')}): the parameters are its "
                          'last iterate')
         lines += self.identifiable
-        if self.uncertainty is not None:
+        if self.uncertainty is not None and self.physical is None:
             lines += self.uncertainty.lines()
         return '\n'.join(lines)
 

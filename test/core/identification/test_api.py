@@ -141,14 +141,16 @@ def test_plain_base_parameter_ls_fits_rows_but_is_not_consistent(biped, run_a, s
 
 
 def test_every_method_reports_core_standard_deviations(biped, run_a, samples_a):
-    """IdentResult.uncertainty: finite stds of the identifiable combinations, held std 0."""
+    """IdentResult.uncertainty: finite stds of the identifiable combinations, held std 0; the
+    summary leads with what the data determine and prints no 'inf'."""
     res = identify(run_a, biped, 'zmp_newton', samples=samples_a, known={'m_foot': 1.26})
     unc = res.uncertainty
     assert unc is not None and unc.names == ReducedSet(biped).names
     assert unc.std[unc.names.index('m_foot')] == 0.0
     assert np.all(np.isfinite(unc.std)) and unc.identifiable.any()
     assert np.all(unc.combination_std[unc.identifiable] <= 0.05)
-    assert 'standard deviations' in res.summary()
+    assert res.summary().startswith('what the data determine')  # then per link, then the fit
+    assert 'inf' not in res.summary().replace('information', '')
     err = unc.identifiable_part(np.ones(len(unc.names)) * unc.scales)
     assert err.shape == (len(unc.names),)
     for method in ('zmp_qp', 'torque_ls'):

@@ -385,7 +385,8 @@ class OnlineEstimator:
             core = self.param_set if self.param_set in ('grouped', 'grouped_sides') \
                 else 'grouped' if self.param_set == 'auto' else 'reduced'
             return normal_uncertainty(self.robot, self.pi, info, rss,
-                                      rows_per * self.normal.n + self.ankle.rows, core=core)
+                                      rows_per * self.normal.n + self.ankle.rows, core=core,
+                                      prior=float(self.normal.n) * float(self.reg or 0.0))
         except (LegidError, np.linalg.LinAlgError, ValueError):
             return None
 

@@ -1,0 +1,272 @@
+"""``legid bench honesty``: are the reported standard deviations ones a user can trust?
+
+Three robots in MuJoCo, each seed its own true robot outside every fitted model: the built-in
+biped (:func:`legid_ros.core.sim.mujoco_biped.simulate_biped_mujoco`, the out-of-model truth
+of ``bench identify``), Talos with its upper body locked and Solo12 (a point-foot quadruped),
+both with :func:`legid_ros.core.sim.described.perturbed_truth` as ``bench robots`` does. Each
+seed's run is simulated once (cached as .npz under ``--cache``) and identified with every
+parameter set of ``--sets`` (the Newton sets by ``zmp_newton``; ``standard`` by ``zmp_qp``).
+Scores of each result's physical summary (:mod:`legid_ros.core.identification.summary`):
+
+- ``z_max``: the largest |error| / reported std over the quantities the summary calls
+  determined, every robot, set and seed;
+- ``std_coverage_ratio``: per robot and set, as ``bench identify``'s: the mean reported std of
+  each determined quantity over the seeds divided by the spread of its estimates, geometric
+  mean over the quantities. Each seed has its own truth here, so the spread is that of the
+  errors (RMS of estimate - truth), which counts the prior's and the held parameters' share;
+- ``tight_std_on_undetermined``: directions whose data-only std exceeds the prior width (the
+  uncertainty's combinations, and the summary's quantities not determined) reported tighter
+  than that width;
+- ``negative_mass_urdfs_written``: URDFs with a mass <= 0 that ``legid identify`` wrote
+  (``--method torque_ls --param-set base`` on a biped bag, the classic baseline);
+- ``prerequisite_failures_after_bag_read``: prerequisite failures (``--method primitives`` on a
+  robot without primitives) that read the bag before failing.
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Dict, List
+
+import numpy as np
+
+from legid_ros.core.atomic_files import write_text
+
+ROBOTS = ('biped', 'talos', 'solo12')
+SETS = ('reduced', 'grouped', 'grouped_sides', 'standard')
+TARGETS = {'z_max': 3.0, 'std_coverage_ratio': [0.67, 1.5], 'tight_std_on_undetermined': 0,
+           'negative_mass_urdfs_written': 0, 'prerequisite_failures_after_bag_read': 0}
+
+
+def add_arguments(parser) -> None:
+    """Arguments of ``legid bench honesty``."""
+    parser.add_argument('--robots', nargs='+', default=list(ROBOTS))
+    parser.add_argument('--sets', default=','.join(SETS),
+                        help='parameter sets, comma separated (e.g. add auto)')
+    parser.add_argument('--seeds', type=int, default=8, help='seeds (truths and runs) per robot')
+    parser.add_argument('--duration', type=float, default=45.0,
+                        help='run [s] of the described robots (Solo12 needs >= 42)')
+    parser.add_argument('--biped-duration', type=float, default=30.0, help='biped run [s]')
+    parser.add_argument('--cache', default='/tmp/legid_bench_honesty',
+                        help='directory of the simulated runs (.npz), reused across sets')
+
+
+def _log(msg: str) -> None:
+    print(f'legid bench honesty: {msg}', file=sys.stderr, flush=True)
+
+
+def _run(name: str, seed: int, args):
+    """(robot, recording, pi_true, prepare options) of one robot and seed (cached)."""
+    from legid_ros.core.recording import Recording
+    from legid_ros.core.robot import load_robot
+    cache = Path(args.cache)
+    cache.mkdir(parents=True, exist_ok=True)
+    if name == 'biped':
+        from legid_ros.bench.accuracy_runs import simulate_runs
+        robot = load_robot('biped')
+        recs, _ = simulate_runs(robot, [seed], args.biped_duration, 200.0, cache=str(cache),
+                                truth_class='out_of_model')
+        return robot, recs[0], recs[0].pi_true, {'step': 2}
+    from legid_ros.bench.robots import PREP, description_path
+    from legid_ros.core.sim.described import perturbed_truth, simulate_described
+    robot = load_robot(description_path(name))
+    pi_true, _ = perturbed_truth(robot, seed=seed)
+    path = cache / f'{name}_seed{seed}_{args.duration:g}s.npz'
+    if path.is_file():
+        rec = Recording.load_npz(path)
+    else:
+        rec = simulate_described(robot, pi_true, duration_s=args.duration, rate_hz=200.0,
+                                 seed=seed)
+        rec.save_npz(path)
+    if rec.meta.get('fell'):
+        raise RuntimeError(f'{name} seed {seed}: the robot fell')
+    return robot, rec, pi_true, dict(PREP)
+
+
+def _identify(robot, rec, param_set: str, prep: dict):
+    from legid_ros.core.identification.api import identify
+    if param_set == 'standard':
+        return identify(rec, robot, 'zmp_qp', check=False, **prep)
+    return identify(rec, robot, 'zmp_newton', param_set=param_set, check=False, **prep)
+
+
+def _score(robot, res, pi_true) -> dict:
+    """Per determined quantity: value, truth, std; and the tight-std count."""
+    from legid_ros.core.identification.summary import values
+    ph, unc = res.physical, res.uncertainty
+    truth = values(robot, pi_true, ph.posture if ph.posture.size else None)
+    det = {q.name: {'err': q.value - truth[q.name], 'std': q.std, 'unit': q.unit}
+           for q in ph.quantities if q.determined}
+    tight = 0
+    width = unc.prior_width
+    for v, s in zip(unc.vectors, unc.combination_std):
+        if s > width and unc.std_along(v) < width * (1 - 1e-6):
+            tight += 1
+    tight += sum(1 for q in ph.quantities if not q.determined and q.std_data > q.prior_width
+                 and q.std < q.prior_width * (1 - 1e-6))
+    return {'determined': det, 'tight': tight,
+            'n_determined': len(det), 'n_quantities': len(ph.quantities)}
+
+
+def _per_set(scores: List[dict]) -> dict:
+    """z over the seeds and the coverage ratio of one robot and set."""
+    z, names = [], {}
+    for s in scores:
+        for name, d in s['determined'].items():
+            zz = abs(d['err']) / d['std'] if d['std'] > 0 else float('inf')
+            z.append(zz)
+            names.setdefault(name, []).append(d)
+    ratios = {}
+    for name, ds in names.items():
+        if len(ds) < 3:
+            continue
+        rms = float(np.sqrt(np.mean([d['err'] ** 2 for d in ds])))
+        ratios[name] = float(np.mean([d['std'] for d in ds]) / max(rms, 1e-300))
+    cov = float(np.exp(np.mean(np.log(list(ratios.values()))))) if ratios else None
+    worst = max(((abs(d['err']) / d['std'], n) for s in scores
+                 for n, d in s['determined'].items() if d['std'] > 0), default=(0.0, None))
+    return {'z_max': float(max(z)) if z else None, 'z_max_quantity': worst[1],
+            'std_coverage_ratio': cov, 'coverage_per_quantity': ratios,
+            'tight_std_on_undetermined': int(sum(s['tight'] for s in scores)),
+            'determined_per_seed': [s['n_determined'] for s in scores], 'seeds': len(scores)}
+
+
+def _urdf_masses(path: Path) -> List[float]:
+    """Every ``<mass value=...>`` of a URDF [kg]."""
+    import xml.etree.ElementTree as ET
+    return [float(m.get('value')) for m in ET.parse(path).getroot().iter('mass')]
+
+
+def _cli_checks(tmp: Path) -> dict:
+    """``negative_mass_urdfs_written`` and ``prerequisite_failures_after_bag_read`` through the
+    command itself."""
+    import argparse
+    import contextlib
+    import io
+    from legid_ros.bag.recording_io import write_bag
+    from legid_ros.commands import identify as cmd
+    from legid_ros.core.robot import load_robot
+    from legid_ros.core.synthetic import SyntheticConfig, simulate_biped
+
+    robot = load_robot('biped')
+    rec = simulate_biped(SyntheticConfig(duration_s=20.0, rate_hz=100.0, seed=3))
+    bag = tmp / 'biped_bag'
+    write_bag(rec, bag, robot=robot)
+    out = {'negative_mass_urdfs_written': 0, 'prerequisite_failures_after_bag_read': 0,
+           'cases': {}}
+    from legid_ros.core.identification.validation import HeldOutValidation
+    reads = []
+    real = HeldOutValidation.start_load
+
+    def counting(self, *a, **k):  # the bag is read by the worker this starts
+        reads.append(1)
+        return real(self, *a, **k)
+
+    HeldOutValidation.start_load = counting
+    try:
+        for label, argv in (('torque_ls_base', ['--method', 'torque_ls', '--param-set', 'base']),
+                            ('primitives_without', ['--method', 'primitives', '--robot',
+                                                    'solo12'])):
+            parser = argparse.ArgumentParser()
+            cmd.add_arguments(parser)
+            dest = tmp / label
+            args = parser.parse_args(['--bag', str(bag), '--out', str(dest), '--quiet'] + argv)
+            n0 = len(reads)
+            try:
+                with contextlib.redirect_stdout(io.StringIO()):
+                    status = cmd.run(args)
+            except SystemExit as exc:
+                status = exc.code
+            except Exception as exc:  # the CLI's main turns LegidError into exit 2
+                status = f'{type(exc).__name__}: {exc}'[:300]
+            read = len(reads) > n0
+            urdfs = list(dest.glob('*_identified.urdf')) if dest.is_dir() else []
+            neg = sum(1 for u in urdfs if min(_urdf_masses(u)) <= 0)
+            out['negative_mass_urdfs_written'] += neg
+            if label == 'primitives_without' and read:
+                out['prerequisite_failures_after_bag_read'] += 1
+            out['cases'][label] = {'status': status, 'bag_read': read,
+                                   'urdfs_written': len(urdfs), 'negative_mass_urdfs': neg}
+    finally:
+        HeldOutValidation.start_load = real
+    return out
+
+
+def run(args) -> Dict[str, object]:
+    """Run the benchmark; returns the JSON dict (also ``<out>/honesty.md``)."""
+    from legid_ros.core.identification.threads import limit_blas_threads
+    limit_blas_threads(1)
+    t0 = time.perf_counter()
+    sets = [s for s in args.sets.split(',') if s]
+    per: Dict[str, Dict[str, dict]] = {}
+    errors: List[str] = []
+    for name in args.robots:
+        scores: Dict[str, List[dict]] = {s: [] for s in sets}
+        for seed in range(args.seeds):
+            try:
+                robot, rec, pi_true, prep = _run(name, seed, args)
+            except Exception as exc:  # a run that failed is reported, not hidden
+                errors.append(f'{name} seed {seed}: {type(exc).__name__}: {exc}')
+                _log(errors[-1])
+                continue
+            for pset in sets:
+                try:
+                    res = _identify(robot, rec, pset, prep)
+                    if res.physical is None:
+                        raise RuntimeError(res.info.get('uncertainty_error')
+                                           or res.info.get('summary_error') or 'no summary')
+                    scores[pset].append(_score(robot, res, pi_true))
+                except Exception as exc:
+                    errors.append(f'{name} seed {seed} {pset}: {type(exc).__name__}: {exc}')
+                    _log(errors[-1])
+            _log(f'{name} seed {seed} done ({time.perf_counter() - t0:.0f} s)')
+        per[name] = {s: _per_set(v) for s, v in scores.items() if v}
+    with tempfile.TemporaryDirectory(prefix='legid_bench_honesty_') as tmp:
+        cli = _cli_checks(Path(tmp))
+    zs = [d['z_max'] for r in per.values() for d in r.values() if d['z_max'] is not None]
+    covs = {f'{r}/{s}': d['std_coverage_ratio'] for r, v in per.items() for s, d in v.items()}
+    results = {
+        'z_max': float(max(zs)) if zs else None,
+        'std_coverage_ratio': covs,
+        'tight_std_on_undetermined': int(sum(d['tight_std_on_undetermined']
+                                             for r in per.values() for d in r.values())),
+        'negative_mass_urdfs_written': cli['negative_mass_urdfs_written'],
+        'prerequisite_failures_after_bag_read': cli['prerequisite_failures_after_bag_read'],
+        'per_robot': per, 'cli_cases': cli['cases'], 'errors': errors, 'sets': sets,
+        'robots': list(args.robots), 'seeds': args.seeds, 'duration_s': args.duration,
+        'biped_duration_s': args.biped_duration, 'targets': TARGETS,
+        'elapsed_s': time.perf_counter() - t0}
+    ok_cov = all(c is not None and 0.67 <= c <= 1.5 for c in covs.values())
+    results['passed'] = bool(results['z_max'] is not None and results['z_max'] <= 3.0 and ok_cov
+                             and results['tight_std_on_undetermined'] == 0
+                             and cli['negative_mass_urdfs_written'] == 0
+                             and cli['prerequisite_failures_after_bag_read'] == 0
+                             and not errors)
+    _write_md(results, Path(args.out) / 'honesty.md')
+    return results
+
+
+def _write_md(res: dict, path: Path) -> None:
+    lines = ['# legid bench honesty', '',
+             f"z_max {res['z_max']}, tight_std_on_undetermined "
+             f"{res['tight_std_on_undetermined']}, negative_mass_urdfs_written "
+             f"{res['negative_mass_urdfs_written']}, prerequisite_failures_after_bag_read "
+             f"{res['prerequisite_failures_after_bag_read']}, passed {res['passed']}", '',
+             '| robot | set | z_max | worst quantity | std_coverage_ratio | determined per seed |',
+             '|---|---|---|---|---|---|']
+    for r, v in res['per_robot'].items():
+        for s, d in v.items():
+            cov = d['std_coverage_ratio']
+            z = '-' if d['z_max'] is None else round(d['z_max'], 2)
+            lines.append(f"| {r} | {s} | {z} | {d['z_max_quantity']} | "
+                         f"{'-' if cov is None else round(cov, 2)} | "
+                         f"{d['determined_per_seed']} |")
+    lines += ['', 'errors: ' + ('; '.join(res['errors']) or 'none')]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_text(path, '\n'.join(lines) + '\n')
+
+
+__all__ = ['add_arguments', 'run']

@@ -1,0 +1,106 @@
+"""What the residual does not show: the parts of an estimate's error beyond its noise.
+
+Used by :mod:`legid_ros.core.identification.uncertainty`:
+
+- :func:`effective_samples`: independent samples of a filtered series (its autocorrelation);
+- :func:`held_basis`: the standard parameters a set holds at CAD (inertias about each COM, what
+  the set cannot represent), whose difference from the truth moves the fit;
+- :func:`core_readout`: how a core reads a standard vector (the truth's core value moves with
+  the held parameters too);
+- :func:`moved_too_far`: model error shown by an estimate that moved from CAD along a poorly
+  determined combination further than the prior width and its spread allow.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from legid_ros.core.identification.parameters.sets import GroupedSet, ReducedSet, StandardSet
+from legid_ros.core.inertial import PARAMS_PER_LINK
+from legid_ros.core.robot import Robot
+
+
+def effective_samples(x: np.ndarray) -> float:
+    """Independent samples in a series: ``n / tau`` with ``tau = 1 + 2 sum rho_k`` over the
+    lags before its autocorrelation first drops below zero (filtered samples share noise)."""
+    x = np.asarray(x, float) - np.mean(x)
+    n = x.size
+    if n < 3 or not np.any(x):
+        return float(max(n, 1))
+    f = np.fft.rfft(x, 2 * n)
+    ac = np.fft.irfft(f * np.conj(f))[:n]
+    ac = ac / ac[0]
+    neg = np.flatnonzero(ac < 0)
+    stop = int(neg[0]) if neg.size else n
+    tau = max(1.0, 1.0 + 2.0 * float(ac[1:stop].sum()))
+    return float(n / tau)
+
+
+def core_readout(robot: Robot, pi: np.ndarray, core: str, scales: np.ndarray) -> np.ndarray:
+    """(q, P) ``d x_scaled / d pi``: how the core reads a standard vector (the truth's core
+    value moves with the parameters the set holds; central differences, linear maps exact)."""
+    pi = np.asarray(pi, float)
+    if not robot.link_groups or core == 'links':
+        cols = [i for i in range(pi.size) if i % PARAMS_PER_LINK < 4]
+        out = np.zeros((len(cols), pi.size))
+        out[np.arange(len(cols)), cols] = 1.0
+        return out / scales[:, None]
+    basis = GroupedSet(robot, pi_cad=pi, per_side=core == 'grouped_sides') \
+        if core in ('grouped', 'grouped_sides') else ReducedSet(robot, pi_cad=pi)
+    step = 1e-6 * StandardSet(robot, pi).scales()
+    cols = []
+    for k in range(pi.size):
+        d = np.zeros(pi.size)
+        d[k] = step[k]
+        cols.append((basis.from_standard(pi + d) - basis.from_standard(pi - d)) / (2 * step[k]))
+    return np.array(cols).T / scales[:, None]
+
+
+def moved_too_far(meat: np.ndarray, vec: np.ndarray, lam: np.ndarray, det: np.ndarray,
+                   move: np.ndarray, width: float, poor_spread: float) -> np.ndarray:
+    """The score covariance ``meat`` inflated along the poorly determined combinations where
+    the estimate moved from CAD further than the prior width allows.
+
+    Along combination ``i`` (std ``s_i`` from the data, above ``poor_spread``), the data-only
+    estimate differs from CAD by the truth's offset (within ``width``) plus its own error:
+    a move ``m_i`` with ``m_i^2 > width^2 + s_i^2`` says the error is larger than the residual
+    shows (model error that follows the motion: soft contacts, a sole's compliance), and the
+    std there becomes ``sqrt(m_i^2 - width^2)``. Well-determined combinations are left alone
+    (there a move is the truth's offset from CAD).
+
+    Args:
+        meat: (k, k) score covariance in the plane.
+        vec, lam, det: Eigen-decomposition of the information in the plane; which are seen.
+        move: (k,) estimate minus CAD in the plane [core-scale units].
+        width: Prior width [core-scale units].
+        poor_spread: Std above which a combination is poorly determined.
+    """
+    m = vec.T @ move
+    me = vec.T @ meat @ vec
+    var = np.where(det, np.diag(me) / np.where(det, lam, 1.0) ** 2, np.inf)
+    k = np.ones(lam.size)
+    poor = det & (var > poor_spread ** 2) & (m ** 2 > width ** 2 + var)
+    k[poor] = (m[poor] ** 2 - width ** 2) / var[poor]
+    d = np.sqrt(k)
+    return vec @ (me * np.outer(d, d)) @ vec.T
+
+
+def held_basis(robot: Robot, pi: np.ndarray, jac: np.ndarray) -> np.ndarray:
+    """(P, P) standard-parameter change per prior-width unit of what the set holds at CAD.
+
+    A set holds part of the standard parameters at CAD (inertias about each COM, the split of a
+    group between its links): the truth differs there too, and that difference moves the fit
+    as any other error. Columns: the masses and first moments outside the range of the core's
+    ``d pi / d x`` (in :meth:`StandardSet.scales` units), and every inertia entry.
+    """
+    s_std = StandardSet(robot, np.asarray(pi, float)).scales()
+    n = s_std.size
+    mh = np.flatnonzero(np.arange(n) % PARAMS_PER_LINK < 4)
+    q, sv, _ = np.linalg.svd(jac[mh] / s_std[mh, None], full_matrices=False)
+    q = q[:, sv > 1e-9 * max(sv.max(initial=0.0), 1e-300)]
+    comp = np.zeros((n, n))
+    # masses and first moments: what the set cannot represent (e.g. a group's split)
+    comp[np.ix_(mh, mh)] = np.eye(mh.size) - q @ q.T
+    rot = np.setdiff1d(np.arange(n), mh)
+    comp[rot, rot] = 1.0  # inertias about the COM, held at CAD
+    return s_std[:, None] * comp

@@ -1,0 +1,29 @@
+"""legid bench honesty's scoring: z over determined quantities, coverage as bench identify's."""
+
+import numpy as np
+
+from legid_ros.bench.honesty import _per_set
+
+
+def _score(errs, stds):
+    return {'determined': {f'q{i}': {'err': e, 'std': s, 'unit': 'mm'}
+                           for i, (e, s) in enumerate(zip(errs, stds))},
+            'tight': 0, 'n_determined': len(errs), 'n_quantities': len(errs)}
+
+
+def test_coverage_is_reported_std_over_the_error_spread():
+    """Errors of spread 2 with a reported std of 2 give a coverage of 1; z is |err| / std."""
+    rng = np.random.default_rng(0)
+    scores = [_score(rng.normal(0, 2.0, 3), [2.0] * 3) for _ in range(400)]
+    out = _per_set(scores)
+    assert 0.9 < out['std_coverage_ratio'] < 1.1
+    z = max(abs(d['err']) / d['std'] for s in scores for d in s['determined'].values())
+    assert out['z_max'] == z
+
+
+def test_overconfident_std_shows_as_low_coverage_and_high_z():
+    """A std ten times too small: coverage near 0.1 and z far above 3."""
+    rng = np.random.default_rng(1)
+    scores = [_score(rng.normal(0, 1.0, 2), [0.1] * 2) for _ in range(50)]
+    out = _per_set(scores)
+    assert out['std_coverage_ratio'] < 0.15 and out['z_max'] > 3

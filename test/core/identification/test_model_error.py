@@ -1,0 +1,45 @@
+"""What the residual does not show: effective samples, the far-move widening, held parameters."""
+
+import numpy as np
+import pytest
+
+from legid_ros.core.identification.model_error import (effective_samples, held_basis,
+                                                        moved_too_far)
+from legid_ros.core.inertial import PARAMS_PER_LINK, get_parameters
+from legid_ros.core.robot import load_robot
+
+
+def test_effective_samples_counts_filtered_noise_once():
+    """White noise counts every sample; the same noise smoothed over ~20 samples counts
+    about a tenth of them (tau ~ 2 x 10 for a 20-sample moving average)."""
+    rng = np.random.default_rng(3)
+    white = rng.normal(size=20000)
+    assert effective_samples(white) > 0.8 * white.size
+    smooth = np.convolve(white, np.ones(20) / 20, mode='same')
+    assert effective_samples(smooth) < 0.12 * smooth.size
+
+
+def test_a_far_move_along_a_poor_combination_widens_it():
+    """An estimate that moved from CAD further than the prior width and its spread allow, along
+    a poorly determined combination, gets the move (less the width) as its std; a
+    well-determined combination with the same move is left alone."""
+    vec = np.eye(2)
+    lam = np.array([1.0, 100.0])  # data std 1 and 0.01 (scale units) with unit meat
+    meat = np.eye(2)
+    out = moved_too_far(meat, vec, lam, np.ones(2, bool), np.array([5.0, 5.0]), 1.0, 0.05)
+    std = np.sqrt(np.diag(out)) / lam
+    assert std[0] == pytest.approx(np.sqrt(5.0 ** 2 - 1.0))
+    assert std[1] == pytest.approx(0.01)
+
+
+def test_held_basis_of_a_per_link_core_is_the_inertias():
+    """A core of every link's mass and first moment holds only the inertias: the held basis
+    has no mass or first-moment component and spans all six inertia entries of each link."""
+    from legid_ros.core.identification.uncertainty import _core_basis
+    robot = load_robot('biped')
+    pi = get_parameters(robot.model)
+    _, _, jac, _, _ = _core_basis(robot, pi, 'links')
+    held = held_basis(robot, pi, jac)
+    mh = np.arange(pi.size) % PARAMS_PER_LINK < 4
+    assert np.abs(held[mh]).max() < 1e-12
+    assert np.linalg.matrix_rank(held[~mh]) == int((~mh).sum())
