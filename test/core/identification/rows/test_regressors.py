@@ -123,3 +123,29 @@ def test_coulomb_viscous_columns_layout():
     f = coulomb_viscous_columns(np.array([0.5, -2.0]))
     assert f @ np.array([1.0, 2.0, 3.0, 4.0]) == pytest.approx(
         [0.5 + 3 * np.tanh(50), -4.0 - 4 * np.tanh(200)])
+
+
+def test_floating_rows_without_ft_frame_use_the_foot_link(robot):
+    """A foot whose description names no ft_frame has its wrench in its link frame: the
+    floating rows balance with the wrench solved at the link (no crash on ft_frame None)."""
+    import copy
+    bare = copy.copy(robot)
+    bare.feet = dict(robot.feet)
+    bare.feet['right'] = copy.copy(robot.feet['right'])
+    bare.feet['right'].ft_frame = None
+    _, q, qd, qdd = _joint_motion(n=3, seed=7)
+    st = support_base_state(robot, q, qd, qdd, 'right')
+    pi = get_parameters(robot.model)
+    data = robot.new_data()
+    fid = robot.frame_id(robot.feet['right'].link)
+    taus, wrenches = [], []
+    for k in range(3):
+        tau = pin.rnea(robot.model, data, st['q'][k], st['v'][k], st['a'][k])
+        jac = pin.computeFrameJacobian(robot.model, data, st['q'][k], fid, pin.LOCAL)
+        w = np.linalg.solve(jac[:, :6].T, tau[:6])
+        taus.append(tau[6:] - jac[:, 6:].T @ w)
+        wrenches.append(w)
+    regs = compute_regressors(bare, st['q'], st['v'], st['a'], 'right', ('floating',),
+                              tau=np.array(taus), foot_wrench={'right': np.array(wrenches)})
+    for k in range(3):
+        assert regs.floating[k] @ pi == pytest.approx(regs.floating_rhs[k], abs=1e-9)
