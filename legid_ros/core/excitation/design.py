@@ -1,0 +1,185 @@
+"""Whole-body excitation design: the problem, then a search for the most informative safe motion.
+
+The problem (:class:`ExcitationProblem`) is built apart from its solution: the robot and its CAD
+parameters, the duration, the parameter set whose identifiability is maximised, the limits
+(:class:`legid_ros.core.excitation.constraints.Limits`) and the self-collision model. A
+candidate is a :class:`~legid_ros.core.excitation.motion.MotionParams`; its motion is planned
+on the CAD model (random targets that fail the knot check are drawn again), sampled on a dense
+grid, checked (:func:`legid_ros.core.excitation.constraints.check`) and scored by its predicted
+identifiability (:func:`legid_ros.core.excitation.information.predict`: the count of determined
+combinations, made smooth).
+
+The search (:func:`design`) starts from what the robot is known to do safely (the standing
+excitation's numbers, :data:`~legid_ros.core.excitation.motion.SAFE`) and grows the amplitudes
+and the speed step by step while the motion stays feasible and the score improves; at each step
+a few seeds are tried (sampling plus a local search, within ``budget_s``). The best feasible
+candidate is returned; when none is feasible, the safe motion with its violations.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import List, Optional
+
+import numpy as np
+
+from legid_ros.core.errors import BadInputError, SolverError
+from legid_ros.core.excitation.collision import SelfCollision
+from legid_ros.core.excitation.constraints import ConstraintReport, Limits, check, knot_check
+from legid_ros.core.excitation.information import Prediction, predict
+from legid_ros.core.excitation.motion import SAFE, MotionParams, plan_motion
+from legid_ros.core.excitation.trajectory import DenseTrajectory, sample_plan
+from legid_ros.core.inertial import get_parameters
+from legid_ros.core.robot import Robot
+from legid_ros.core.sim.described.excitation import StandingPlan, plan_standing
+
+#: Amplitude factors and swing times [s] the search climbs through
+STEPS = ((1.0, 1.5), (2.0, 1.2), (3.0, 1.0), (4.0, 0.9), (5.0, 0.8), (6.0, 0.8), (7.0, 0.7))
+SWING_RPY_PER_STEP = 0.1  # [rad] swing-sole tilt per amplitude factor
+
+
+@dataclass
+class ExcitationProblem:
+    """What to design (see the module docstring).
+
+    Attributes:
+        robot: Floating robot with feet and link groups.
+        duration_s: Length of the motion [s].
+        param_set: Core whose identifiability is maximised ('grouped_sides', 'grouped',
+            'reduced').
+        limits: Margins of the constraints.
+        sigma_m: ZMP error of a decorrelated sample [m] (prediction).
+        rate_hz: Decorrelated ZMP samples per second [Hz] (prediction).
+        dt: Grid of the constraint check [s].
+        stand_share: Share of the time standing on every foot [-].
+    """
+
+    robot: Robot
+    duration_s: float = 120.0
+    param_set: str = 'grouped_sides'
+    limits: Limits = field(default_factory=Limits)
+    sigma_m: float = 1.5e-3
+    rate_hz: float = 5.0
+    dt: float = 0.02
+    stand_share: float = 0.2
+    pi_cad: Optional[np.ndarray] = None
+    collision: Optional[SelfCollision] = None
+
+    def __post_init__(self):
+        if not self.robot.floating or not self.robot.feet:
+            raise BadInputError('the excitation design needs a floating robot with feet')
+        if not self.robot.link_groups and self.param_set != 'reduced':
+            raise BadInputError(f'robot {self.robot.name!r} has no link_groups: the '
+                                f'{self.param_set} set is not defined')
+        if self.pi_cad is None:
+            self.pi_cad = get_parameters(self.robot.model)
+
+
+@dataclass
+class Candidate:
+    """One evaluated motion."""
+
+    params: Optional[MotionParams]
+    plan: StandingPlan
+    trajectory: DenseTrajectory
+    constraints: ConstraintReport
+    prediction: Prediction
+
+    @property
+    def feasible(self) -> bool:
+        """All constraints met."""
+        return bool(self.constraints.ok)
+
+    def summary(self) -> dict:
+        """Plain form (no arrays)."""
+        return {'params': self.params.as_dict() if self.params else 'standing',
+                'feasible': self.feasible, 'fraction_predicted': self.prediction.fraction,
+                'soft_count': self.prediction.soft_count,
+                'zmp_margin_min_m': self.constraints.zmp_margin_min_m,
+                'self_collisions': self.constraints.self_collisions,
+                'limit_violations': self.constraints.limit_violations}
+
+
+@dataclass
+class ExcitationDesign:
+    """Result of :func:`design`.
+
+    Attributes:
+        best: The chosen candidate.
+        baseline: The standing excitation of the same duration, evaluated the same way.
+        tried: Every candidate's summary, in order.
+        design_s: Wall time of the search [s].
+    """
+
+    best: Candidate
+    baseline: Optional[Candidate]
+    tried: List[dict]
+    design_s: float
+
+
+def evaluate(problem: ExcitationProblem, params: Optional[MotionParams]) -> Candidate:
+    """Plan, sample, check and score one candidate (``None``: the standing excitation)."""
+    robot = problem.robot
+    if problem.collision is None:
+        known = plan_standing(robot, max(problem.duration_s, 60.0)).q
+        problem.collision = SelfCollision.build(robot, known)
+    if params is None:
+        plan = plan_standing(robot, problem.duration_s)
+    else:
+        plan = plan_motion(robot, problem.duration_s, params,
+                           check=knot_check(robot, problem.collision, problem.limits))
+    traj = sample_plan(robot, plan, problem.pi_cad, problem.dt)
+    cons = check(robot, plan, traj, problem.collision, problem.limits)
+    pred = predict(robot, traj, problem.pi_cad, problem.param_set, problem.sigma_m,
+                   problem.rate_hz)
+    return Candidate(params, plan, traj, cons, pred)
+
+
+def design(problem: ExcitationProblem, budget_s: float = 90.0, seeds: int = 2,
+           progress=None) -> ExcitationDesign:
+    """The most informative feasible motion found within ``budget_s`` [s] (module docstring).
+
+    Raises:
+        SolverError: Not even the safe motion can be planned.
+    """
+    t0 = time.perf_counter()
+    say = progress or (lambda msg: None)
+    try:
+        baseline = evaluate(problem, None)
+    except (SolverError, BadInputError) as exc:
+        say(f'standing excitation not evaluated: {exc}')
+        baseline = None
+    best: Optional[Candidate] = None
+    tried: List[dict] = []
+    fallback: Optional[Candidate] = None
+    for k, swing_s in STEPS:
+        improved = False
+        for seed in range(seeds):
+            if time.perf_counter() - t0 > budget_s and best is not None:
+                break
+            params = SAFE.scaled(k, swing_rpy=SWING_RPY_PER_STEP * k, swing_s=swing_s,
+                                 stand_share=problem.stand_share, seed=seed)
+            try:
+                cand = evaluate(problem, params)
+            except (SolverError, BadInputError) as exc:
+                tried.append({'params': params.as_dict(), 'error': str(exc)})
+                continue
+            tried.append(cand.summary())
+            say(f'x{k:g} swing {swing_s:g} s seed {seed}: feasible {cand.feasible}, '
+                f'predicted {100 * cand.prediction.fraction:.0f} % '
+                f'(soft {cand.prediction.soft_count:.1f}), ZMP margin '
+                f'{1e3 * cand.constraints.zmp_margin_min_m:.1f} mm, collisions '
+                f'{cand.constraints.self_collisions}')
+            if fallback is None:
+                fallback = cand
+            if cand.feasible and (best is None or cand.prediction.soft_count
+                                  > best.prediction.soft_count):
+                best, improved = cand, True
+        if not improved or time.perf_counter() - t0 > budget_s:
+            break
+    if best is None:
+        best = fallback
+    if best is None:
+        raise SolverError('no excitation could be planned for this robot', 'excitation')
+    return ExcitationDesign(best, baseline, tried, time.perf_counter() - t0)
