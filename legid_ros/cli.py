@@ -25,6 +25,7 @@ COMMANDS = {
     'demo': 'run the whole pipeline on the simulated robot and print a report',
     'describe': 'write a starting robot description YAML from a URDF',
     'check': 'check a robot description against a rosbag2 recording',
+    'excite': 'design a whole-body excitation that identifies the legs of a described robot',
 }
 BENCHES = {
     'identify': 'ZMP protocol (Wu & Gao 2021) on synthetic runs: accuracy of every method',
@@ -40,6 +41,7 @@ BENCHES = {
     'peers': 'legid_ros against FIGAROH on the same MuJoCo recordings',
     'robots': 'robots we did not design (Talos, Solo12): describe, simulate, identify',
     'perf': 'timing figures in one run (<= ~3 min): online update, identify vs read, buffer CPU',
+    'excitation': 'designed whole-body excitations executed in MuJoCo and identified',
 }
 
 
