@@ -66,10 +66,13 @@ class SelfCollision:
     excluded: List[str] = field(default_factory=list)
 
     @classmethod
-    def build(cls, robot: Robot, q_known: np.ndarray) -> 'SelfCollision':
+    def build(cls, robot: Robot, q_known: np.ndarray, margin_m: float = 0.0
+              ) -> 'SelfCollision':
         """Collision model from the URDF (capsules if it has none); pairs as the docstring.
 
-        ``q_known``: (K, nq) configurations of a known motion (or one (nq,) rest posture)."""
+        ``q_known``: (K, nq) configurations of a known motion (or one (nq,) rest posture).
+        ``margin_m``: pairs closer than this count as colliding (the design keeps a distance
+        for the tracking error of the real motion) [m]."""
         source = 'urdf'
         try:
             geom = pin.buildGeomFromUrdf(robot.model, str(robot.urdf_path),
@@ -89,6 +92,7 @@ class SelfCollision:
                     continue
                 pairs.append((i, k))
         out = cls(robot, geom, pairs, source)
+        out.margin_m = float(margin_m)
         out._set_pairs(pairs)
         touching = set()
         for q in np.atleast_2d(q_known):
@@ -104,6 +108,8 @@ class SelfCollision:
         self.pairs = list(pairs)
         self._data = self.robot.model.createData()
         self._gdata = pin.GeometryData(self.geom)
+        for req in self._gdata.collisionRequests:
+            req.security_margin = getattr(self, 'margin_m', 0.0)
 
     def colliding(self, q: np.ndarray) -> List[Tuple[int, int]]:
         """Pairs in collision at ``q``."""

@@ -5,7 +5,11 @@
 - joint positions inside their ranges, velocities and CAD feedforward torques inside the
   URDF's limits (``limit_use`` of each, where the URDF gives one);
 - a swing sole's corners at least ``clearance_m`` above the ground while it swings;
-- no self-collision (:mod:`legid_ros.core.excitation.collision`).
+- the stance feet's tangential / normal force (least-squares contact distribution at CAD) at
+  most ``friction_ratio`` (the simulated ground's coefficient is 1: a margin against slip);
+- no self-collision (:mod:`legid_ros.core.excitation.collision`), with pairs closer than
+  ``collision_margin_m`` counted (the executed motion strays from the plan: Talos's knees met
+  in MuJoCo on a plan whose meshes never touched).
 """
 
 from __future__ import annotations
@@ -30,6 +34,8 @@ class Limits:
     zmp_margin_m: float = 0.01
     limit_use: float = 0.9
     clearance_m: float = 0.005
+    friction_ratio: float = 0.3
+    collision_margin_m: float = 0.02
 
 
 @dataclass
@@ -42,6 +48,7 @@ class ConstraintReport:
         position_use_max, velocity_use_max, torque_use_max: Largest share of a limit used [-].
         clearance_min_m: Lowest swing-sole corner while swinging [m].
         self_collisions: Samples with a colliding pair; ``collision_pairs`` names them.
+        friction_ratio_max: Largest tangential / normal stance force ratio [-].
     """
 
     zmp_margin_min_m: float
@@ -52,6 +59,7 @@ class ConstraintReport:
     clearance_min_m: float
     self_collisions: int
     collision_pairs: List[str] = field(default_factory=list)
+    friction_ratio_max: float = 0.0
     ok: bool = False
 
     def as_dict(self) -> dict:
@@ -126,10 +134,18 @@ def check(robot: Robot, plan: StandingPlan, traj: DenseTrajectory,
             bad = collision.colliding(traj.q[k])
             n_coll += bool(bad)
             pairs.update(collision.names(b) for b in bad)
+    # away from contact changes (the least-squares split jumps there) [s]
+    change = np.zeros(len(traj.t), bool)
+    for mask in traj.stance.values():
+        change[1:] |= mask[1:] != mask[:-1]
+    near = np.zeros(len(traj.t), bool)
+    for k in np.flatnonzero(change):
+        near |= np.abs(traj.t - traj.t[k]) < 0.1
+    fr = float(traj.friction_ratio[~near].max()) if (~near).any() else 0.0
     rep = ConstraintReport(float(margin), viol, float(pos_use.max()), float(vel_use.max()),
-                           float(tau_use.max()), float(clear), n_coll, sorted(pairs))
+                           float(tau_use.max()), float(clear), n_coll, sorted(pairs), fr)
     rep.ok = bool(margin >= limits.zmp_margin_m and viol == 0 and n_coll == 0
-                  and clear >= limits.clearance_m)
+                  and clear >= limits.clearance_m and fr <= limits.friction_ratio)
     return rep
 
 

@@ -12,8 +12,9 @@ combinations, made smooth).
 The search (:func:`design`) starts from what the robot is known to do safely (the standing
 excitation's numbers, :data:`~legid_ros.core.excitation.motion.SAFE`) and grows the amplitudes
 step by step, at a few swing speeds each, while something stays feasible (sampling); then
-other random targets of the best candidate are tried (local search), within ``budget_s``. The best feasible
-candidate is returned; when none is feasible, the safe motion with its violations.
+other random targets of the best candidate are tried (local search), within ``budget_s``.
+The best feasible candidate is returned; when none is feasible, the first one tried (the
+safe amplitudes) with its violations.
 """
 
 from __future__ import annotations
@@ -35,8 +36,8 @@ from legid_ros.core.robot import Robot
 from legid_ros.core.sim.described.excitation import StandingPlan, plan_standing
 
 #: Amplitude factors the search climbs through, and the swing times [s] tried at each
-AMPLITUDES = (1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0)
-SWING_TIMES = (2.4, 1.6, 1.0)
+AMPLITUDES = (1.0, 2.0, 4.0, 6.0, 8.0)
+SWING_TIMES = (2.0, 1.2)
 SWING_RPY_PER_STEP = 0.1  # [rad] swing-sole tilt per amplitude factor
 
 
@@ -101,7 +102,8 @@ class Candidate:
                 'soft_count': self.prediction.soft_count,
                 'zmp_margin_min_m': self.constraints.zmp_margin_min_m,
                 'self_collisions': self.constraints.self_collisions,
-                'limit_violations': self.constraints.limit_violations}
+                'limit_violations': self.constraints.limit_violations,
+                'friction_ratio_max': self.constraints.friction_ratio_max}
 
 
 @dataclass
@@ -128,7 +130,7 @@ def evaluate(problem: ExcitationProblem, params: Optional[MotionParams]) -> Cand
     robot = problem.robot
     if problem.collision is None:
         known = plan_standing(robot, max(problem.duration_s, 60.0)).q
-        problem.collision = SelfCollision.build(robot, known)
+        problem.collision = SelfCollision.build(robot, known, problem.limits.collision_margin_m)
     if params is None:
         plan = plan_standing(robot, problem.duration_s)
     else:
@@ -171,7 +173,8 @@ def design(problem: ExcitationProblem, budget_s: float = 90.0, seeds: int = 2,
             f'{params.seed}: feasible {cand.feasible}, predicted '
             f'{100 * cand.prediction.fraction:.0f} % (soft {cand.prediction.soft_count:.1f}), '
             f'ZMP margin {1e3 * cand.constraints.zmp_margin_min_m:.1f} mm, collisions '
-            f'{cand.constraints.self_collisions}')
+            f'{cand.constraints.self_collisions}, friction ratio '
+            f'{cand.constraints.friction_ratio_max:.2f}')
         fallback = fallback or cand
         if cand.feasible and (best is None or cand.prediction.soft_count
                               > best.prediction.soft_count):

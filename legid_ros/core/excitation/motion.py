@@ -84,8 +84,8 @@ def plan_motion(robot: Robot, duration_s: float, params: MotionParams = SAFE,
                 knot_s: float = 0.2, check=None) -> StandingPlan:
     """The motion of ``params`` over ``duration_s`` [s], planned on the CAD model.
 
-    ``check(q_knots, phase_name, stance, feet_world) -> bool`` accepts a waypoint's knots (a random target
-    failing it is drawn again; see :class:`_Knots`).
+    ``check(q_knots, phase_name, stance, feet_world) -> bool`` accepts a waypoint's knots (a
+    random target failing it is drawn again; see :class:`_Knots`).
 
     Raises:
         BadInputError: Not a floating robot with feet, or too short.

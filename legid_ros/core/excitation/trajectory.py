@@ -37,6 +37,8 @@ class DenseTrajectory:
         zmp_cad: ZMP / CoP at the CAD parameters (N, 2) [m].
         fz_cad: Vertical contact force at CAD (N,) [N].
         tau_cad: CAD feedforward joint torques (N, nj) [N.m].
+        friction_ratio: Largest tangential / normal force over the stance feet of the
+            least-squares contact distribution (N,) [-] (inf where a stance foot pulls).
     """
 
     t: np.ndarray
@@ -48,6 +50,7 @@ class DenseTrajectory:
     zmp_cad: np.ndarray
     fz_cad: np.ndarray
     tau_cad: np.ndarray
+    friction_ratio: np.ndarray
 
     @property
     def dt(self) -> float:
@@ -102,34 +105,44 @@ def sample_plan(robot: Robot, plan: StandingPlan, pi_cad: np.ndarray, dt: float 
         wrench[s:s + 1024] = bases_to_world(q[s:s + 1024]) @ wrench[s:s + 1024]
     zmp, fz = model_zmp(wrench, pi_cad)
     stance = plan.stance_at(t)
-    tau = _feedforward(robot, q, gen, stance)
-    return DenseTrajectory(t, q, v, a, stance, wrench, zmp, fz, tau)
+    tau, ratio = _feedforward(robot, q, gen, stance)
+    return DenseTrajectory(t, q, v, a, stance, wrench, zmp, fz, tau, ratio)
 
 
 def _feedforward(robot: Robot, q: np.ndarray, gen: np.ndarray,
-                 stance: Dict[str, np.ndarray]) -> np.ndarray:
+                 stance: Dict[str, np.ndarray]):
     """Joint torques [N.m]: ``gen[6:] - J_c^T lambda`` with ``J_c,base^T lambda = gen[:6]``
-    (least squares, minimum norm) over the stance feet's contact Jacobians."""
+    (least squares, minimum norm) over the stance feet's contact Jacobians; and per sample
+    the largest tangential / normal ratio of the stance feet's forces (world axes)."""
     model = robot.model
     data = model.createData()
     fids = {f: robot.frame_id(ft.sole_frame) for f, ft in robot.feet.items()}
     point = {f: ft.contact == 'point' or ft.sole_size is None for f, ft in robot.feet.items()}
     tau = np.zeros((len(q), model.nv - 6))
+    ratio = np.zeros(len(q))
     for k in range(len(q)):
         pin.computeJointJacobians(model, data, q[k])
         pin.updateFramePlacements(model, data)
         rows: List[np.ndarray] = []
+        rots: List[np.ndarray] = []  # force block of each contact -> world axes
         for f, fid in fids.items():
             if not stance[f][k]:
                 continue
             if point[f]:
                 rows.append(pin.getFrameJacobian(model, data, fid, pin.LOCAL_WORLD_ALIGNED)[:3])
+                rots.append(np.eye(3))
             else:
                 rows.append(pin.getFrameJacobian(model, data, fid, pin.LOCAL))
+                rots.append(data.oMf[fid].rotation)
         if not rows:
             tau[k] = gen[k, 6:]
             continue
         jc = np.vstack(rows)
         lam = np.linalg.lstsq(jc[:, :6].T, gen[k, :6], rcond=None)[0]
         tau[k] = gen[k, 6:] - jc[:, 6:].T @ lam
-    return tau
+        at = 0
+        for blk, rot in zip(rows, rots):
+            f = rot @ lam[at:at + 3]
+            at += blk.shape[0]
+            ratio[k] = max(ratio[k], np.hypot(f[0], f[1]) / f[2] if f[2] > 0 else np.inf)
+    return tau, ratio
