@@ -45,8 +45,8 @@ def add_arguments(parser) -> None:
                         help='robots: names under config/robots/, description YAMLs, or biped')
     parser.add_argument('--duration', type=float, default=120.0,
                         help='designed excitation [s] (default 120)')
-    parser.add_argument('--budget', type=float, default=90.0,
-                        help='design time budget per robot [s] (default 90)')
+    parser.add_argument('--budget', type=float, default=150.0,
+                        help='design time budget per robot [s] (default 150)')
     parser.add_argument('--rate', type=float, default=200.0, help='recording rate [Hz]')
     parser.add_argument('--param-set', default='grouped_sides',
                         choices=['grouped', 'grouped_sides'], help='parameter set')

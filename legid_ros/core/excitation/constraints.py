@@ -10,6 +10,9 @@
 - no self-collision (:mod:`legid_ros.core.excitation.collision`), with pairs closer than
   ``collision_margin_m`` counted (the executed motion strays from the plan: Talos's knees met
   in MuJoCo on a plan whose meshes never touched).
+
+Reported, not constrained: the largest turn of a stance point foot's link (a rounded point foot
+rolls on the ground; it did not separate Solo12's slipping runs from the others).
 """
 
 from __future__ import annotations
@@ -49,6 +52,7 @@ class ConstraintReport:
         clearance_min_m: Lowest swing-sole corner while swinging [m].
         self_collisions: Samples with a colliding pair; ``collision_pairs`` names them.
         friction_ratio_max: Largest tangential / normal stance force ratio [-].
+        point_foot_turn_max_rad: Largest turn of a stance point foot's link [rad].
     """
 
     zmp_margin_min_m: float
@@ -60,6 +64,7 @@ class ConstraintReport:
     self_collisions: int
     collision_pairs: List[str] = field(default_factory=list)
     friction_ratio_max: float = 0.0
+    point_foot_turn_max_rad: float = 0.0
     ok: bool = False
 
     def as_dict(self) -> dict:
@@ -142,11 +147,34 @@ def check(robot: Robot, plan: StandingPlan, traj: DenseTrajectory,
     for k in np.flatnonzero(change):
         near |= np.abs(traj.t - traj.t[k]) < 0.1
     fr = float(traj.friction_ratio[~near].max()) if (~near).any() else 0.0
+    turn = point_foot_turn(robot, traj)
     rep = ConstraintReport(float(margin), viol, float(pos_use.max()), float(vel_use.max()),
-                           float(tau_use.max()), float(clear), n_coll, sorted(pairs), fr)
+                           float(tau_use.max()), float(clear), n_coll, sorted(pairs), fr, turn)
     rep.ok = bool(margin >= limits.zmp_margin_m and viol == 0 and n_coll == 0
                   and clear >= limits.clearance_m and fr <= limits.friction_ratio)
     return rep
+
+
+def point_foot_turn(robot: Robot, traj: DenseTrajectory, every: int = 5) -> float:
+    """Largest rotation [rad] of a point foot's sole frame since the start of its stance."""
+    feet = [f for f, ft in robot.feet.items() if ft.contact == 'point' or ft.sole_size is None]
+    if not feet:
+        return 0.0
+    data = robot.model.createData()
+    ids = {f: robot.frame_id(robot.feet[f].sole_frame) for f in feet}
+    start: Dict[str, Optional[np.ndarray]] = {f: None for f in feet}
+    worst = 0.0
+    for k in range(0, len(traj.t), every):
+        pin.framesForwardKinematics(robot.model, data, traj.q[k])
+        for f in feet:
+            if not traj.stance[f][k]:
+                start[f] = None
+                continue
+            rot = data.oMf[ids[f]].rotation
+            if start[f] is None:
+                start[f] = rot.copy()
+            worst = max(worst, float(np.linalg.norm(pin.log3(start[f].T @ rot))))
+    return worst
 
 
 def _phase_at(plan: StandingPlan, t: float) -> str:
