@@ -64,6 +64,7 @@ class SelfCollision:
     pairs: List[Tuple[int, int]]
     source: str
     excluded: List[str] = field(default_factory=list)
+    near: List[str] = field(default_factory=list)
 
     @classmethod
     def build(cls, robot: Robot, q_known: np.ndarray, margin_m: float = 0.0
@@ -72,7 +73,9 @@ class SelfCollision:
 
         ``q_known``: (K, nq) configurations of a known motion (or one (nq,) rest posture).
         ``margin_m``: pairs closer than this count as colliding (the design keeps a distance
-        for the tracking error of the real motion) [m]."""
+        for the tracking error of the real motion) [m]; a pair already that close in the known
+        motion without touching (Talos's forearms and thighs) keeps half the margin, or none
+        when it is within that too."""
         source = 'urdf'
         try:
             geom = pin.buildGeomFromUrdf(robot.model, str(robot.urdf_path),
@@ -92,24 +95,38 @@ class SelfCollision:
                     continue
                 pairs.append((i, k))
         out = cls(robot, geom, pairs, source)
-        out.margin_m = float(margin_m)
-        out._set_pairs(pairs)
+        known = np.atleast_2d(q_known)
+        out._set_pairs(pairs, {})
         touching = set()
-        for q in np.atleast_2d(q_known):
+        for q in known:
             touching.update(out.colliding(q))
         out.excluded = sorted(out.names(p) for p in touching)
-        out._set_pairs([p for p in pairs if p not in touching])
+        rest = [p for p in pairs if p not in touching]
+        near = set()
+        if margin_m > 0:
+            out._set_pairs(rest, {p: margin_m for p in rest})
+            for q in known:
+                near.update(out.colliding(q))
+        closer = set()  # within half the margin too: contact only
+        if near:
+            half = sorted(near)
+            out._set_pairs(half, {p: 0.5 * margin_m for p in half})
+            for q in known:
+                closer.update(out.colliding(q))
+        out.near = sorted(out.names(p) for p in near)
+        out._set_pairs(rest, {p: (0.0 if p in closer else 0.5 * margin_m if p in near
+                                  else float(margin_m)) for p in rest})
         return out
 
-    def _set_pairs(self, pairs: List[Tuple[int, int]]) -> None:
+    def _set_pairs(self, pairs: List[Tuple[int, int]], margins: dict) -> None:
         self.geom.removeAllCollisionPairs()
         for i, k in pairs:
             self.geom.addCollisionPair(pin.CollisionPair(i, k))
         self.pairs = list(pairs)
         self._data = self.robot.model.createData()
         self._gdata = pin.GeometryData(self.geom)
-        for req in self._gdata.collisionRequests:
-            req.security_margin = getattr(self, 'margin_m', 0.0)
+        for pair, req in zip(self.pairs, self._gdata.collisionRequests):
+            req.security_margin = margins.get(pair, 0.0)
 
     def colliding(self, q: np.ndarray) -> List[Tuple[int, int]]:
         """Pairs in collision at ``q``."""
