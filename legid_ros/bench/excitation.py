@@ -154,9 +154,11 @@ def evaluate_robot(name: str, args, tmp: Path) -> dict:
     out['slip_mm_max'] = 1e3 * float(rec.meta['stance_slip_max_m'])
     out['physics'] = {k: v for k, v in rec.meta.items() if isinstance(v, (int, float, str))}
     from legid_ros.core.excitation.collision import SelfCollision
-    from legid_ros.core.sim.described.excitation import plan_standing
-    # executed: contact only (the design's 2 cm distance margin is the plan's, not a collision)
-    exe = executed_checks(robot, rec, SelfCollision.build(robot, plan_standing(robot, 60.0).q))
+    from legid_ros.core.excitation.design import known_motion
+    # executed: contact only (the design's distance margin is the plan's, not a collision), on
+    # the pairs the design checks (the same known motion)
+    exe = executed_checks(robot, rec, SelfCollision.build(
+        robot, known_motion(robot, args.duration)))
     out.update(exe)
     out['limit_violations'] = int(exe['executed_position_violations']
                                   + best.constraints.limit_violations)

@@ -130,12 +130,18 @@ class ExcitationDesign:
     pi_cad: Optional[np.ndarray] = None
 
 
+def known_motion(robot: Robot, duration_s: float) -> np.ndarray:
+    """Knots (K, nq) of the standing excitation: the motion the robot is known to make (its
+    touching collision pairs are the CAD's, not the design's)."""
+    return plan_standing(robot, max(duration_s, 60.0)).q
+
+
 def evaluate(problem: ExcitationProblem, params: Optional[MotionParams]) -> Candidate:
     """Plan, sample, check and score one candidate (``None``: the standing excitation)."""
     robot = problem.robot
     if problem.collision is None:
-        known = plan_standing(robot, max(problem.duration_s, 60.0)).q
-        problem.collision = SelfCollision.build(robot, known, problem.limits.collision_margin_m)
+        problem.collision = SelfCollision.build(robot, known_motion(robot, problem.duration_s),
+                                                problem.limits.collision_margin_m)
     if params is None:
         plan = plan_standing(robot, problem.duration_s)
     else:
