@@ -22,6 +22,7 @@ Per robot (Talos with its upper body locked, Solo12, the built-in biped):
 
 from __future__ import annotations
 
+import importlib
 import sys
 import tempfile
 import time
@@ -212,7 +213,7 @@ def fixed_base_leg(seed: int = 0) -> dict:
     out = {'robot': 'leg3', 'cond_ours': float(leg_cond_function(ctx, period)(des.excitation)),
            'design_s_ours': ours_s, 'cond_ratio_vs_figaroh': None, 'design_s_figaroh': None}
     try:
-        import cyipopt  # noqa: F401  FIGAROH's optimal-trajectory module imports it
+        importlib.import_module('cyipopt')  # FIGAROH's optimal-trajectory module imports it
     except ImportError as exc:
         out['figaroh_not_run'] = (f'FIGAROH\'s excitation design (figaroh.tools.robotipopt) '
                                   f'imports cyipopt, which is not importable here ({exc}); it '
