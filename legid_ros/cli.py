@@ -27,6 +27,7 @@ COMMANDS = {
     'check': 'check a robot description against a rosbag2 recording',
     'save': 'ask the running estimator to write its identified URDF, YAML and state',
     'reset': 'reset the running estimator (and with --buffer the buffer) to start afresh',
+    'excite': 'design a whole-body excitation that identifies the legs of a described robot',
 }
 BENCHES = {
     'identify': 'ZMP protocol (Wu & Gao 2021) on synthetic runs: accuracy of every method',
@@ -46,6 +47,7 @@ BENCHES = {
     'autoset': 'the parameter set chosen by the data on a humanoid with a shifted thigh COM',
     'conventions': 'bags of setups we did not write (IMU topic/mounting, force axes): describe '
                    '--bag, identify, check',
+    'excitation': 'designed whole-body excitations executed in MuJoCo and identified',
 }
 
 

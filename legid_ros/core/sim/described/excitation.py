@@ -77,12 +77,20 @@ class _Target:
 
     def blend(self, other: '_Target', s: float) -> '_Target':
         w = 0.5 * (1 - np.cos(np.pi * s))
-        swing = {f: (1 - w) * p + w * other.swing.get(f, p) for f, p in self.swing.items()}
+        swing = {f: (1 - w) * _pad(p, other.swing.get(f, p)) + w * _pad(other.swing.get(f, p), p)
+                 for f, p in self.swing.items()}
         for f, p in other.swing.items():
             swing.setdefault(f, p)
         return _Target((1 - w) * self.com_xy + w * other.com_xy,
                        (1 - w) * self.rpy + w * other.rpy, (1 - w) * self.z + w * other.z,
                        swing)
+
+
+def _pad(p: np.ndarray, like: np.ndarray) -> np.ndarray:
+    """A swing target (position [m], or position and roll-pitch-yaw [rad]) padded with zero
+    angles to the length of ``like``."""
+    p = np.asarray(p, float)
+    return np.concatenate([p, np.zeros(len(like) - len(p))]) if len(p) < len(like) else p
 
 
 class _WholeBodyIK:
@@ -122,8 +130,11 @@ class _WholeBodyIK:
             for f in stance:
                 self._foot_rows(q, f, self.feet_world[f], 100.0, rows)
             err_stance = max(float(np.abs(r[1]).max()) for r in rows) if rows else 0.0
-            for f, p in tgt.swing.items():
-                self._foot_rows(q, f, pin.SE3(self.feet_world[f].rotation, p), 10.0, rows)
+            for f, p in tgt.swing.items():  # position, or position + rpy about the start
+                rot = self.feet_world[f].rotation
+                if len(p) == 6:
+                    rot = pin.rpy.rpyToMatrix(*p[3:]) @ rot
+                self._foot_rows(q, f, pin.SE3(rot, p[:3]), 10.0, rows)
             com = pin.centerOfMass(model, data, q)
             jcom = pin.jacobianCenterOfMass(model, data, q)
             rows.append((10.0, com[:2] - tgt.com_xy, jcom[:2]))
@@ -262,9 +273,15 @@ def plan_standing(robot: Robot, duration_s: float, seed: int = 0, drop: float = 
     return _solve_knots(robot, q, feet_world, start, waypoints, knot_s)
 
 
-def _solve_knots(robot, q, feet_world, start, waypoints, knot_s) -> StandingPlan:
+def _solve_knots(robot, q, feet_world, start, waypoints, knot_s,
+                 limit_margin: float = 0.0) -> StandingPlan:
+    """IK at every knot of the waypoints; ``limit_margin``: fraction of each joint's range kept
+    free at both ends [-]."""
     ik = _WholeBodyIK(robot, feet_world)
     ik.posture = q[7:].copy()
+    if limit_margin > 0:
+        span = ik.hi - ik.lo
+        ik.lo, ik.hi = ik.lo + limit_margin * span, ik.hi - limit_margin * span
     ts, qs, phases = [0.0], [q.copy()], []
     t, prev = 0.0, start
     for name, dur, tgt, stance in waypoints:

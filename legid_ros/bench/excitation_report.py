@@ -1,0 +1,40 @@
+"""Report of ``legid bench excitation``: excitation.md."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from legid_ros.core.atomic_files import write_text
+
+KEYS = ('design_s', 'identifiable_fraction_predicted', 'standing_fraction_predicted',
+        'identifiable_fraction', 'mass_err_pct_max_identifiable', 'com_err_mm_max_identifiable',
+        'link_mass_err_pct_median', 'fell', 'slip_mm_max', 'limit_violations', 'self_collisions')
+
+
+def _fmt(v) -> str:
+    if v is None:
+        return 'n/a'
+    if isinstance(v, bool):
+        return str(v).lower()
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        return f'{v:.3g}'
+    return str(v)
+
+
+def write_report(results: dict, out: Path) -> None:
+    """Write ``excitation.md`` into ``out``."""
+    out.mkdir(parents=True, exist_ok=True)
+    robots = results['robots']
+    lines = ['# Designed excitation, executed in MuJoCo and identified (`legid bench excitation`)',
+             '', f'Command: `legid bench excitation --duration {results["duration_s"]:g} '
+             f'--budget {results["budget_s"]:g}`; parameter set {results["param_set"]}; '
+             f'targets {results["targets"]}', '',
+             '| figure | ' + ' | '.join(robots) + ' |',
+             '|---|' + '---|' * len(robots)]
+    for key in KEYS:
+        lines.append(f'| {key} | ' + ' | '.join(_fmt(r.get(key)) for r in robots.values())
+                     + ' |')
+    lines += ['', f'passed: {results["passed"]}', '']
+    write_text(out / 'excitation.md', '\n'.join(lines))

@@ -1,0 +1,190 @@
+"""The parameterised whole-body motion the excitation design chooses among.
+
+A motion is a sequence of support phases on the CAD model: standing on every foot while the
+trunk shifts, tilts and bobs; then, foot after foot, the COM moved over the support of the
+others, the foot lifted, moved through a few random swing targets (position and, for a flat
+sole, orientation about its start) and put back where it stood. The knots are solved by the
+whole-body IK of :mod:`legid_ros.core.sim.described.excitation` (stance feet held, COM and trunk
+as tasks, joints kept ``limit_margin`` inside their ranges) and joined by a clamped cubic
+spline, so the result is a :class:`~legid_ros.core.sim.described.excitation.StandingPlan` the
+MuJoCo run tracks as it tracks the standing excitation.
+
+:class:`MotionParams` holds the few numbers the design varies: swing reach and lift, swing-sole
+tilt, trunk tilt and height, speed, the share of time standing, the knee bend and the seed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Tuple
+
+import numpy as np
+
+from legid_ros.core.errors import BadInputError, SolverError
+from legid_ros.core.robot import Robot
+from legid_ros.core.sim.described.excitation import (StandingPlan, _inside, _polygon,
+                                                     _solve_knots, _stand_pose, _Target)
+
+
+@dataclass(frozen=True)
+class MotionParams:
+    """Numbers of one candidate motion (lengths relative to the trunk height ``z0``).
+
+    Attributes:
+        swing_xy: Horizontal reach of a swing target around the foot's home [-] of ``z0``.
+        swing_z: Lift of a swing target above the ground [-] of ``z0`` (its mean).
+        swing_rpy: Largest roll / pitch / yaw of a flat swing sole about its start [rad].
+        trunk_rpy: Largest trunk roll / pitch / yaw [rad].
+        trunk_z: Largest trunk height change [-] of ``z0``.
+        com_shrink: Random COM targets within this share of the support polygon [-].
+        swing_s: Time between swing targets [s].
+        stand_share: Share of the duration standing on every foot [-].
+        drop: Knee bend of the start posture (trunk lowered by this share of its height) [-].
+        limit_margin: Share of every joint range left free at both ends [-].
+        seed: Seed of the random targets.
+    """
+
+    swing_xy: float = 0.03
+    swing_z: float = 0.08
+    swing_rpy: float = 0.0
+    trunk_rpy: float = 0.06
+    trunk_z: float = 0.03
+    com_shrink: float = 0.25
+    swing_s: float = 1.5
+    stand_share: float = 0.45
+    drop: float = 0.12
+    limit_margin: float = 0.05
+    seed: int = 0
+
+    def scaled(self, k: float, **changes) -> 'MotionParams':
+        """The amplitudes (reach, lift, tilts) times ``k``; other fields from ``changes``."""
+        d = asdict(self)
+        for key in ('swing_xy', 'swing_z', 'swing_rpy', 'trunk_rpy', 'trunk_z'):
+            d[key] = d[key] * k
+        d.update(changes)
+        return MotionParams(**d)
+
+    def as_dict(self) -> dict:
+        """Plain form."""
+        return {k: (int(v) if k == 'seed' else float(v)) for k, v in asdict(self).items()}
+
+
+#: The standing excitation's numbers (what the robot is known to do safely)
+SAFE = MotionParams()
+SHIFT_S, LIFT_S, DOWN_S, BACK_S, STAND_S = 2.5, 1.0, 1.0, 2.0, 2.0  # [s]
+
+
+def min_duration_s(robot: Robot, params: MotionParams = SAFE) -> float:
+    """Shortest duration with two swing targets per foot [s]."""
+    per_foot = SHIFT_S + LIFT_S + 2 * params.swing_s + DOWN_S + BACK_S
+    return len(robot.feet) * per_foot + 2 * STAND_S
+
+
+def plan_motion(robot: Robot, duration_s: float, params: MotionParams = SAFE,
+                knot_s: float = 0.2, check=None) -> StandingPlan:
+    """The motion of ``params`` over ``duration_s`` [s], planned on the CAD model.
+
+    ``check(q_knots, phase_name, stance, feet_world) -> bool`` accepts a waypoint's knots (a
+    random target failing it is drawn again; see :class:`_Knots`).
+
+    Raises:
+        BadInputError: Not a floating robot with feet, or too short.
+        SolverError: The IK cannot hold a stance foot.
+    """
+    if not robot.floating or not robot.feet:
+        raise BadInputError('an excitation needs a floating robot with feet')
+    if duration_s < min_duration_s(robot, params) - 1e-9:
+        raise BadInputError(f'duration {duration_s:g} s is too short for {len(robot.feet)} '
+                            f'feet: give at least {min_duration_s(robot, params):g} s')
+    p = params
+    rng = np.random.default_rng([p.seed, 2626])
+    q, feet_world, z0 = _stand_pose(robot, p.drop)
+    feet = list(robot.feet)
+    per_foot = SHIFT_S + LIFT_S + DOWN_S + BACK_S
+    swing_total = max(2 * len(feet) * p.swing_s, (1 - p.stand_share) * duration_s
+                      - len(feet) * per_foot)
+    n_swing = max(2, int(swing_total / len(feet) // p.swing_s))
+    stand_s = duration_s - len(feet) * (per_foot + n_swing * p.swing_s)
+    all_pts = _polygon(robot, feet_world, feet)
+    centre_all = all_pts.mean(axis=0)
+    start = _Target(centre_all, np.zeros(3), z0)
+
+    def trunk(scale: float = 1.0) -> Tuple[np.ndarray, float]:
+        rpy = rng.uniform(-1, 1, 3) * p.trunk_rpy * scale
+        return rpy, z0 * (1 + rng.uniform(-1.0, 0.6) * p.trunk_z * scale)
+
+    n_stand = max(1, int(stand_s // STAND_S))
+    solver = _Knots(robot, q, feet_world, start, knot_s, p.limit_margin, check)
+    for _ in range(n_stand):
+        solver.add('stand', stand_s / n_stand, lambda: _Target(
+            _inside(rng, all_pts, 1.6 * p.com_shrink), *trunk()), tuple(feet))
+    for f in feet:
+        others = tuple(g for g in feet if g != f)
+        pts = _polygon(robot, feet_world, others)
+        centre = pts.mean(axis=0)
+        home = feet_world[f].translation.copy()
+        flat = not (robot.feet[f].contact == 'point' or robot.feet[f].sole_size is None)
+        lift = p.swing_z * z0
+        solver.add(f'shift_{f}', SHIFT_S, lambda: _Target(centre, np.zeros(3), z0), tuple(feet))
+        up = np.concatenate([home + [0.0, 0.0, lift], np.zeros(3)])
+        solver.add(f'lift_{f}', LIFT_S, lambda: _Target(centre, np.zeros(3), z0, {f: up}),
+                   others)
+
+        def swing_target(f=f, home=home, flat=flat, lift=lift, pts=pts):
+            pos = home + np.concatenate([rng.uniform(-1, 1, 2) * p.swing_xy * z0,
+                                         [lift * rng.uniform(0.6, 1.4)]])
+            rot = rng.uniform(-1, 1, 3) * p.swing_rpy if flat else np.zeros(3)
+            return _Target(_inside(rng, pts, p.com_shrink), *trunk(0.5),
+                           {f: np.concatenate([pos, rot])})
+
+        for _ in range(n_swing):
+            solver.add(f'swing_{f}', p.swing_s, swing_target, others)
+        down = np.concatenate([home, np.zeros(3)])
+        solver.add(f'down_{f}', DOWN_S, lambda: _Target(centre, np.zeros(3), z0, {f: down}),
+                   others)
+        solver.add(f'back_{f}', BACK_S, lambda: _Target(centre_all, np.zeros(3), z0),
+                   tuple(feet))
+    return solver.plan()
+
+
+class _Knots:
+    """Waypoint after waypoint through the IK; a random target (standing or swing) whose knots
+    fail ``check`` (collision, ground, support) is drawn again (``RETRIES`` times), then the
+    waypoint holds the previous target."""
+
+    RETRIES = 6
+
+    def __init__(self, robot, q, feet_world, start, knot_s, margin, check):
+        self.robot, self.q, self.feet_world = robot, q, feet_world
+        self.prev, self.knot_s, self.margin, self.check = start, knot_s, margin, check
+        self.ts, self.qs, self.phases, self.t = [0.0], [q.copy()], [], 0.0
+        self.rejected = 0
+
+    def add(self, name, dur, make, stance) -> None:
+        for attempt in range(self.RETRIES + 1):
+            tgt = make() if attempt < self.RETRIES else _Target(
+                self.prev.com_xy, self.prev.rpy, self.prev.z, dict(self.prev.swing))
+            start = _Target(self.prev.com_xy, self.prev.rpy, self.prev.z, dict(self.prev.swing))
+            try:
+                part = _solve_knots(self.robot, self.q, self.feet_world, start,
+                                    [(name, dur, tgt, stance)], self.knot_s, self.margin)
+            except SolverError:
+                if attempt == self.RETRIES:
+                    raise
+                self.rejected += 1
+                continue
+            if attempt == self.RETRIES or self.check is None or not name.startswith(
+                    ('stand', 'swing')) or self.check(
+                    part.q[1:], name, stance, self.feet_world):
+                break
+            self.rejected += 1
+        self.ts.extend(self.t + part.t[1:])
+        self.qs.extend(part.q[1:])
+        self.phases.append((name, self.t, self.t + dur, stance))
+        self.t += dur
+        self.q = part.q[-1].copy()
+        keep = name.startswith(('lift', 'swing'))
+        self.prev = _Target(tgt.com_xy, tgt.rpy, tgt.z, dict(tgt.swing) if keep else {})
+
+    def plan(self) -> StandingPlan:
+        return StandingPlan(np.array(self.ts), np.array(self.qs), self.phases, self.feet_world)

@@ -1,0 +1,64 @@
+"""Tests of legid_ros.core.excitation.motion and .trajectory."""
+
+import numpy as np
+import pinocchio as pin
+import pytest
+
+from legid_ros.core.errors import BadInputError
+from legid_ros.core.excitation.motion import SAFE, min_duration_s, plan_motion
+from legid_ros.core.excitation.trajectory import sample_plan
+from legid_ros.core.inertial import get_parameters
+from legid_ros.core.robot import load_robot
+
+
+@pytest.fixture(scope='module')
+def biped():
+    return load_robot('biped')
+
+
+@pytest.fixture(scope='module')
+def plan(biped):
+    return plan_motion(biped, 40.0, SAFE.scaled(3.0, swing_rpy=0.3))
+
+
+def test_stance_feet_stay_where_they_stand(biped, plan):
+    """At every knot, each stance sole is within 2 mm of its start placement."""
+    data = biped.model.createData()
+    worst = 0.0
+    for t, q in zip(plan.t, plan.q):
+        pin.framesForwardKinematics(biped.model, data, q)
+        stance = plan.stance_at(np.array([t]))
+        for f, ft in biped.feet.items():
+            if stance[f][0]:
+                p = data.oMf[biped.frame_id(ft.sole_frame)].translation
+                worst = max(worst, float(np.linalg.norm(p - plan.feet_world[f].translation)))
+    assert worst < 2e-3
+
+
+def test_every_foot_is_lifted(biped, plan):
+    """Each foot has a swing phase in which the others carry the robot."""
+    lifted = {f for name, _, _, stance in plan.phases if name.startswith('swing')
+              for f in biped.feet if f not in stance}
+    assert lifted == set(biped.feet)
+
+
+def test_amplitude_widens_the_joint_motion(biped, plan):
+    """Three times the safe amplitudes use a wider joint range than the safe motion."""
+    safe = plan_motion(biped, 40.0, SAFE)
+    span = lambda p: float(np.ptp(p.q[:, 7:], axis=0).sum())
+    assert span(plan) > 1.2 * span(safe)
+
+
+def test_too_short_is_refused(biped):
+    """A duration below the minimum raises BadInputError naming the minimum."""
+    with pytest.raises(BadInputError, match='at least'):
+        plan_motion(biped, 0.5 * min_duration_s(biped))
+
+
+def test_cad_zmp_follows_the_com_when_slow(biped, plan):
+    """On the dense grid the CAD ZMP stays within 3 cm of the COM's ground projection."""
+    traj = sample_plan(biped, plan, get_parameters(biped.model), dt=0.02)
+    data = biped.model.createData()
+    com = np.array([pin.centerOfMass(biped.model, data, q)[:2] for q in traj.q[::10]])
+    assert np.abs(com - traj.zmp_cad[::10]).max() < 0.03
+    assert traj.tau_cad.shape == (len(traj.t), len(biped.actuated_joint_names))
