@@ -86,7 +86,7 @@ def uncertainty_table(unc) -> list:
     lines = ['Standard deviations from the residual and the information of the rows (sandwich '
              'covariance over blocks of samples, `core/identification/uncertainty.py`): '
              '"std" is that of the error: noise, model error and the method\'s prior toward '
-             'CAD (held at CAD +- its width where the data do not determine it); "data '
+             'CAD (at least its width where the data do not determine it); "data '
              'alone" is what the data determine by themselves.', '',
              '| parameter | value | std | data alone |', '|---|---|---|---|']
     for n, v, sd, dd in zip(unc.names, unc.value, unc.std, unc.std_data):
@@ -133,7 +133,8 @@ def write_report(out_dir: Path, robot: Robot, result: IdentResult, t: np.ndarray
         lines += ['## What the data determine', '',
                   'First the quantities the data determine (std: noise, model error and the '
                   "method's prior toward CAD), then every link's values, each flagged: "
-                  '"held at CAD" values are the prior\'s, within the std shown.', '']
+                  'values flagged "prior" are decided by the prior toward CAD, within the std '
+                  'shown.', '']
         lines += result.physical.markdown() + ['']
     lines += ['```', result.summary(physical=False), '```',
               '', '## ZMP: measured vs predicted', '', '![ZMP](zmp.png)', '',

@@ -11,7 +11,8 @@ whether the data determine it:
 - *determined*: its data-only std and its std are at most :data:`DETERMINED_RATIO` times its
   prior width (how far the truth may be from CAD: ``prior_width`` scale units of each
   parameter it reads);
-- else *held at CAD*: its std is at least that prior width (the prior decides it).
+- else *not determined*: the prior toward CAD decides it and its std is at least that prior
+  width.
 
 Whole-robot quantities first (total mass, whole-body COM in the base frame at a reference
 posture, trunk COM), then the group combinations the data determine, named in words ("leg_3
@@ -61,11 +62,12 @@ class Quantity:
     gradient: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
 
     def text(self) -> str:
-        """'name = value +- std unit' or 'name = value (held at CAD +- width unit)'."""
+        """'name = value +- std unit', flagged when the prior, not the data, decides it."""
         v = f'{self.value:.4g}'
         if self.determined:
             return f'{self.name} = {v} +- {_num(self.std)} {self.unit}'
-        return f'{self.name} = {v} {self.unit} (held at CAD +- {_num(self.std)})'
+        return (f'{self.name} = {v} +- {_num(self.std)} {self.unit} (not determined: the std '
+                'is the width of the prior toward CAD)')
 
 
 def _num(x: float) -> str:
@@ -92,10 +94,10 @@ class PhysicalSummary:
         """Readable lines (CLI): what the data determine, then each link flagged."""
         out = ['what the data determine (std: noise, model and the prior toward CAD):']
         out += [f'  {q.text()}' for q in self.quantities if q.kind != 'link' and q.determined]
-        out.append('not determined by the data (held at CAD by the prior):')
+        out.append('not determined by the data (the prior toward CAD decides them):')
         held = [q for q in self.quantities if q.kind != 'link' and not q.determined]
         out += [f'  {q.text()}' for q in held] or ['  (none of the whole-robot quantities)']
-        out.append('per link (determined, or held at CAD):')
+        out.append('per link (determined by the data, or decided by the prior toward CAD):')
         out += [f'  {q.text()}' for q in self.of_kind('link')]
         return out
 
@@ -105,13 +107,13 @@ class PhysicalSummary:
         for q in self.quantities:
             if q.kind == 'link':
                 continue
-            std = _num(q.std) if q.determined else f'held at CAD +- {_num(q.std)}'
+            std = _num(q.std) if q.determined else f'{_num(q.std)} (prior width)'
             out.append(f'| {q.name} [{q.unit}] | {q.value:.4g} | {std} | '
                        f'{"yes" if q.determined else "no"} |')
         out += ['', '| link quantity | value | std | flag |', '|---|---|---|---|']
         for q in self.of_kind('link'):
             out.append(f'| {q.name} [{q.unit}] | {q.value:.4g} | {_num(q.std)} | '
-                       f'{"determined" if q.determined else "held at CAD"} |')
+                       f'{"determined" if q.determined else "prior (not determined)"} |')
         return out
 
     def as_dict(self) -> dict:

@@ -78,7 +78,7 @@ def test_no_inf_in_what_is_printed(robot, results):
                       '\n'.join(res.uncertainty.lines()), str(res.physical.as_dict()),
                       str(res.uncertainty.as_dict())])
     assert 'inf' not in text.replace('information', '')
-    assert 'held at CAD' in text
+    assert 'not determined: the std is the width of the prior toward CAD' in text
 
 
 def test_prior_width_counts_in_the_core_std(robot):
