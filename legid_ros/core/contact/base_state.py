@@ -53,6 +53,7 @@ class StanceBase:
         self.feet = list(robot.feet)
         self.fids = {f: self.model.getFrameId(robot.feet[f].sole_frame) for f in self.feet}
         self.point = {f: is_point_foot(robot, f) for f in self.feet}
+        self._use_gyro = {}  # (stance feet, rates_from_imu) -> angular rates from the gyro
         self.q = pin.neutral(self.model)
         self.v = np.zeros(self.model.nv)
         self.a = np.zeros(self.model.nv)
@@ -129,18 +130,33 @@ class StanceBase:
         q[:3] = -np.mean([data.oMf[self.fids[f]].translation for f in on], axis=0)
         jac = self._rows(on, 'jac', rates_from_imu)
         jb, jj = jac[:, :6], jac[:, 6:]
-        use_gyro = rates_from_imu or (jb.shape[0] < 6 or np.linalg.matrix_rank(jb, 1e-9) < 6)
+        key = (tuple(on), bool(rates_from_imu))
+        use_gyro = self._use_gyro.get(key)
+        if use_gyro is None:  # whether the contacts fix the base rotation: their layout's
+            use_gyro = rates_from_imu or jb.shape[0] < 6 or np.linalg.matrix_rank(jb, 1e-9) < 6
+            self._use_gyro[key] = use_gyro
         if use_gyro and w_base is None:
             raise BadInputError(f'stance {list(on)} cannot fix the base rotation; pass the gyro')
+        # one factorisation for the velocity and the acceleration solves (same rows)
+        block = jb[:, :3] if use_gyro else jb
+        inv = (np.linalg.inv(block) if block.shape[0] == block.shape[1]
+               else np.linalg.pinv(block))
         v[6:] = qd_j
-        v[:6] = _base_solve(jb, -jj @ qd_j, w_base if use_gyro else None)
+        rhs = -jj @ qd_j
+        if use_gyro:
+            v[:3], v[3:6] = inv @ (rhs - jb[:, 3:] @ w_base), w_base
+        else:
+            v[:6] = inv @ rhs
         a[:6] = 0.0
         a[6:] = qdd_j
         pin.forwardKinematics(model, data, q, v, a)
         pin.updateFramePlacements(model, data)
         drift = self._rows(on, 'acc', rates_from_imu)
-        a[:6] = _base_solve(jb, -drift, (np.zeros(3) if wd_base is None else wd_base)
-                            if use_gyro else None)
+        if use_gyro:
+            wd = np.zeros(3) if wd_base is None else wd_base
+            a[:3], a[3:6] = inv @ (-drift - jb[:, 3:] @ wd), wd
+        else:
+            a[:6] = inv @ -drift
         return q, v, a
 
 
@@ -216,16 +232,6 @@ def support_list(support, n: int) -> np.ndarray:
     if sup.shape != (n,):
         raise BadInputError(f'support has shape {sup.shape}, expected ({n},)')
     return sup
-
-
-def _base_solve(jb: np.ndarray, rhs: np.ndarray, angular=None) -> np.ndarray:
-    """Base twist (or acceleration) ``[linear, angular]`` from ``jb x = rhs`` in least
-    squares; with ``angular`` given (base axes), that part is fixed and only the linear part
-    is solved from the rows."""
-    if angular is None:
-        return np.linalg.lstsq(jb, rhs, rcond=None)[0]
-    lin = np.linalg.lstsq(jb[:, :3], rhs - jb[:, 3:] @ angular, rcond=None)[0]
-    return np.concatenate([lin, angular])
 
 
 def _quat_matrix(quat_xyzw: np.ndarray) -> np.ndarray:
