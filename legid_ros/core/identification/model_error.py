@@ -48,12 +48,16 @@ def core_readout(robot: Robot, pi: np.ndarray, core: str, scales: np.ndarray) ->
     basis = GroupedSet(robot, pi_cad=pi, per_side=core == 'grouped_sides') \
         if core in ('grouped', 'grouped_sides') else ReducedSet(robot, pi_cad=pi)
     step = 1e-6 * StandardSet(robot, pi).scales()
-    cols = []
+    # sets without inertia read only the masses and first moments: the other columns are 0
+    inertia = bool(getattr(basis, 'identify_inertia', False))
+    out = np.zeros((basis.from_standard(pi).size, pi.size))
     for k in range(pi.size):
+        if k % PARAMS_PER_LINK >= 4 and not inertia:
+            continue
         d = np.zeros(pi.size)
         d[k] = step[k]
-        cols.append((basis.from_standard(pi + d) - basis.from_standard(pi - d)) / (2 * step[k]))
-    return np.array(cols).T / scales[:, None]
+        out[:, k] = (basis.from_standard(pi + d) - basis.from_standard(pi - d)) / (2 * step[k])
+    return out / scales[:, None]
 
 
 def moved_too_far(meat: np.ndarray, vec: np.ndarray, lam: np.ndarray, det: np.ndarray,

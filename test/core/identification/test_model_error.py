@@ -43,3 +43,28 @@ def test_held_basis_of_a_per_link_core_is_the_inertias():
     mh = np.arange(pi.size) % PARAMS_PER_LINK < 4
     assert np.abs(held[mh]).max() < 1e-12
     assert np.linalg.matrix_rank(held[~mh]) == int((~mh).sum())
+
+
+def test_core_readout_skips_only_columns_the_set_does_not_read():
+    """The readout of the reduced and grouped sets (no inertia) has zero inertia columns: the
+    full central differences over every column give the same matrix."""
+    import numpy as np
+
+    from legid_ros.core.identification.model_error import core_readout
+    from legid_ros.core.identification.parameters.sets import GroupedSet, ReducedSet, StandardSet
+    from legid_ros.core.inertial import get_parameters
+    from legid_ros.core.robot import load_robot
+
+    robot = load_robot('biped')
+    pi = get_parameters(robot.model)
+    step = 1e-6 * StandardSet(robot, pi).scales()
+    for core, basis in (('reduced', ReducedSet(robot, pi_cad=pi)),
+                        ('grouped', GroupedSet(robot, pi_cad=pi, per_side=False))):
+        size = basis.from_standard(pi).size
+        scales = np.ones(size)
+        full = np.zeros((size, pi.size))
+        for k in range(pi.size):
+            d = np.zeros(pi.size)
+            d[k] = step[k]
+            full[:, k] = (basis.from_standard(pi + d) - basis.from_standard(pi - d)) / (2 * step[k])
+        np.testing.assert_allclose(core_readout(robot, pi, core, scales), full, atol=1e-9)
