@@ -10,7 +10,7 @@ wrench in the F/T frame; carried as window channels ``ankle_ft.<foot>.<axis>``).
 ``legid/window`` (Float64MultiArray, rows x channels, schema in the layout),
 ``legid/zmp/measured`` (PointStamped in ``world_frame``) and ``/diagnostics``. Service
 ``~/reset``. Serialized messages (``raw_decoding``) are taken from the middleware every
-10 ms by a steady timer (subscriptions of a ``<name>_intake`` node that is never spun: no
+20 ms by a steady timer (subscriptions of a ``<name>_intake`` node that is never spun: no
 executor dispatch per message) and processed in batches. All logic lives in :mod:`legid_ros.core.buffer.sensor_buffer`. ``flush_every``,
 ``idle_flush_s`` and ``diagnostics_period_s`` may change at run time; the rest is read only.
 
@@ -86,7 +86,7 @@ PARAMETERS = (
     Param('use_ankle_ft', True, "carry each foot's raw ankle F/T reading (the description's "
           'ankle_ft_topic) in the windows, for weighing the swinging foot; an optional stream: '
           'never holds rows back before its first sample'),
-    Param('raw_decoding', True, 'take serialized messages every 10 ms and decode them in '
+    Param('raw_decoding', True, 'take serialized messages every 20 ms and decode them in '
           'batches (a fraction of the CPU of rclpy deserialisation and per-message callbacks)'),
     Param('queue_depth', 1000, 'subscription queue depth of every sensor topic [messages] '
           '(1000: 1 s of samples at 1 kHz, so a node starved of CPU for up to a second catches '
@@ -99,7 +99,7 @@ PARAMETERS = (
 )
 DIAG_NAME = 'legid buffer'
 TIMER_S = 0.1  # [s] period of the idle check and of a processing pass
-INTAKE_S = 0.01  # [s] period at which serialized messages are taken from the middleware
+INTAKE_S = 0.02  # [s] period at which serialized messages are taken from the middleware
 
 
 def expected_frames(robot, mode: str, ankle) -> dict:
