@@ -22,7 +22,7 @@ from typing import Dict, List, Optional
 import numpy as np
 from scipy.spatial.transform import Rotation
 
-from legid_ros.core.identification.rows.contact_state import frame_placements
+from legid_ros.core.contact.cop import frame_placements
 
 GRAVITY = 9.81  # [m/s^2]
 MAX_SAMPLES = 1500  # samples looked at, evenly spread
