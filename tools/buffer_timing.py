@@ -61,7 +61,8 @@ def main() -> None:
             n = sum(1 for _ in recording_windows(rec, robot, **kw))
             best.append((spent[0], time.perf_counter() - t))
         rows_s, feed_s = min(best)
-        return f'row assembly {rows_s * 1e3:.0f} ms, whole feed {feed_s * 1e3:.0f} ms ({n} windows)'
+        return (f'row assembly {rows_s * 1e3:.0f} ms, whole feed {feed_s * 1e3:.0f} ms '
+                f'({n} windows)')
 
     print('canonical:', measure(run, canon))
     if args.conventions:

@@ -1,12 +1,11 @@
 """Buffer node: robot sensor streams -> aligned, filtered windows and the measured ZMP.
 
 Subscribes ``joint_states``, the IMU (the description's ``imu.topic``; the default ``/imu``
-is subscribed as the relative ``imu``, as before) and, per foot of the robot's description, either the
+as the relative ``imu``, as before) and, per foot of the robot's description, either the
 6-axis ``<foot wrench_topic>`` (a point foot: its force only) or its force sensors' topics
 (``Robot.force_sensor_topics()``: the description's ``force_sensors``, any valid names, else
 ``<fsr_topic_prefix>/sensor_<k>``; sensor positions from ``Robot.force_sensor_positions``) (both
-WrenchStamped; a wrench in the axes of the foot's ``expressed_in``: sensor, foot or world, turned
-to the F/T frame's by the buffer's core, as offline; chosen by the description's ``force_sensing`` unless overridden) and, with
+WrenchStamped; chosen by the description's ``force_sensing`` unless overridden) and, with
 ``use_ankle_ft``, each foot's raw ankle F/T ``<ankle_ft_topic>`` (WrenchStamped, leg-on-foot
 wrench in the F/T frame; carried as window channels ``ankle_ft.<foot>.<axis>``). Publishes
 ``legid/window`` (Float64MultiArray, rows x channels, schema in the layout),
@@ -16,13 +15,18 @@ wrench in the F/T frame; carried as window channels ``ankle_ft.<foot>.<axis>``).
 executor dispatch per message) and processed in batches. All logic lives in :mod:`legid_ros.core.buffer.sensor_buffer`. ``flush_every``,
 ``idle_flush_s`` and ``diagnostics_period_s`` may change at run time; the rest is read only.
 
+Sensor conventions as offline (:mod:`legid_ros.core.conventions`): IMU samples are converted
+from the description's ``imu.rpy`` and ``imu.heading_rad``, each foot's wrenches from its
+``expressed_in`` axes (sensor, foot or world) to its F/T frame's, by the buffer's core with the
+offline conversion's functions.
+
 A message that cannot be used (undecodable, empty, NaN, mismatched arrays, unknown joints, a
-wrench or IMU sample whose frame_id is neither empty nor the description's ``imu.frame_id`` /
-the foot's ``frame_id``) costs that message and a count
-per cause in ``/diagnostics`` (published at most once per period); the node never stops on
+wrench or IMU sample whose frame_id is neither empty nor the description's: ``imu.frame_id``,
+the foot's ``frame_id``, its sensor frames) costs that message and a count per cause in
+``/diagnostics`` (published at most once per period); the node never stops on
 input. At start-up the description's F/T and IMU frames must be frames of the robot model,
-and its force topics valid ROS 2 names (``left_foot/fsr/0`` is refused in one line naming the
-key and the fix; a bag may hold such names).
+and its IMU and force topics valid ROS 2 names (``left_foot/fsr/0`` is refused in one line
+naming the key and the fix; a bag may hold such names).
 """
 
 from __future__ import annotations

@@ -65,7 +65,8 @@ def window_rows(wins, feet):
 
     def cat(get):
         return np.concatenate([get(w) for w in wins])[first]
-    return {'t': t[first] - t[first][0], 'q': cat(lambda w: w.q), 'quat': cat(lambda w: w.imu_quat),
+    return {'t': t[first] - t[first][0], 'q': cat(lambda w: w.q),
+            'quat': cat(lambda w: w.imu_quat),
             'gyro': cat(lambda w: w.imu_gyro), 'acc': cat(lambda w: w.imu_acc),
             'wrench': {f: cat(lambda w, f=f: w.foot_wrench[f]) for f in feet},
             'zmp': cat(lambda w: w.zmp_world), 'contact': cat(lambda w: w.contact),
