@@ -295,7 +295,7 @@ class Buffer:
         if not (quat.ndim == gyro.ndim == acc.ndim == 2 and quat.shape[1] == 4
                 and gyro.shape[1] == acc.shape[1] == 3):
             return quat, gyro, acc
-        return imu_to_internal(quat, gyro, acc, self.imu)
+        return imu_to_internal(quat, gyro, acc, self.imu, canonical=False)
 
     def add_imu(self, stamp: float, quat_xyzw, gyro, acc) -> bool:
         """Add an IMU sample: orientation [x, y, z, w], rate [rad/s], specific force [m/s^2]

@@ -41,8 +41,8 @@ def quat_matrices(quat: np.ndarray) -> np.ndarray:
     return out
 
 
-def imu_to_internal(quat: np.ndarray, gyro: np.ndarray, acc: np.ndarray,
-                    imu: ImuSpec) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+def imu_to_internal(quat: np.ndarray, gyro: np.ndarray, acc: np.ndarray, imu: ImuSpec,
+                    canonical: bool = True) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
     """IMU readings of a sensor mounted ``imu.rpy`` in ``imu.frame`` with its reference yawed
     by ``imu.heading_rad`` -> in the axes of ``imu.frame`` and the force world (new arrays).
 
@@ -52,6 +52,9 @@ def imu_to_internal(quat: np.ndarray, gyro: np.ndarray, acc: np.ndarray,
         gyro: Angular velocity in the sensor axes (n, 3) [rad/s].
         acc: Specific force in the sensor axes (n, 3) [m/s^2].
         imu: The description's IMU stream.
+        canonical: Quaternions with w >= 0; False keeps the input's sign (a fixed rotation on
+            either side is linear in the quaternion), so a sign-continuous stream stays
+            continuous for the buffer's interpolation between samples.
     """
     quat = np.array(quat, float)
     r_fs = imu.rotation  # sensor axes in the IMU frame
@@ -61,7 +64,8 @@ def imu_to_internal(quat: np.ndarray, gyro: np.ndarray, acc: np.ndarray,
         r_ws = Rotation.from_quat(quat[ok])
         heading = Rotation.from_euler('z', imu.heading_rad)
         q = (heading * r_ws * Rotation.from_matrix(r_fs).inv()).as_quat()
-        q *= np.sign(q[:, 3:4] + 1e-12)
+        if canonical:
+            q *= np.sign(q[:, 3:4] + 1e-12)
         quat[ok] = q
     return quat, np.asarray(gyro, float) @ r_fs.T, np.asarray(acc, float) @ r_fs.T
 
