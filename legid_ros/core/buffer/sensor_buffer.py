@@ -36,9 +36,9 @@ from legid_ros.core.buffer.schema import (ANKLE_FT_PREFIX, BASE_CHANNELS,  # noq
                                              IMU_CHANNELS, LABEL_PREFIX, SUPPORT_CHANNELS,
                                              WRENCH_AXES, BufferConfig, ChannelSchema)
 from legid_ros.core.buffer.rows import RowAssembler
+from legid_ros.core.buffer.stream import Stream
 from legid_ros.core.conventions.convert import imu_to_internal
 from legid_ros.core.conventions.spec import ImuSpec
-from legid_ros.core.buffer.stream import Stream
 
 __all__ = ['Buffer', 'BufferConfig', 'ChannelSchema', 'IMU_CHANNELS', 'WRENCH_AXES',
            'BASE_CHANNELS', 'SUPPORT_CHANNELS', 'LABEL_PREFIX', 'ANKLE_FT_PREFIX']
