@@ -9,6 +9,12 @@ compared with the canonical bag; the parameters are validated on a second run. `
 check`` is run on the right descriptions (false alarms) and on description mistakes (wrong
 frame, wrong sensing, IMU mounting, IMU heading, force sign, feet swapped, total mass, point
 contacts at the sphere centres; a Talos sole sensor 2 cm off).
+
+Online part (``online``): each variant's readout (what its bag holds, in its own conventions)
+goes through the buffer's core with its described description (it converts as the buffer node
+does, :func:`legid_ros.core.pipeline.replay.recording_windows` with ``conventions``) and the
+online estimator's folding (:func:`legid_ros.core.pipeline.replay.replay_online`, as ``legid
+bench robots``); its last result is compared with the canonical readout's online result.
 """
 
 from __future__ import annotations
@@ -47,6 +53,8 @@ def add_arguments(parser) -> None:
     """Options of the benchmark."""
     parser.add_argument('--duration', type=float, default=45.0, help='run length [s]')
     parser.add_argument('--seed', type=int, default=1)
+    parser.add_argument('--no-online', dest='online', action='store_false',
+                        help='skip the online part (buffer -> estimator per variant)')
 
 
 def _progress(text: str) -> None:
@@ -85,7 +93,7 @@ def _diff_pct(a, b) -> float:
     """Largest difference of two results, % of each parameter or, when smaller, of its scale:
     zmp_newton's parameters their uncertainty-core scale (2 cm for an axial COM), the link
     masses of the other methods 0.1 kg (Solo12's leg links weigh 20-160 g)."""
-    if a.method == 'zmp_newton':
+    if a.method in ('zmp_newton', 'online_zmp'):
         xa, xb = dict(zip(a.names, a.x)), dict(zip(b.names, b.x))
         scales = dict(zip(a.uncertainty.names, a.uncertainty.scales)) if a.uncertainty \
             else {}
@@ -94,6 +102,23 @@ def _diff_pct(a, b) -> float:
         scales = {k: 0.1 for k in xa}  # [kg]
     return float(max(100 * abs(xa[k] - xb[k]) / max(abs(xa[k]), scales.get(k, 0.01))
                      for k in xa))
+
+
+def _online(variants: dict) -> dict:
+    """Online results of the variants ``{name: (raw readout, described robot)}`` and their
+    difference to the canonical one."""
+    from legid_ros.bench.robots import _online as online_run
+    out, res = {}, {}
+    for name, (rec, robot) in variants.items():
+        _progress(f'{name}: buffer -> estimator (online, in-process)')
+        out[name], res[name] = online_run(rec, robot, 'grouped_sides', conventions=True)
+    for name, entry in out.items():
+        entry['param_diff_pct_vs_canonical'] = (
+            _diff_pct(res['canonical'], res[name])
+            if res[name] is not None and res['canonical'] is not None else None)
+    diffs = [e['param_diff_pct_vs_canonical'] for n, e in out.items() if n != 'canonical']
+    return {'variants': out,
+            'variant_param_diff_pct_max': None if None in diffs else max(diffs)}
 
 
 def _mistakes(variants, robot, root: Path) -> dict:
@@ -167,12 +192,13 @@ def run(args) -> dict:
                                            seed=args.seed + 1, progress=False),
                         root / 'validation_bag', robot=canon)
     val = read_bag(val_bag, canon)
-    bags, results, pis = {}, {}, {'truth': pi_true}
+    bags, results, pis, raws = {}, {}, {'truth': pi_true}, {}
     extra = {'flipped': Readout(force_gain=-1.0), 'heavy': Readout(force_gain=1.6)}
     for name, ro in [(n, Readout(**kw)) for n, (kw, _) in VARIANTS.items()] + list(extra.items()):
         setup_desc = ro.description(canon)
         setup = load_robot(_yaml(setup_desc, canon.urdf_path, root / f'{name}_setup.yaml'))
-        bag = write_bag(read_out(train, canon, ro), root / f'{name}_bag', robot=setup)
+        raws[name] = read_out(train, canon, ro)
+        bag = write_bag(raws[name], root / f'{name}_bag', robot=setup)
         bags[name] = (bag, setup_desc)
     for name, (_, imu_rpy) in VARIANTS.items():
         _progress(f'{name}: describe --bag, check, identify')
@@ -186,6 +212,8 @@ def run(args) -> dict:
             entry[method] = res
             pis[f'{name}/{method}'] = res.pi
         results[name] = entry
+        raws[name] = (raws[name], robot)
+    online = _online({name: raws[name] for name in VARIANTS}) if args.online else None
     dev, _ = validation_zmp(val, canon, pis)
     out = {'variants': {}, 'robot': 'solo12', 'duration_s': args.duration}
     ratios, diffs, truth_ratios = [], [], []
@@ -219,6 +247,8 @@ def run(args) -> dict:
         check_false_alarms=false_alarms, variants_covered=len(VARIANTS) - 1,
         issue_variants_covered=f'{ISSUE_VARIANTS_COVERED} of 12',
         validation_dev_truth_mm=dev['truth']['mean_mm'])
+    if online is not None:
+        out['online'] = online
     out['passed'] = bool(out['variant_param_diff_pct_max'] < 0.5 and false_alarms == 0
                          and out['check_mistakes_detected_pct'] == 100.0)
     return out

@@ -1,6 +1,7 @@
 """Buffer node: robot sensor streams -> aligned, filtered windows and the measured ZMP.
 
-Subscribes ``joint_states``, ``imu`` and, per foot of the robot's description, either the
+Subscribes ``joint_states``, the IMU (the description's ``imu.topic``; the default ``/imu``
+as the relative ``imu``, as before) and, per foot of the robot's description, either the
 6-axis ``<foot wrench_topic>`` (a point foot: its force only) or its force sensors' topics
 (``Robot.force_sensor_topics()``: the description's ``force_sensors``, any valid names, else
 ``<fsr_topic_prefix>/sensor_<k>``; sensor positions from ``Robot.force_sensor_positions``) (both
@@ -14,12 +15,18 @@ wrench in the F/T frame; carried as window channels ``ankle_ft.<foot>.<axis>``).
 executor dispatch per message) and processed in batches. All logic lives in :mod:`legid_ros.core.buffer.sensor_buffer`. ``flush_every``,
 ``idle_flush_s`` and ``diagnostics_period_s`` may change at run time; the rest is read only.
 
+Sensor conventions as offline (:mod:`legid_ros.core.conventions`): IMU samples are converted
+from the description's ``imu.rpy`` and ``imu.heading_rad``, each foot's wrenches from its
+``expressed_in`` axes (sensor, foot or world) to its F/T frame's, by the buffer's core with the
+offline conversion's functions.
+
 A message that cannot be used (undecodable, empty, NaN, mismatched arrays, unknown joints, a
-wrench or IMU sample in a frame other than the description's) costs that message and a count
-per cause in ``/diagnostics`` (published at most once per period); the node never stops on
+wrench or IMU sample whose frame_id is neither empty nor the description's: ``imu.frame_id``,
+the foot's ``frame_id``, its sensor frames) costs that message and a count per cause in
+``/diagnostics`` (published at most once per period); the node never stops on
 input. At start-up the description's F/T and IMU frames must be frames of the robot model,
-and its force topics valid ROS 2 names (``left_foot/fsr/0`` is refused in one line naming the
-key and the fix; a bag may hold such names).
+and its IMU and force topics valid ROS 2 names (``left_foot/fsr/0`` is refused in one line
+naming the key and the fix; a bag may hold such names).
 """
 
 from __future__ import annotations
@@ -38,7 +45,7 @@ from std_srvs.srv import Trigger
 
 from legid_ros.core.buffer.sensor_buffer import Buffer, BufferConfig
 from legid_ros.core.buffer.kinematics import StreamKinematics
-from legid_ros.core.buffer.topics import check_live_topics
+from legid_ros.core.buffer.topics import check_live_topics, imu_topic
 from legid_ros.core.contact.rule import node_thresholds
 from legid_ros.core.errors import BadInputError, LegidError
 from legid_ros.core.robot import load_robot
@@ -95,7 +102,8 @@ PARAMETERS = (
           open_low=True, runtime=True),
     Param('world_frame', 'world', 'frame_id of the measured ZMP'),
     Param('check_frame_id', True, "refuse wrench and IMU messages whose frame_id is neither "
-          "empty nor the description's frame (ft_frame or link, sensor_frames, imu_frame)"),
+          "empty nor the description's (imu.frame_id, each foot's frame_id, sensor_frames; "
+          'ankle F/T: ft_frame)'),
 )
 DIAG_NAME = 'legid buffer'
 TIMER_S = 0.1  # [s] period of the idle check and of a processing pass
@@ -114,11 +122,12 @@ def expected_frames(robot, mode: str, ankle) -> dict:
                                         f'description is not a frame of {robot.name}')
         return frame
 
-    frames = {'imu': {'', known(robot.imu_frame, 'imu_frame')}}
+    known(robot.imu_frame, 'imu_frame')
+    frames = {'imu': {'', robot.imu.frame_id}}
     for name, foot in robot.feet.items():
         ft = known(foot.ft_frame or foot.link, f'{name} ft_frame')
         if mode == 'wrench':
-            frames[name] = {'', ft}
+            frames[name] = {'', foot.frame_id or ft}
         else:
             for k in range(len(foot.sensor_frames)):
                 frames[(name, k)] = {'', foot.sensor_frames[k]}
@@ -159,8 +168,10 @@ class BufferNode(GuardedNode):
             raise ParameterRefusedError('buffer', 'contact_off_fraction', str(exc)) from exc
         if warning:
             self.get_logger().warning(warning)
-        self.kin = StreamKinematics(robot, mode, thresholds)
-        self.buffer = Buffer(self.cfg, self.kin)
+        self.kin = StreamKinematics(robot, mode, thresholds, expressed_in={
+            f: foot.expressed_in for f, foot in robot.feet.items()})
+        self._imu_spec = robot.imu
+        self.buffer = Buffer(self.cfg, self.kin, imu=self._imu_spec)
         self.schema = self.buffer.schema
         self._zmp_cols = (self.schema.index('zmp.x'), self.schema.index('zmp.y'))
         qos = sensor_qos(int(p['queue_depth']))
@@ -187,7 +198,7 @@ class BufferNode(GuardedNode):
                               clock=Clock(clock_type=ClockType.STEADY_TIME))
         else:
             self.create_subscription(JointState, 'joint_states', self._on_joint_state, qos)
-        self._subscribe(Imu, 'imu', 'imu', self._on_imu, qos)
+        self._subscribe(Imu, imu_topic(robot), 'imu', self._on_imu, qos)
         for name, foot in robot.feet.items():
             if mode == 'wrench':
                 self._subscribe(WrenchStamped, foot.wrench_topic, name,
@@ -395,7 +406,7 @@ class BufferNode(GuardedNode):
 
     def _on_reset(self, request, response):
         self._flush(force=True, final=True)
-        self.buffer = Buffer(self.cfg, self.kin)
+        self.buffer = Buffer(self.cfg, self.kin, imu=self._imu_spec)
         self._reported.clear()
         self.problems.clear()
         response.success = True

@@ -34,6 +34,7 @@ from scipy.spatial.transform import Rotation
 
 from legid_ros.core.contact import ContactRule, ContactThresholds, cop_frames, measured_cop
 from legid_ros.core.contact.rule import node_thresholds
+from legid_ros.core.conventions.convert import quat_matrices, rotate_wrench, wrench_rotation
 from legid_ros.core.errors import BadInputError
 from legid_ros.core.robot import Robot
 
@@ -49,11 +50,18 @@ class StreamKinematics:
             the lift-off force is the same fraction of it as the default fractions' ratio.
         switch_ratio: Another foot in contact becomes the support foot when it carries this
             many times the current support foot's normal force.
+        expressed_in: Per foot, the axes its incoming wrenches are in: 'sensor' (its F/T
+            frame, the default and the internal convention), 'foot' (its link) or 'world'
+            (the force world, turned with the IMU's orientation); :meth:`rows` brings them to
+            the F/T frame's axes with :mod:`legid_ros.core.conventions.convert` (the offline
+            conversion's functions), e.g. ``{f: foot.expressed_in for f, foot in
+            robot.feet.items()}``; None: every foot in its F/T frame.
     """
 
     def __init__(self, robot: Robot, force_mode: str,
                  thresholds: Optional[ContactThresholds] = None,
-                 contact_force_n: Optional[float] = None, switch_ratio: float = 1.5):
+                 contact_force_n: Optional[float] = None, switch_ratio: float = 1.5,
+                 expressed_in: Optional[Dict[str, str]] = None):
         if not robot.floating:
             raise BadInputError('StreamKinematics needs a floating-base robot')
         self.robot = robot
@@ -71,6 +79,16 @@ class StreamKinematics:
         if force_mode == 'wrench':
             self._ft = [self._frame(robot.feet[f].ft_frame or robot.feet[f].link)
                         for f in self.feet]
+        axes = expressed_in or {}
+        bad = {f: a for f, a in axes.items() if a not in ('sensor', 'foot', 'world')
+               or f not in robot.feet}
+        if bad:
+            raise BadInputError(f'expressed_in {bad}: need feet of {robot.name} and sensor, '
+                                'foot or world')
+        # feet whose wrenches are converted: (index, axes, link frame for foot axes)
+        self._convert = [(k, axes[f], self._frame(robot.feet[f].link) if axes[f] == 'foot'
+                          else None) for k, f in enumerate(self.feet)
+                         if force_mode == 'wrench' and axes.get(f, 'sensor') != 'sensor']
         # the frames the measured CoP places the forces at (sensors, F/T frames, contact points)
         ids = self._cop_ids = cop_frames(robot, self.feet, force_mode)
         self._cop = {i: self._frame(self.model.frames[i].name) for f in ids for i in ids[f]}
@@ -129,9 +147,11 @@ class StreamKinematics:
             q: Actuated joint positions in pinocchio order, (n, nj) [rad].
             imu_quat: IMU orientation [x, y, z, w] in any frame with z up, (n, 4) (NaN: keep
                 the last); only its roll and pitch are used.
-            forces: Per foot, (n, 6) wrenches [N, N.m] in the F/T frame (wrench mode; a point
+            forces: Per foot, (n, 6) wrenches [N, N.m] in the axes of ``expressed_in`` (F/T
+                frame by default), moments about the F/T frame's origin (wrench mode; a point
                 foot's torques are ignored) or (n, k) force-sensor normal forces [N] (fsr
-                mode); NaN where unknown.
+                mode); NaN where unknown. Wrenches in other axes are replaced (in this dict)
+                by their F/T-frame-axes values.
         """
         n = len(q)
         rot, pos = self._joint_placements(q)
@@ -145,6 +165,7 @@ class StreamKinematics:
             fz = np.column_stack([f.sum(axis=1) for f in force])
         else:
             ft = [self._apply(f, rot, pos) for f in self._ft]
+            self._to_ft_axes(force, forces, ft, rot, pos, imu_quat)
             # vertical force: independent of any yaw, so the tilt alone gives it
             fz = np.column_stack([np.einsum('nj,nj->n', (tilt @ r)[:, 2], f[:, :3])
                                   for (_, r), f in zip(ft, force)])
@@ -176,6 +197,18 @@ class StreamKinematics:
         quat = Rotation.from_matrix(r_wb).as_quat()
         quat[~known] = np.nan
         return zmp, contact.astype(float), np.hstack([p_wb, quat])
+
+    def _to_ft_axes(self, force: list, forces: dict, ft: list, rot: np.ndarray,
+                    pos: np.ndarray, imu_quat: np.ndarray) -> None:
+        """Wrenches in foot or world axes -> F/T frame axes (in ``force`` and ``forces``)."""
+        if not self._convert:
+            return
+        r_wf = quat_matrices(imu_quat) if any(a == 'world' for _, a, _ in self._convert) \
+            else None
+        for k, axes, link in self._convert:
+            r_bl = self._apply(link, rot, pos)[1] if link is not None else None
+            w = rotate_wrench(force[k], wrench_rotation(axes, ft[k][1], r_bl, self._r_bi, r_wf))
+            force[k] = forces[self.feet[k]] = w
 
     def row(self, q: np.ndarray, imu_quat: np.ndarray, forces: Dict[str, np.ndarray]):
         """:meth:`rows` for a single sample (1-D arrays in, 1-D arrays out)."""

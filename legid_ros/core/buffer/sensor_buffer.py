@@ -13,6 +13,11 @@ Bad input never raises: it is counted in :attr:`Buffer.events` (name -> count) a
 either dropped (non-finite or missing joint positions, duplicate or late stamp) or kept with
 ``ok = 0`` (a force or IMU stream missing or stale at that stamp).
 
+IMU samples are brought to the internal convention as they are added (``imu``: the
+description's mounting rotation and heading, :func:`legid_ros.core.conventions.convert.
+imu_to_internal`, the offline conversion's function); foot wrenches in foot or world axes are
+turned to their F/T frame's axes row by row by the kinematics (its ``expressed_in``).
+
 Raw ankle F/T readings (``BufferConfig.ankle_ft_feet``) are optional streams: interpolated
 the same way into channels ``ankle_ft.<foot>.<axis>``, but they hold rows back (and are
 reported silent) only once they have delivered a sample, and never set ``ok = 0``; a missing
@@ -32,6 +37,8 @@ from legid_ros.core.buffer.schema import (ANKLE_FT_PREFIX, BASE_CHANNELS,  # noq
                                              WRENCH_AXES, BufferConfig, ChannelSchema)
 from legid_ros.core.buffer.rows import RowAssembler
 from legid_ros.core.buffer.stream import Stream
+from legid_ros.core.conventions.convert import imu_to_internal
+from legid_ros.core.conventions.spec import ImuSpec
 
 __all__ = ['Buffer', 'BufferConfig', 'ChannelSchema', 'IMU_CHANNELS', 'WRENCH_AXES',
            'BASE_CHANNELS', 'SUPPORT_CHANNELS', 'LABEL_PREFIX', 'ANKLE_FT_PREFIX']
@@ -49,6 +56,9 @@ class Buffer:
         kinematics: Object with ``rows(q, imu_quat, forces) -> (zmp [m] (n, 2), contact
             (n, nf), base pose [m, quaternion] (n, 7))`` and ``extra`` (n, 5), e.g.
             :class:`legid_ros.core.buffer.kinematics.StreamKinematics`; None leaves those NaN.
+        imu: The description's IMU stream (``robot.imu``): samples added are converted from
+            its mounting rotation and heading to the internal convention; None (or an
+            internal one): taken as they are.
 
     Attributes:
         events: Count of every abnormal input by kind (see module docstring).
@@ -56,8 +66,9 @@ class Buffer:
         windows_emitted: Windows returned by :meth:`flush`.
     """
 
-    def __init__(self, cfg: BufferConfig, kinematics=None):
+    def __init__(self, cfg: BufferConfig, kinematics=None, imu: Optional[ImuSpec] = None):
         self.cfg = cfg
+        self.imu = imu if imu is not None and not imu.is_internal else None
         self.schema = ChannelSchema.for_config(cfg)
         self.kin = kinematics
         self.nj = len(cfg.joint_names)
@@ -215,6 +226,7 @@ class Buffer:
 
     def add_imus(self, stamps, quat_xyzw, gyro, acc) -> int:
         """Batch of IMU samples (see :meth:`add_imu`), arrays (n, 4), (n, 3), (n, 3)."""
+        quat_xyzw, gyro, acc = self._imu_internal(quat_xyzw, gyro, acc)
         return self._add_aux_batch(self._imu, np.asarray(stamps, float),
                                    np.hstack([quat_xyzw, gyro, acc]), 'imu')
 
@@ -271,8 +283,26 @@ class Buffer:
             self._event(f'{event}_{what}')
         return event in ('', 'out_of_order_stamp')
 
+    def _imu_internal(self, quat, gyro, acc):
+        """IMU arrays (n, 4), (n, 3), (n, 3) in the internal convention (unchanged when no
+        conversion is set or their shapes are wrong: the length check counts those)."""
+        if self.imu is None:
+            return quat, gyro, acc
+        try:
+            quat, gyro, acc = (np.asarray(x, float) for x in (quat, gyro, acc))
+        except (TypeError, ValueError):
+            return quat, gyro, acc
+        if not (quat.ndim == gyro.ndim == acc.ndim == 2 and quat.shape[1] == 4
+                and gyro.shape[1] == acc.shape[1] == 3):
+            return quat, gyro, acc
+        return imu_to_internal(quat, gyro, acc, self.imu, canonical=False)
+
     def add_imu(self, stamp: float, quat_xyzw, gyro, acc) -> bool:
-        """Add an IMU sample: orientation [x, y, z, w], rate [rad/s], specific force [m/s^2]."""
+        """Add an IMU sample: orientation [x, y, z, w], rate [rad/s], specific force [m/s^2]
+        (in the sensor's conventions: converted with ``imu``)."""
+        if self.imu is not None and len(quat_xyzw) == 4 and len(gyro) == len(acc) == 3:
+            quat, g, a = self._imu_internal([quat_xyzw], [gyro], [acc])
+            quat_xyzw, gyro, acc = quat[0], g[0], a[0]
         return self._add_aux(self._imu, stamp, (*quat_xyzw, *gyro, *acc), 'imu')
 
     def add_wrench(self, foot: str, stamp: float, wrench) -> bool:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from typing import Iterable
 
+from legid_ros.core.conventions.spec import DEFAULT_IMU_TOPIC
 from legid_ros.core.description.errors import DescriptionKeyError
 from legid_ros.core.robot import Robot
 
@@ -40,6 +41,12 @@ def valid_topic(topic: str) -> str:
     return '/'.join(f'sensor_{p}' if p[:1].isdigit() else p for p in parts)
 
 
+def imu_topic(robot: Robot) -> str:
+    """The IMU topic a live node subscribes: the description's ``imu.topic``, the default
+    (``/imu``) as the relative ``imu`` (so a namespaced node keeps using its own)."""
+    return 'imu' if robot.imu.topic == DEFAULT_IMU_TOPIC else robot.imu.topic
+
+
 def _force_key(robot: Robot, foot: str, k: int) -> str:
     """Description key that names the topic of force sensor ``k`` of ``foot``."""
     if 'force_sensors' in (robot.description.get('feet', {}).get(foot) or {}):
@@ -48,7 +55,7 @@ def _force_key(robot: Robot, foot: str, k: int) -> str:
 
 
 def check_live_topics(robot: Robot, mode: str, ankle_feet: Iterable[str] = ()) -> None:
-    """Check that the force topics a live node uses are valid ROS 2 names.
+    """Check that the IMU and force topics a live node uses are valid ROS 2 names.
 
     Args:
         robot: Robot with feet.
@@ -61,6 +68,11 @@ def check_live_topics(robot: Robot, mode: str, ankle_feet: Iterable[str] = ()) -
             naming the key and a valid name to write instead.
     """
     ankle_feet = set(ankle_feet)
+    problem = topic_problem(robot.imu.topic)
+    if problem:
+        raise DescriptionKeyError('imu.topic', f'topic {robot.imu.topic!r} {problem}: a ROS 2 '
+                                  'node cannot use it', f'rename it, e.g. '
+                                  f'{valid_topic(robot.imu.topic)!r} (a bag may keep any name)')
     for name, foot in robot.feet.items():
         named = []
         if mode in ('wrench', 'both'):

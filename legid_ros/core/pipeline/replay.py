@@ -29,7 +29,7 @@ from legid_ros.core.robot import Robot
 def recording_windows(rec: Recording, robot: Robot, force_mode: Optional[str] = None,
                       ankle_ft: bool = True, chunk: int = 100,
                       thresholds: Optional[ContactThresholds] = None,
-                      **config) -> Iterator[WindowData]:
+                      conventions: bool = False, **config) -> Iterator[WindowData]:
     """Windows the buffer cuts from ``rec``, in order.
 
     Args:
@@ -40,6 +40,10 @@ def recording_windows(rec: Recording, robot: Robot, force_mode: Optional[str] = 
         chunk: Stamps fed per pass (the buffer node flushes every 50 joint states by default).
         thresholds: The contact rule's thresholds (default: the buffer node's, relative to
             the robot's weight).
+        conventions: ``rec`` is in the description's sensor conventions (a raw readout,
+            :mod:`legid_ros.core.sim.conventions`), not the internal one (a bag read by
+            ``read_bag``): the buffer converts the IMU and the foot wrenches as the buffer node
+            does.
         **config: Other :class:`BufferConfig` fields (window ``length``, ``hop``, cutoffs ...).
 
     Yields:
@@ -59,7 +63,9 @@ def recording_windows(rec: Recording, robot: Robot, force_mode: Optional[str] = 
     cfg = BufferConfig(joint_names=list(robot.actuated_joint_names), feet=feet, force_mode=mode,
                        fsr_count={f: rec.fsr[f].shape[1] for f in feet if f in rec.fsr},
                        ankle_ft_feet=ft_feet, **config)
-    buf = Buffer(cfg, StreamKinematics(robot, mode, thresholds))
+    axes = {f: robot.feet[f].expressed_in for f in feet} if conventions else None
+    buf = Buffer(cfg, StreamKinematics(robot, mode, thresholds, expressed_in=axes),
+                 imu=robot.imu if conventions else None)
     for k in range(0, rec.n, chunk):
         sl = slice(k, min(k + chunk, rec.n))
         t = rec.t[sl]

@@ -44,3 +44,18 @@ def test_old_form_prefix_is_the_key(tmp_path):
     with pytest.raises(DescriptionKeyError) as err:
         check_live_topics(robot, 'fsr')
     assert err.value.key == 'feet.right.fsr_topic_prefix'
+
+
+def test_imu_topic_from_the_description(tmp_path):
+    """The default IMU topic stays the relative 'imu'; another is used as written; one a node
+    cannot use is refused in one line naming imu.topic."""
+    from legid_ros.core.buffer.topics import imu_topic
+
+    assert imu_topic(load_robot('biped')) == 'imu'
+    robot = load_robot(write(biped_description(imu={'topic': '/imu/data'}), tmp_path, 'a.yaml'))
+    assert imu_topic(robot) == '/imu/data'
+    check_live_topics(robot, 'wrench')
+    robot = load_robot(write(biped_description(imu={'topic': '/imu/0'}), tmp_path, 'b.yaml'))
+    with pytest.raises(DescriptionKeyError) as err:
+        check_live_topics(robot, 'wrench')
+    assert err.value.key == 'imu.topic' and '\n' not in str(err.value)
