@@ -362,13 +362,7 @@ def core_uncertainty(robot: Robot, pi: np.ndarray, jac_pi: np.ndarray, resid: np
                 sd / scales[names.index(h)]) ** 2
             cov_pi = cov_pi + jac @ np.outer(sens, sens) @ jac.T * (
                 sd / scales[names.index(h)]) ** 2
-    std = np.sqrt(np.maximum(np.diag(cov_scaled), 0.0)) * scales
-    std_data = np.sqrt(np.maximum(np.diag(z @ cov_data @ z.T), 0.0)) * scales
-    unseen = z @ vec[:, ~det]
-    if unseen.size:
-        std_data[np.abs(unseen).max(axis=1) > 1e-6] = np.inf
-        if prior <= 0:
-            std = np.where(np.isinf(std_data), np.inf, std)
+    std, std_data = _stds(cov_scaled, cov_data, z, vec, det, scales, prior)
     for h, sd in held_std.items():
         if h in names:
             std_data[names.index(h)] = sd
@@ -435,13 +429,7 @@ def normal_uncertainty(robot: Robot, pi: np.ndarray, info: np.ndarray, rss: floa
         response = gain @ (z.T @ jac.T @ info @ held_basis(robot, pi, jac))
     cov_scaled, cov_pi = _finish(robot, pi, core, jac, scales, z, vec, cov_z, comb_std, width,
                                  held_width, response)
-    std = np.sqrt(np.maximum(np.diag(cov_scaled), 0.0)) * scales
-    std_data = np.sqrt(np.maximum(np.diag(z @ cov_data @ z.T), 0.0)) * scales
-    unseen = z @ vec[:, ~det]
-    if unseen.size:
-        std_data[np.abs(unseen).max(axis=1) > 1e-6] = np.inf
-        if prior <= 0:
-            std = np.where(np.isinf(std_data), np.inf, std)
+    std, std_data = _stds(cov_scaled, cov_data, z, vec, det, scales, prior)
     std[fixed] = 0.0
     std_data[fixed] = 0.0
     vectors = (z @ vec).T
@@ -451,3 +439,16 @@ def normal_uncertainty(robot: Robot, pi: np.ndarray, info: np.ndarray, rss: floa
                        jacobian=jac / scales[None, :], prior_width=width,
                        covariance_data=z @ cov_data @ z.T, covariance_pi=cov_pi,
                        covariance_noise=(z @ noise_z @ z.T) * np.outer(scales, scales))
+
+
+def _stds(cov_scaled, cov_data, z, vec, det, scales, prior):
+    """(std, data-only std) per core parameter [its units]; a parameter that moves along a
+    direction the data do not see has no data-only std (inf), nor a std without a prior."""
+    std = np.sqrt(np.maximum(np.diag(cov_scaled), 0.0)) * scales
+    std_data = np.sqrt(np.maximum(np.diag(z @ cov_data @ z.T), 0.0)) * scales
+    unseen = z @ vec[:, ~det]
+    if unseen.size:
+        std_data[np.abs(unseen).max(axis=1) > 1e-6] = np.inf
+        if prior <= 0:
+            std = np.where(np.isinf(std_data), np.inf, std)
+    return std, std_data
