@@ -103,14 +103,19 @@ class BagReplay:
             self.clock_pub = node.create_publisher(Clock, '/clock', 10)
             self._clock_cls = Clock
 
-    def wait_for_subscribers(self, topic: str = '/joint_states', timeout_s: float = 5.0) -> bool:
-        """Wait until ``topic`` has a subscriber (or the timeout) [s]."""
+    def wait_for_subscribers(self, topic: str = '/joint_states', timeout_s: float = 5.0,
+                             settle_s: float = 0.5) -> bool:
+        """Wait until ``topic`` has a subscriber (or the timeout) [s], then ``settle_s`` [s]
+        more: the publisher can see a reader before the reader has matched it (and the
+        other topics' readers may come a moment later), and what is published in between is
+        lost (volatile durability; seen: one joint state of 8000 on a loaded machine)."""
         entry = self.pubs.get(topic)
         if entry is None:
             return False
         end = time.monotonic() + timeout_s
         while time.monotonic() < end:
             if entry[1].get_subscription_count() > 0:
+                time.sleep(settle_s)
                 return True
             time.sleep(0.02)
         return False
