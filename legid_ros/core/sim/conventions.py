@@ -70,6 +70,19 @@ class Readout:
         return desc
 
 
+#: Setups in conventions other than the project's (tests): forces in world or foot axes, an
+#: IMU on another topic mounted rotated (rpy [rad]) with a heading [rad], and both.
+OTHER_CONVENTIONS = {
+    'world': Readout(force_topic='feet/{foot}/force', force_expressed_in='world'),
+    'foot': Readout(force_topic='feet/{foot}/force', force_expressed_in='foot',
+                    force_frame_id='{foot}_link'),
+    'imu': Readout(imu_topic='/imu/data', imu_frame_id='imu_link', imu_rpy=(0.1, -0.2, 1.5),
+                   imu_heading_rad=0.7),
+    'imu_world': Readout(imu_topic='/imu/data', imu_rpy=(0.1, -0.2, 1.5), imu_heading_rad=0.7,
+                         force_topic='feet/{foot}/force', force_expressed_in='world'),
+}
+
+
 def _foot_rotations(robot, rec: Recording, foot: str) -> Tuple[np.ndarray, np.ndarray]:
     """True rotations (N, 3, 3) of the foot's F/T frame and link in the world."""
     model, data = robot.model, robot.model.createData()

@@ -11,17 +11,9 @@ from scipy.spatial.transform import Rotation
 from legid_ros.core.conventions.convert import quat_matrices, rotate_wrench
 from legid_ros.core.pipeline.replay import recording_windows
 from legid_ros.core.robot import load_robot
-from legid_ros.core.sim.conventions import Readout, read_out
+from legid_ros.core.sim.conventions import OTHER_CONVENTIONS, read_out
 
-READOUTS = {
-    'world': Readout(force_topic='feet/{foot}/force', force_expressed_in='world'),
-    'foot': Readout(force_topic='feet/{foot}/force', force_expressed_in='foot',
-                    force_frame_id='{foot}_link'),
-    'imu': Readout(imu_topic='/imu/data', imu_frame_id='imu_link', imu_rpy=(0.1, -0.2, 1.5),
-                   imu_heading_rad=0.7),
-    'imu_world': Readout(imu_topic='/imu/data', imu_rpy=(0.1, -0.2, 1.5), imu_heading_rad=0.7,
-                         force_topic='feet/{foot}/force', force_expressed_in='world'),
-}
+READOUTS = dict(OTHER_CONVENTIONS)
 SAMPLES = 3000  # 3 s of the run [samples]
 FT_RPY = (0.3, -0.2, 0.5)  # [rad]
 

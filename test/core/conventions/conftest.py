@@ -7,17 +7,11 @@ import yaml
 
 from legid_ros.bag.recording_io import write_bag
 from legid_ros.core.robot import load_robot
-from legid_ros.core.sim.conventions import Readout
+from legid_ros.core.sim.conventions import OTHER_CONVENTIONS, Readout
 
 READOUTS = {
     'canonical': Readout(),
-    'world': Readout(force_topic='feet/{foot}/force', force_expressed_in='world'),
-    'foot': Readout(force_topic='feet/{foot}/force', force_expressed_in='foot',
-                    force_frame_id='{foot}_link'),
-    'imu': Readout(imu_topic='/imu/data', imu_frame_id='imu_link', imu_rpy=(0.1, -0.2, 1.5),
-                   imu_heading_rad=0.7),
-    'imu_world': Readout(imu_topic='/imu/data', imu_rpy=(0.1, -0.2, 1.5), imu_heading_rad=0.7,
-                         force_topic='feet/{foot}/force', force_expressed_in='world'),
+    **OTHER_CONVENTIONS,
     'flipped': Readout(force_gain=-1.0),
     'heavy': Readout(force_gain=1.6),
 }

@@ -85,22 +85,29 @@ def test_wrench_and_torque_rows_match_rnea(robot):
         assert regs.torque[k] @ pi == pytest.approx(tau[6:] - jac[:, 6:].T @ lam, abs=1e-9)
 
 
-def test_floating_rows_balance_efforts_and_ft_wrench(robot):
-    """Y pi equals S^T tau + J_ft^T w_ft when tau and w_ft come from the same dynamics."""
-    _, q, qd, qdd = _joint_motion(n=4, seed=5)
+def _floating_case(robot, frame: str, n: int, seed: int):
+    """Support states of a random motion on the right foot, and the joint efforts and right
+    foot wrench (in ``frame``) of the same dynamics."""
+    _, q, qd, qdd = _joint_motion(n=n, seed=seed)
     st = support_base_state(robot, q, qd, qdd, 'right')
-    pi = get_parameters(robot.model)
     data = robot.new_data()
-    fid = robot.frame_id('r_ankle_ft')
+    fid = robot.frame_id(frame)
     taus, wrenches = [], []
-    for k in range(4):
+    for k in range(n):
         tau = pin.rnea(robot.model, data, st['q'][k], st['v'][k], st['a'][k])
         jac = pin.computeFrameJacobian(robot.model, data, st['q'][k], fid, pin.LOCAL)
         w = np.linalg.solve(jac[:, :6].T, tau[:6])
         taus.append(tau[6:] - jac[:, 6:].T @ w)
         wrenches.append(w)
+    return st, np.array(taus), np.array(wrenches)
+
+
+def test_floating_rows_balance_efforts_and_ft_wrench(robot):
+    """Y pi equals S^T tau + J_ft^T w_ft when tau and w_ft come from the same dynamics."""
+    st, tau, wrench = _floating_case(robot, 'r_ankle_ft', 4, 5)
+    pi = get_parameters(robot.model)
     regs = compute_regressors(robot, st['q'], st['v'], st['a'], 'right', ('floating',),
-                              tau=np.array(taus), foot_wrench={'right': np.array(wrenches)})
+                              tau=tau, foot_wrench={'right': wrench})
     for k in range(4):
         assert regs.floating[k] @ pi == pytest.approx(regs.floating_rhs[k], abs=1e-9)
 
@@ -133,19 +140,9 @@ def test_floating_rows_without_ft_frame_use_the_foot_link(robot):
     bare.feet = dict(robot.feet)
     bare.feet['right'] = copy.copy(robot.feet['right'])
     bare.feet['right'].ft_frame = None
-    _, q, qd, qdd = _joint_motion(n=3, seed=7)
-    st = support_base_state(robot, q, qd, qdd, 'right')
+    st, tau, wrench = _floating_case(robot, robot.feet['right'].link, 3, 7)
     pi = get_parameters(robot.model)
-    data = robot.new_data()
-    fid = robot.frame_id(robot.feet['right'].link)
-    taus, wrenches = [], []
-    for k in range(3):
-        tau = pin.rnea(robot.model, data, st['q'][k], st['v'][k], st['a'][k])
-        jac = pin.computeFrameJacobian(robot.model, data, st['q'][k], fid, pin.LOCAL)
-        w = np.linalg.solve(jac[:, :6].T, tau[:6])
-        taus.append(tau[6:] - jac[:, 6:].T @ w)
-        wrenches.append(w)
     regs = compute_regressors(bare, st['q'], st['v'], st['a'], 'right', ('floating',),
-                              tau=np.array(taus), foot_wrench={'right': np.array(wrenches)})
+                              tau=tau, foot_wrench={'right': wrench})
     for k in range(3):
         assert regs.floating[k] @ pi == pytest.approx(regs.floating_rhs[k], abs=1e-9)
