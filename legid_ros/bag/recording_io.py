@@ -78,7 +78,7 @@ def foot_topics(robot: Robot) -> Dict[str, dict]:
         raw = foot.ankle_ft_topic
         out[name] = {'wrench': _abs_topic(foot.wrench_topic),
                      'ankle_ft': _abs_topic(raw) if raw else None,
-                     'ft_frame': foot.frame_id or foot.ft_frame or foot.link,
+                     'ft_frame': foot.frame_id or foot.wrench_frame,
                      'fsr': [_abs_topic(t) for t in foot.fsr_topics],
                      'fsr_frames': list(foot.sensor_frames)}
     return out

@@ -125,7 +125,7 @@ def expected_frames(robot, mode: str, ankle) -> dict:
     known(robot.imu_frame, 'imu_frame')
     frames = {'imu': {'', robot.imu.frame_id}}
     for name, foot in robot.feet.items():
-        ft = known(foot.ft_frame or foot.link, f'{name} ft_frame')
+        ft = known(foot.wrench_frame, f'{name} ft_frame')
         if mode == 'wrench':
             frames[name] = {'', foot.frame_id or ft}
         else:

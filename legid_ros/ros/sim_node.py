@@ -183,7 +183,7 @@ class SimNode(GuardedNode):
                         f'{len(foot.fsr_topics)} (feet.{name}.force_sensors)')
                 self.pub_fsr[name] = [self.create_publisher(WrenchStamped, topic, qos)
                                       for topic in foot.fsr_topics]
-            self.frames[name] = (foot.ft_frame or foot.link, foot.sensor_frames)
+            self.frames[name] = (foot.wrench_frame, foot.sensor_frames)
         self.imu_frame = robot.imu_frame
         self.pub_truth = self.create_publisher(Float64MultiArray, 'legid/sim/ground_truth',
                                                latched_qos())

@@ -77,7 +77,7 @@ class StreamKinematics:
         self._joints: List[int] = []
         self._sole = [self._frame(robot.feet[f].sole_frame) for f in self.feet]
         if force_mode == 'wrench':
-            self._ft = [self._frame(robot.feet[f].ft_frame or robot.feet[f].link)
+            self._ft = [self._frame(robot.feet[f].wrench_frame)
                         for f in self.feet]
         axes = expressed_in or {}
         bad = {f: a for f, a in axes.items() if a not in ('sensor', 'foot', 'world')

@@ -41,7 +41,7 @@ def cop_frames(robot: Robot, feet, src: str) -> Dict[str, list]:
         if src == 'fsr':
             out[f] = [robot.frame_id(s) for s in foot.sensor_frames]
         else:
-            out[f] = [robot.frame_id(foot.ft_frame or foot.link)]
+            out[f] = [robot.frame_id(foot.wrench_frame)]
             if is_point_foot(robot, f):
                 out[f].append(robot.frame_id(foot.sole_frame))
     return out
@@ -167,7 +167,7 @@ def up_axes(robot: Robot, q_j: np.ndarray, imu_quat: np.ndarray) -> Dict[str, np
     pin.framesForwardKinematics(model, data, q)
     imu = robot.frame_id(robot.imu_frame)
     r_bi = data.oMf[imu].rotation.copy()
-    fids = {f: robot.frame_id(ft.ft_frame or ft.link) for f, ft in robot.feet.items()}
+    fids = {f: robot.frame_id(ft.wrench_frame) for f, ft in robot.feet.items()}
     quat = np.asarray(imu_quat, float)
     x, y, z, w = (quat / np.linalg.norm(quat, axis=1, keepdims=True)).T
     # third row of the IMU's rotation in the world: the world z axis in the IMU frame

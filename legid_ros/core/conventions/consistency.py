@@ -58,7 +58,7 @@ class WorldView:
         imu_id = robot.frame_id(robot.imu_frame)
         ids = {imu_id}
         for f, foot in robot.feet.items():
-            ids |= {robot.frame_id(foot.ft_frame or foot.link), robot.frame_id(foot.sole_frame)}
+            ids |= {robot.frame_id(foot.wrench_frame), robot.frame_id(foot.sole_frame)}
             ids |= {robot.frame_id(s.frame) for s in foot.force_sensors}
         base = frame_placements(robot, q0, sorted(ids))  # in the base frame
         r_bf = base[imu_id][:, :, :3]
@@ -75,7 +75,7 @@ class WorldView:
                 self.fsr[f] = rec.fsr[f][idx]
                 self.force_w[f] = rot[:, :, 2] * self.fsr[f].sum(axis=1, keepdims=True)
             elif f in rec.foot_wrench:
-                rot = self.world[robot.frame_id(foot.ft_frame or foot.link)][0]
+                rot = self.world[robot.frame_id(foot.wrench_frame)][0]
                 self.force_w[f] = np.einsum('nij,nj->ni', rot, rec.foot_wrench[f][idx, :3])
         self.wrench = {f: rec.foot_wrench[f][idx] for f in rec.foot_wrench}
         self.weight = robot.total_mass * GRAVITY
@@ -181,7 +181,7 @@ def _cop(v: WorldView, rec_fsr: Dict[str, np.ndarray], out: List[str]) -> None:
         if foot.contact != 'flat' or f not in v.wrench:
             continue
         sole = robot.frame_id(foot.sole_frame)
-        ft = robot.frame_id(foot.ft_frame or foot.link)
+        ft = robot.frame_id(foot.wrench_frame)
         r_s, p_s = v.world[sole]
         r_t, p_t = v.world[ft]
         w = v.wrench[f]
@@ -199,7 +199,7 @@ def _cop(v: WorldView, rec_fsr: Dict[str, np.ndarray], out: List[str]) -> None:
                 out.append(f'feet.{f}.ft_frame: the wrench\'s CoP leaves the sole by '
                            f'{over * 1e3:.0f} mm (90th percentile) when loaded: the wrench is '
                            'not about the '
-                           f'origin of {foot.ft_frame or foot.link!r}; fix: ft_frame at the '
+                           f'origin of {foot.wrench_frame!r}; fix: ft_frame at the '
                            'sensor (a frame under frames: with its offset)')
         if f in rec_fsr and foot.force_sensors:
             pos = robot.force_sensor_positions(f)[:, :2]

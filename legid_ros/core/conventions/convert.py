@@ -105,7 +105,7 @@ def _frame_rotations(rec: Recording, robot, feet) -> Dict[str, np.ndarray]:
     model = robot.model
     data = model.createData()
     imu_id = robot.frame_id(robot.imu_frame)
-    ids = {f: (robot.frame_id(robot.feet[f].ft_frame or robot.feet[f].link),
+    ids = {f: (robot.frame_id(robot.feet[f].wrench_frame),
                robot.frame_id(robot.feet[f].link)) for f in feet}
     q0 = pin.neutral(model)
     nb = model.nq - len(rec.joint_names) if robot.has_only_scalar_joints else None

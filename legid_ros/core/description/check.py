@@ -193,7 +193,7 @@ def _feet(robot: Robot, facts: RecordingFacts, rate_ref: float, out: List[str],
                 loads.append(sum(p.force_z[:n] for p in parts))
         else:
             tf = _topic(facts, foot.wrench_topic, f'foot {name} wrench', foot.frame_id
-                        or foot.ft_frame or foot.link, out, rate_ref,
+                        or foot.wrench_frame, out, rate_ref,
                         f'feet.{name}.wrench_topic', f'feet.{name}.frame_id',
                         f'{name} {foot.link}', claimed)
             if tf is not None and tf.force_norm.size:

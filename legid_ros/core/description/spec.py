@@ -112,6 +112,12 @@ class Foot:
     frame_id: str = ''
 
     @property
+    def wrench_frame(self) -> str:
+        """Frame the foot's wrench refers to (origin and, internally, axes): ``ft_frame``,
+        else the foot link."""
+        return self.ft_frame or self.link
+
+    @property
     def fsr_topics(self) -> List[str]:
         """Topic of each force sensor, in sensor order (no leading slash added)."""
         return [s.topic for s in self.force_sensors]

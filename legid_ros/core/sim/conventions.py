@@ -86,7 +86,7 @@ OTHER_CONVENTIONS = {
 def _foot_rotations(robot, rec: Recording, foot: str) -> Tuple[np.ndarray, np.ndarray]:
     """True rotations (N, 3, 3) of the foot's F/T frame and link in the world."""
     model, data = robot.model, robot.model.createData()
-    ft = robot.frame_id(robot.feet[foot].ft_frame or robot.feet[foot].link)
+    ft = robot.frame_id(robot.feet[foot].wrench_frame)
     link = robot.frame_id(robot.feet[foot].link)
     r_ft, r_link = np.zeros((rec.n, 3, 3)), np.zeros((rec.n, 3, 3))
     q = pin.neutral(model)

@@ -138,7 +138,7 @@ def compute_regressors(robot: Robot, q: np.ndarray, v: np.ndarray, a: np.ndarray
     if 'floating' in kinds:
         if tau is None or foot_wrench is None:
             raise BadInputError('floating-base rows need joint efforts and foot wrenches')
-        ft = {name: robot.frame_id(robot.feet[name].ft_frame or robot.feet[name].link)
+        ft = {name: robot.frame_id(robot.feet[name].wrench_frame)
               for name in foot_wrench}  # wrenches in the F/T frame, else the link
     ds = np.zeros(n, bool) if double_support is None else np.asarray(double_support, bool)
     for k in range(n):

@@ -138,7 +138,7 @@ def _foot_frames(robot: Robot, q: np.ndarray) -> Dict[str, list]:
     """Per foot and sample, the placement of its wrench frame (ft_frame, else link)."""
     model = robot.model
     data = model.createData()
-    ids = {f: robot.frame_id(ft.ft_frame or ft.link) for f, ft in robot.feet.items()}
+    ids = {f: robot.frame_id(ft.wrench_frame) for f, ft in robot.feet.items()}
     out = {f: [] for f in ids}
     for qk in q:
         pin.framesForwardKinematics(model, data, qk)
