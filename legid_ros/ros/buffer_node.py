@@ -296,7 +296,7 @@ class BufferNode(GuardedNode):
         """Take the waiting messages; a processing pass once enough joint states wait."""
         self._take_all()
         if len(self._js_queue) >= self._flush_at:
-            self._flush()
+            self._flush(take=False)  # just taken
 
     def _take_all(self):
         """Move every serialized message the middleware holds for the polled subscriptions
@@ -414,11 +414,13 @@ class BufferNode(GuardedNode):
         return response
 
     # ----------------------------------------------------------------- output
-    def _flush(self, force: bool = False, final: bool = False):
+    def _flush(self, force: bool = False, final: bool = False, take: bool = True):
+        """A processing pass over everything queued (``take``: first take what the middleware
+        holds)."""
         self._since_flush = 0
         self._last_pass_wall = time.monotonic()
         self._passes += 1
-        if self._polled:
+        if take and self._polled:
             self._take_all()
         self._decode_queued()
         try:
