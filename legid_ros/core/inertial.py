@@ -178,22 +178,28 @@ def check_links(links: np.ndarray, names: List[str], tol: float = 1e-12
              - np.einsum('li,lj->lij', com, com))
     i_c = inertia - safe[:, None, None] * shift
     moments_all = np.linalg.eigvalsh(0.5 * (i_c + np.swapaxes(i_c, 1, 2)))
+    positive = mass > tol
+    margins = moments_all[:, 0] + moments_all[:, 1] - moments_all[:, 2]
+    ok = positive & (moments_all[:, 0] >= -tol) & (margins >= -tol) & (min_eigs > -tol)
     out = []
-    for k, name in enumerate(names):
+    for k, (name, m, min_eig) in enumerate(zip(names, mass.tolist(), min_eigs.tolist())):
+        if ok[k]:  # the usual case: no reasons to write
+            out.append(LinkConsistency(link=name, mass=m, min_pseudo_eig=min_eig,
+                                       principal_moments=moments_all[k],
+                                       triangle_margin=float(margins[k]), ok=True))
+            continue
         problems = []
-        m = float(mass[k])
         if m <= tol:
             problems.append(f'mass {m:.4g} kg <= 0')
             moments = np.full(3, np.nan)
             margin = float('nan')
         else:
             moments = moments_all[k]
-            margin = float(moments[0] + moments[1] - moments[2])
+            margin = float(margins[k])
             if moments[0] < -tol:
                 problems.append(f'negative principal moment {moments[0]:.3g} kg.m^2')
             if margin < -tol:
                 problems.append(f'triangle inequality violated by {-margin:.3g} kg.m^2')
-        min_eig = float(min_eigs[k])
         if min_eig <= -tol and not problems:
             problems.append(f'pseudo-inertia not PD (min eig {min_eig:.3g})')
         out.append(LinkConsistency(link=name, mass=m, min_pseudo_eig=min_eig,

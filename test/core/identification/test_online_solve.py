@@ -98,3 +98,25 @@ def test_auto_set_online_chooses_once_then_keeps_and_restores_its_levels(biped):
                             auto_levels={'trunk': 'mass', 'thigh': 'mass+axial'})
     _feed(given, samples, stop=600)
     assert given.update().names == ['m_trunk', 'm_thigh', 'd_thigh']
+
+
+@pytest.mark.parametrize('param_set', ['reduced', 'grouped'])
+def test_set_solver_stops_within_a_small_fraction_of_a_std(biped, samples_a, param_set):
+    """The online Newton's looser stop leaves a step to the exact minimum under 5 % of a
+    standard deviation (Mahalanobis, the Gauss-Newton information): the figure it promises."""
+    from legid_ros.core.identification.online.solve import STOP_STEP_STD_FRACTION
+    from legid_ros.core.identification.solvers.newton import newton_solve
+    from legid_ros.core.identification.solvers.zmp_newton import NormalObjective
+    est = OnlineEstimator(biped, param_set=param_set, use_imu=False)
+    _feed(est, samples_a)
+    res = est.update()
+    hs, gs, _ = est.normal.eliminate(est.param.size)
+    sol = est.solver
+    obj = NormalObjective(hs, gs, est.normal.bb, est.normal.n, sol.param, sol.reg)
+    exact = newton_solve(obj, res.x, sol.param.mass_row(), est.total_mass - sol.param.fixed_mass,
+                         sol.lb, sol.ub, scales=sol.param.scales(), ftol=1e-15)
+    assert exact.converged
+    val = obj(exact.x)
+    d = res.x - exact.x
+    d2 = float(d @ val.gauss_newton @ d) / 2 * est.normal.n / val.e  # [std^2]
+    assert d2 <= STOP_STEP_STD_FRACTION ** 2

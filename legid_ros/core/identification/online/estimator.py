@@ -164,6 +164,8 @@ class OnlineEstimator:
         self.last_zmp_pred = np.zeros((0, 2))
         self._unc = None
         self._unc_t = -np.inf
+        self._exc = None  # the last excitation report that passed, and its data time [s]
+        self._exc_t = -np.inf
 
     @property
     def total_mass(self) -> float:
@@ -330,10 +332,17 @@ class OnlineEstimator:
         gs = gs + self.ankle.normal.h
         bb = self.normal.bb + self.ankle.normal.bb
         # the grouped sets are held toward CAD (what the data cannot tell is reported by the
-        # uncertainty); the reduced and standard sets are refused when poorly excited
-        rep = excitation(self.robot, hs, self.normal.n, self.param.pi_cad,
-                         max_cond=self.max_cond,
-                         raise_error=self.param_set not in ('grouped', 'grouped_sides', 'auto'))
+        # uncertainty); the reduced and standard sets are refused when poorly excited. A
+        # report that passed is kept for uncertainty_period_s of data, as the std are
+        t_data = self.forgetting.t_ref
+        exc_age = t_data - self._exc_t
+        if self._exc is None or not 0 <= exc_age < self.uncertainty_period_s:
+            self._exc = None
+            self._exc = excitation(
+                self.robot, hs, self.normal.n, self.param.pi_cad, max_cond=self.max_cond,
+                raise_error=self.param_set not in ('grouped', 'grouped_sides', 'auto'))
+            self._exc_t = t_data
+        rep = self._exc
         total = self.total_mass
         out = self.solver.solve(hs, gs, bb, self.normal.n, total, self.x)
         self.x, self.pi = out.x, out.pi
@@ -347,7 +356,6 @@ class OnlineEstimator:
         if self.double_support_dropped:
             dropped['double support (torque rows)'] = self.double_support_dropped
         cons = check_consistency(self.pi, self.link_names)
-        t_data = self.forgetting.t_ref
         age = t_data - self._unc_t
         if self._unc is None or not age < self.uncertainty_period_s or age < 0:
             self._unc = self._uncertainty(hs, res2 + self.ankle.normal.residual_sq(self.pi))
@@ -465,3 +473,5 @@ class OnlineEstimator:
             self.ankle.normal.n = float(state['ft_n']) if 'ft_n' in state else 0.0
             self.ankle.rows = float(state['ft_rows'])
             self.ankle.dropped = int(state['ft_dropped'])
+        self._unc, self._unc_t = None, -np.inf  # of the data before: recomputed
+        self._exc, self._exc_t = None, -np.inf

@@ -51,6 +51,12 @@ AUTO_SELECT_SAMPLES = 3000
 #: Talos in MuJoCo at 200 Hz; at the 100 Hz folding rate about 10.5 rows per group, two row
 #: groups (x, y) per sample
 AUTO_SAMPLES_PER_EFFECTIVE = 5.0
+#: The set solvers stop when the step still available is under this fraction of a standard
+#: deviation (Mahalanobis): near the minimum the model's decrease ``pred`` and the covariance
+#: ``2 sigma^2 B^-1`` (``sigma^2 = f / n`` per row) give ``d^2 = pred n / f``, so the
+#: Newton tolerance relative to the cost is ``fraction^2 / n``. A new window moves the
+#: solution by far more; the next update goes on from there.
+STOP_STEP_STD_FRACTION = 0.05
 
 
 @dataclass
@@ -184,6 +190,9 @@ class SetSolver:
     def _set_param(self, levels) -> None:
         self.param = make_param(self.robot, self.param_set, self.pi_cad, levels=levels)
         self.lb, self.ub = param_bounds(self.param)
+        # constant per set: computed once, not at every update
+        self._x_cad, self._scales = self.param.cad(), self.param.scales()
+        self._mass_row = self.param.mass_row()
 
     def _choose(self, hs, gs, bb, n: float, total: float) -> None:
         """The auto set's levels from the folded statistics (once)."""
@@ -208,17 +217,25 @@ class SetSolver:
         if self.param_set == 'auto' and self.levels is None and n >= self.select_after:
             self._choose(hs, gs, bb, n, total)
             x0 = None
-        obj = NormalObjective(hs, gs, bb, n, self.param, self.reg)
-        x0 = self.param.cad() if x0 is None or np.size(x0) != self.param.size else x0
-        res = newton_solve(obj, x0, self.param.mass_row(), total - self.param.fixed_mass,
-                           self.lb, self.ub, max_iter=self.max_iter, scales=self.param.scales(),
-                           fallback='gauss_newton')
+        obj = NormalObjective(hs, gs, bb, n, self.param, self.reg, x_cad=self._x_cad,
+                              scales=self._scales)
+        x0 = self._x_cad if x0 is None or np.size(x0) != self.param.size else x0
+        res = newton_solve(obj, x0, self._mass_row, total - self.param.fixed_mass,
+                           self.lb, self.ub, max_iter=self.max_iter, scales=self._scales,
+                           fallback='gauss_newton', ftol=stop_ftol(n))
         if not res.converged:
             raise SolverNotConvergedError(f'online Newton on the {self.param_set} set',
                                           res.status, res.iterations, last_state=res.x)
-        pi = self.param.to_standard(res.x)
+        last_x, last_pi = getattr(obj, 'last', (None, None))
+        pi = last_pi.copy() if last_x is res.x else self.param.to_standard(res.x)
         return SolveOutcome(pi, res.x, res.status, res.iterations,
                             time.perf_counter() - t0, 'parameterisation')
+
+
+def stop_ftol(n: float) -> float:
+    """Newton's relative cost tolerance for ``n`` folded rows (:data:`STOP_STEP_STD_FRACTION`;
+    never tighter than the solver's default 1e-12)."""
+    return max(1e-12, STOP_STEP_STD_FRACTION ** 2 / max(float(n), 1.0))
 
 
 def _smallest_levels(robot, pi_cad) -> dict:

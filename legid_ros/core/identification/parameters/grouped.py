@@ -97,6 +97,32 @@ def _parallel_batch(c: np.ndarray) -> np.ndarray:
             - np.einsum('mi,mj->mij', c, c))
 
 
+def _vech_grad_basis() -> np.ndarray:
+    """``E`` (3, 6, 3) with ``d vech(S(c)) / dc = sum_k c_k E[k]`` (``S`` of :func:`_parallel`,
+    vech order xx, xy, yy, xz, yz, zz): the derivative is linear in ``c``."""
+    e = np.zeros((3, 6, 3))
+    for row, k, j, v in ((0, 1, 1, 2), (0, 2, 2, 2), (1, 1, 0, -1), (1, 0, 1, -1),
+                         (2, 0, 0, 2), (2, 2, 2, 2), (3, 2, 0, -1), (3, 0, 2, -1),
+                         (4, 2, 1, -1), (4, 1, 2, -1), (5, 0, 0, 2), (5, 1, 1, 2)):
+        e[k, row, j] = v
+    return e
+
+
+_VECH_GRAD = _vech_grad_basis()
+
+
+def _parallel_vech_grad(c: np.ndarray) -> np.ndarray:
+    """``d vech(_parallel(c)) / dc`` for each row of ``c`` (M, 3) -> (M, 6, 3) [m]."""
+    return np.einsum('mk,kij->mij', c, _VECH_GRAD)
+
+
+def _parallel_vech(c: np.ndarray, grad: Optional[np.ndarray] = None) -> np.ndarray:
+    """``vech`` of :func:`_parallel` for each row of ``c`` (M, 3) -> (M, 6) [m^2]: half its
+    gradient times ``c`` (it is homogeneous of degree 2); ``grad`` that gradient if known."""
+    grad = _parallel_vech_grad(c) if grad is None else grad
+    return 0.5 * np.einsum('mij,mj->mi', grad, c)
+
+
 @dataclass
 class _Member:
     unit: int
@@ -220,13 +246,19 @@ class GroupedSet:
         m, _, c = self._unit_values(x)
         if self.identify_inertia:
             iu = np.array([_sym(v) for v in x.reshape(self.n_groups, self.width)[unit, 4:10]])
-            i_c = np.einsum('mij,mjk,mlk->mil', mirror, iu.reshape(-1, 3, 3), mirror)
+            i_c = np.einsum('mij,mjk,mlk->mil', mirror, iu.reshape(-1, 3, 3),
+                            mirror)[:, _VECH[0], _VECH[1]]
         else:
-            i_c = i_com
-        i_o = i_c + m[:, None, None] * _parallel_batch(c)
+            i_c = self._inertia_com_vech()
         pi = self.pi_cad.copy()
-        pi[rows] = np.hstack([m[:, None], m[:, None] * c, i_o[:, _VECH[0], _VECH[1]]])
+        pi[rows] = np.hstack([m[:, None], m[:, None] * c, i_c + m[:, None] * _parallel_vech(c)])
         return pi
+
+    def _inertia_com_vech(self) -> np.ndarray:
+        """CAD inertias about the COM of the members, ``vech`` (M, 6) [kg.m^2], built once."""
+        if getattr(self, '_i_com_vech', None) is None:
+            self._i_com_vech = self._arrays()[3][:, _VECH[0], _VECH[1]]
+        return self._i_com_vech
 
     def jacobian(self, x: np.ndarray) -> np.ndarray:
         """``d pi / d x`` (analytic, all members at once), shape (len(pi), size)."""
@@ -236,14 +268,10 @@ class GroupedSet:
         blk = np.zeros((unit.size, PARAMS_PER_LINK, self.width))
         blk[:, 0, 0] = 1.0
         blk[:, 1:4, 0] = c
-        blk[:, 4:, 0] = _parallel_batch(c)[:, _VECH[0], _VECH[1]]
+        d_par = _parallel_vech_grad(c)
+        blk[:, 4:, 0] = _parallel_vech(c, d_par)
         blk[:, 1:4, 1:4] = m[:, None, None] * mirror
-        eye = np.eye(3)
-        for k in range(3):  # d (m S(c)) / d cu_k with c = A cu
-            dc = mirror[:, :, k]
-            ds = (2 * np.einsum('mi,mi->m', c, dc)[:, None, None] * eye
-                  - np.einsum('mi,mj->mij', dc, c) - np.einsum('mi,mj->mij', c, dc))
-            blk[:, 4:, 1 + k] = m[:, None] * ds[:, _VECH[0], _VECH[1]]
+        blk[:, 4:, 1:4] = m[:, None, None] * (d_par @ mirror)  # d (m vech S(c)) / d cu, c = A cu
         if self.identify_inertia:
             blk[:, 4:, 4:10] = d_inertia
         cols = self.width * unit[:, None] + np.arange(self.width)
@@ -252,7 +280,7 @@ class GroupedSet:
         return jac
 
     def curvature(self, x: np.ndarray, g: np.ndarray) -> np.ndarray:
-        """``sum_k g_k d2 pi_k / dx2`` (analytic; for Newton's Hessian).
+        """``sum_k g_k d2 pi_k / dx2`` (analytic, all members at once; for Newton's Hessian).
 
         Per link, with ``G`` the symmetric matrix of ``g``'s inertia entries (``g . vech(X) =
         tr(G X)``) and ``Q = tr(G) I - G``: ``g . pi = g_m m + g_h . m A c_u + m c_u^T A^T Q A
@@ -261,19 +289,24 @@ class GroupedSet:
         """
         x = self._check(x)
         g = np.asarray(g, float)
+        unit, rows, mirror, _, _ = self._arrays()
+        m, cu, _ = self._unit_values(x)
+        gr = g[rows]  # (M, 10)
+        gm = np.empty((unit.size, 3, 3))
+        gm[:, _VECH[0], _VECH[1]] = gr[:, 4:]
+        gm[:, _VECH[1], _VECH[0]] = gr[:, 4:]
+        off = (0, 1, 1, 2, 2, 0), (1, 0, 2, 1, 0, 2)
+        gm[:, off[0], off[1]] *= 0.5  # off-diagonal entries of vech count twice in tr(G X)
+        q = np.trace(gm, axis1=1, axis2=2)[:, None, None] * np.eye(3) - gm
+        aqa = np.einsum('mji,mjk,mkl->mil', mirror, q, mirror)
+        cross = (np.einsum('mji,mj->mi', mirror, gr[:, 1:4])
+                 + 2 * np.einsum('mij,mj->mi', aqa, cu))
+        b = self.width * unit
+        com = b[:, None] + 1 + np.arange(3)  # (M, 3) columns of each member's unit COM
         out = np.zeros((self.size, self.size))
-        for mem in self.members:
-            m, cu, _ = self._unit(x, mem.unit)
-            seg = g[PARAMS_PER_LINK * mem.index:PARAMS_PER_LINK * (mem.index + 1)]
-            gm = np.array([[seg[4], seg[5] / 2, seg[7] / 2], [seg[5] / 2, seg[6], seg[8] / 2],
-                           [seg[7] / 2, seg[8] / 2, seg[9]]])
-            a = mem.mirror
-            aqa = a.T @ (np.trace(gm) * np.eye(3) - gm) @ a
-            cross = a.T @ seg[1:4] + 2 * aqa @ cu
-            b = self.width * mem.unit
-            out[b, b + 1:b + 4] += cross
-            out[b + 1:b + 4, b] += cross
-            out[b + 1:b + 4, b + 1:b + 4] += 2 * m * aqa
+        np.add.at(out, (b[:, None], com), cross)
+        np.add.at(out, (com, b[:, None]), cross)
+        np.add.at(out, (com[:, :, None], com[:, None, :]), 2 * m[:, None, None] * aqa)
         return out
 
     # ---- CAD, inverse map, rows and scales ----

@@ -80,38 +80,48 @@ class ReducedParameterization:
         return phi
 
     def to_standard(self, phi: np.ndarray) -> np.ndarray:
-        """Standard parameter vector ``pi(Phi)``."""
+        """Standard parameter vector ``pi(Phi)`` (all members at once).
+
+        Per member ``pi = [m, m lc a, vech(I_c) + m lc^2 vech(S_a)]``, ``S_a = (a.a) I - a a^T``.
+        """
         phi = self._check(phi)
+        grp, rows, axis = self._member_arrays()
+        i_com, s_axis = self._vech_arrays()
+        lc = phi[grp]  # [m]
+        m = phi[self.n_groups + grp]  # [kg]
         pi = self.pi_cad.copy()
-        for mem in self.members:
-            lc, m = phi[mem.group], phi[self.n_groups + mem.group]
-            c = lc * mem.axis
-            i_o = mem.inertia_com + m * (c @ c * np.eye(3) - np.outer(c, c))
-            pi[PARAMS_PER_LINK * mem.index:PARAMS_PER_LINK * (mem.index + 1)] = [
-                m, *(m * c), i_o[0, 0], i_o[0, 1], i_o[1, 1], i_o[0, 2], i_o[1, 2], i_o[2, 2]]
+        pi[rows] = np.hstack([m[:, None], (m * lc)[:, None] * axis,
+                              i_com + (m * lc * lc)[:, None] * s_axis])
         return pi
 
     def jacobian(self, phi: np.ndarray) -> np.ndarray:
-        """``d pi / d Phi``, shape (len(pi), size) (all members at once: Newton calls it
-        2 size + 1 times per iteration through the curvature)."""
+        """``d pi / d Phi``, shape (len(pi), size) (all members at once): ``d pi / dm = [1,
+        lc a, lc^2 vech(S_a)]``, ``d pi / dlc = [0, m a, 2 m lc vech(S_a)]``."""
         phi = self._check(phi)
         grp, rows, axis = self._member_arrays()
+        _, s_axis = self._vech_arrays()
         lc = phi[grp]  # [m]
         m = phi[self.n_groups + grp]  # [kg]
-        c = lc[:, None] * axis
-        s = np.einsum('mi,mi->m', c, c)[:, None, None] * np.eye(3) - np.einsum('mi,mj->mij',
-                                                                                c, c)
-        aa = np.einsum('mi,mi->m', axis, axis)[:, None, None] * np.eye(3) - np.einsum(
-            'mi,mj->mij', axis, axis)
-        ds = 2 * lc[:, None, None] * aa
-        vech = (np.array([0, 0, 1, 0, 1, 2]), np.array([0, 1, 1, 2, 2, 2]))
-        d_m = np.hstack([np.ones((grp.size, 1)), c, s[:, vech[0], vech[1]]])
+        d_m = np.hstack([np.ones((grp.size, 1)), lc[:, None] * axis,
+                         (lc * lc)[:, None] * s_axis])
         d_lc = np.hstack([np.zeros((grp.size, 1)), m[:, None] * axis,
-                          m[:, None] * ds[:, vech[0], vech[1]]])
+                          (2 * m * lc)[:, None] * s_axis])
         jac = np.zeros((self.pi_cad.size, self.size))
         jac[rows, (self.n_groups + grp)[:, None]] = d_m  # one member per link: no overlap
         jac[rows, grp[:, None]] = d_lc
         return jac
+
+    def _vech_arrays(self):
+        """(CAD inertia about the COM (M, 6) [kg.m^2], ``vech(S_a)`` (M, 6)) of the members,
+        in the order xx, xy, yy, xz, yz, zz, built once."""
+        if getattr(self, '_vech', None) is None:
+            vech = (np.array([0, 0, 1, 0, 1, 2]), np.array([0, 1, 1, 2, 2, 2]))
+            axis = self._member_arrays()[2]
+            s_axis = (np.einsum('mi,mi->m', axis, axis)[:, None, None] * np.eye(3)
+                      - np.einsum('mi,mj->mij', axis, axis))
+            i_com = np.array([mem.inertia_com for mem in self.members], float).reshape(-1, 3, 3)
+            self._vech = (i_com[:, vech[0], vech[1]], s_axis[:, vech[0], vech[1]])
+        return self._vech
 
     def curvature(self, phi: np.ndarray, g: np.ndarray) -> np.ndarray:
         """``sum_k g_k d2 pi_k / dPhi2`` (analytic; Newton's Hessian term).

@@ -76,6 +76,30 @@ def _equality_multiplier(r0: np.ndarray, c: np.ndarray, active: Dict[int, int],
     return 0.5 * (lo + hi)
 
 
+def _interior_step(g: np.ndarray, b: np.ndarray, c: np.ndarray, lo: np.ndarray,
+                   hi: np.ndarray) -> Optional[BoxStep]:
+    """The minimiser on the plane alone, when it lies strictly inside the box (then it is the
+    minimiser on the plane and the box: no bound is active), else None."""
+    n = g.size
+    if float(c @ c) > 0.0:
+        kkt = np.zeros((n + 1, n + 1))
+        kkt[:n, :n] = b
+        kkt[:n, n] = c
+        kkt[n, :n] = c
+        rhs = np.zeros(n + 1)
+        rhs[:n] = -g
+    else:
+        kkt, rhs = b, -g
+    try:
+        d = np.linalg.solve(kkt, rhs)[:n]
+    except np.linalg.LinAlgError:
+        return None
+    if not ((d > lo) & (d < hi)).all():  # NaN and inf fail this too
+        return None
+    dec = -float(g @ d + 0.5 * d @ b @ d)
+    return BoxStep(d=d, decrease=max(dec, 0.0), active={}, iterations=1)
+
+
 def box_qp_step(g: np.ndarray, b: np.ndarray, c: Optional[np.ndarray], lo: np.ndarray,
                 hi: np.ndarray, max_iter: Optional[int] = None) -> Optional[BoxStep]:
     """Minimise the quadratic model over the box and the plane (see the module docstring).
@@ -100,6 +124,10 @@ def box_qp_step(g: np.ndarray, b: np.ndarray, c: Optional[np.ndarray], lo: np.nd
             active[i] = -1
         elif hi[i] <= 0.0:
             active[i] = 1
+    if not active:
+        interior = _interior_step(g, b, c, lo, hi)
+        if interior is not None:
+            return interior
     limit = 10 * n + 50 if max_iter is None else max_iter
     face_solved, nu = False, None
     for it in range(1, limit + 1):

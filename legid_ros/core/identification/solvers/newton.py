@@ -33,7 +33,7 @@ search.)
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, List, Optional, Tuple
+from typing import Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 import scipy.linalg as sla
@@ -75,6 +75,32 @@ class NewtonResult:
     kkt_residual: float = 0.0
 
 
+_PLANE_BASES: Dict[bytes, np.ndarray] = {}  # mass row (scaled) -> null-space basis
+_PLANE_BASES_MAX = 64
+
+
+def _plane_basis(cy: np.ndarray) -> np.ndarray:
+    """Orthonormal basis of ``{d: cy . d = 0}`` (n, n - 1), computed once per row: an online
+    estimator solves on the same mass row at every update."""
+    key = cy.tobytes()
+    basis = _PLANE_BASES.get(key)
+    if basis is None:
+        if len(_PLANE_BASES) >= _PLANE_BASES_MAX:
+            _PLANE_BASES.clear()
+        basis = sla.null_space(cy[None, :])
+        basis.setflags(write=False)
+        _PLANE_BASES[key] = basis
+    return basis
+
+
+def _is_feasible(x: np.ndarray, c: np.ndarray, total: float, lb: np.ndarray,
+                 ub: np.ndarray) -> bool:
+    """Whether ``x`` is in the box and on the mass plane (up to round-off): a warm start
+    needs no projection."""
+    return bool(np.all(np.isfinite(x)) and np.all(x >= lb) and np.all(x <= ub)
+                and abs(float(c @ x) - total) <= 1e-12 * max(abs(total), 1.0))
+
+
 def _unpin(b: np.ndarray, pinned: np.ndarray) -> np.ndarray:
     """The model Hessian with pinned variables decoupled (unit curvature): they never move,
     so their curvature must not decide between the Newton step and the fallback."""
@@ -104,12 +130,19 @@ def _shifted(b: np.ndarray, cy: np.ndarray, min_eig_ratio: float) -> np.ndarray:
 
 
 def _model(b: np.ndarray, gy: np.ndarray, cy: np.ndarray, lo: np.ndarray,
-           hi: np.ndarray) -> Optional[Tuple[np.ndarray, float]]:
+           hi: np.ndarray) -> Optional[Tuple[np.ndarray, float, np.ndarray]]:
+    """(step, model decrease, the augmented curvature it used) or None."""
     aug = augment_equality(b, cy)
     if aug is None:
         return None
     step = box_qp_step(gy, aug, cy, lo, hi)
-    return None if step is None else (step.d, step.decrease)
+    return None if step is None else (step.d, step.decrease, aug)
+
+
+def _bounds(x: np.ndarray, s: np.ndarray, lb: np.ndarray, ub: np.ndarray):
+    """Scaled point and the step's box ``lo <= 0 <= hi`` (scaled coordinates)."""
+    y = x / s
+    return y, np.minimum(lb / s - y, 0.0), np.maximum(ub / s - y, 0.0)
 
 
 def newton_solve(fun: Callable, x0: np.ndarray, c: np.ndarray, total: float,
@@ -121,7 +154,9 @@ def newton_solve(fun: Callable, x0: np.ndarray, c: np.ndarray, total: float,
 
     Args:
         fun: ``fun(x, derivatives=True)`` returning an object with ``e``, ``grad``, ``hess``
-            (and optionally ``gauss_newton``).
+            (and optionally ``gauss_newton``); ``derivatives=False`` needs only ``e``;
+            ``derivatives='gradient'`` may leave ``hess`` None (the test after a Newton step
+            then uses that step's curvature, see the loop).
         x0: Start point (projected first, as the paper requires).
         c: Mass row (non-negative entries).
         total: Mass the row must sum to [kg].
@@ -147,38 +182,48 @@ def newton_solve(fun: Callable, x0: np.ndarray, c: np.ndarray, total: float,
     """
     s = np.ones(len(x0)) if scales is None else np.asarray(scales, float)
     lb, ub = np.asarray(lb, float), np.asarray(ub, float)
-    x = project_mass_box(np.asarray(x0, float), c, total, lb, ub)
-    cy = np.asarray(c, float) * s
-    zsc = sla.null_space(cy[None, :])
+    c = np.asarray(c, float)
+    x = np.asarray(x0, float)
+    if not _is_feasible(x, c, total, lb, ub):
+        x = project_mass_box(x, c, total, lb, ub)
+    cy = c * s
+    zsc = _plane_basis(cy)
     pinned = lb >= ub
     val = fun(x)
     hist = [val.e]
     f_start = abs(val.e)
     counts = {'newton': 0, 'descent': 0, 'gauss_newton': 0}
-    status, pred, kkt, moved = MAX_ITERATIONS, np.inf, np.inf, np.inf
+    status, pred, moved, curv = MAX_ITERATIONS, np.inf, np.inf, None
     it = 0
     for it in range(max_iter + 1):
-        y = x / s
+        tol = ftol * max(abs(val.e), 1e-10 * f_start, 1e-300)
+        if getattr(val, 'hess', None) is None:
+            # gradient only, after a Newton step: test with that step's curvature (the Hessian
+            # one step back; the decrease it predicts differs from the new Hessian's by a
+            # relative O(|step|)); the new Hessian only when the test fails
+            y, lo, hi = _bounds(x, s, lb, ub)
+            test = box_qp_step(s * val.grad, curv, cy, lo, hi)
+            pred = test.decrease if test is not None else np.inf
+            if pred <= tol or (moved <= eps and pred <= 1e3 * tol):
+                status = CONVERGED
+                break
+            val = fun(x)
+        y, lo, hi = _bounds(x, s, lb, ub)
         gy = s * val.grad
         hy = s[:, None] * val.hess * s[None, :]
         hy = _unpin(0.5 * (hy + hy.T), pinned)
-        lo, hi = lb / s - y, ub / s - y
-        lo, hi = np.minimum(lo, 0.0), np.maximum(hi, 0.0)
-        kkt = float(np.max(np.abs(project_mass_box(y - gy, cy, float(cy @ y), lb / s, ub / s)
-                                  - y), initial=0.0))
         newton_ok = _reduced_pd(hy, zsc, min_eig_ratio)
         model = _model(hy, gy, cy, lo, hi) if newton_ok else None
         test = model if model is not None else _model(_shifted(hy, cy, min_eig_ratio), gy, cy,
                                                       lo, hi)
         pred = test[1] if test is not None else np.inf
-        tol = ftol * max(abs(val.e), 1e-10 * f_start, 1e-300)
         if pred <= tol or (moved <= eps and pred <= 1e3 * tol):
             status = CONVERGED
             break
         if it == max_iter:
             break
         if model is not None:
-            dy, kind = model[0], 'newton'
+            dy, kind, curv = model[0], 'newton', model[2]
         else:
             dy, kind = None, 'descent'
             gn = getattr(val, 'gauss_newton', None)
@@ -196,7 +241,10 @@ def newton_solve(fun: Callable, x0: np.ndarray, c: np.ndarray, total: float,
         step, accepted = 1.0, False
         for _ in range(40):
             x_new = _feasible(s * (y + step * dy), c, total, lb, ub)
-            new = fun(x_new, derivatives=False)
+            # a full Newton step is nearly always taken: evaluate it with the gradient the
+            # next test needs (a fallback step's first trial is often halved)
+            new = fun(x_new, derivatives='gradient' if kind == 'newton' and step == 1.0
+                      else False)
             if new.e <= val.e + 1e-4 * step * min(slope, 0.0) and new.e <= val.e:
                 accepted = True
                 break
@@ -206,8 +254,12 @@ def newton_solve(fun: Callable, x0: np.ndarray, c: np.ndarray, total: float,
             break
         moved = float(np.linalg.norm(x_new - x))
         x = x_new
-        val = fun(x)
+        val = new if getattr(new, 'grad', None) is not None else fun(x)
         hist.append(val.e)
+    # infinity norm of the projected gradient at the last iterate (the KKT residual reported)
+    y, gy = x / s, s * val.grad
+    kkt = float(np.max(np.abs(project_mass_box(y - gy, cy, float(cy @ y), lb / s, ub / s) - y),
+                       initial=0.0))
     converged = status == CONVERGED
     if raise_on_failure and not converged:
         raise SolverError('Newton iteration did not converge', status, it, x)

@@ -56,9 +56,14 @@ def project_mass_box(y: np.ndarray, c: np.ndarray, total: float, lb: np.ndarray,
     accepts within its tolerance but that the box cannot reach exactly is taken at the
     nearest reachable value (the box corner).
     """
-    check_bounds(lb, ub, c, total)
     y, c = np.asarray(y, float), np.asarray(c, float)
     lb, ub = np.asarray(lb, float), np.asarray(ub, float)
+    cc = float(c @ c)
+    if cc > 0.0:  # the plane's nearest point, when the box does not cut it, is the answer
+        x = y - ((float(c @ y) - float(total)) / cc) * c
+        if np.all(x >= lb) and np.all(x <= ub):
+            return x
+    check_bounds(lb, ub, c, total)
     nz = c != 0
     total = min(max(float(total), float(np.sum(c[nz] * lb[nz]))), float(np.sum(c[nz] * ub[nz])))
     with np.errstate(invalid='ignore', divide='ignore'):

@@ -254,18 +254,20 @@ def choose_zmp_reg(wrench: np.ndarray, zmp: np.ndarray, param, total_mass: float
 class NormalObjective:
     """``e(x) = pi^T H pi - 2 h^T pi + bb + n reg sum ((x - x_cad) / s)^2``, ``pi = pi(x)``."""
 
-    def __init__(self, H, h, bb, n, param, reg=0.0):
+    def __init__(self, H, h, bb, n, param, reg=0.0, x_cad=None, scales=None):
         self.H, self.h, self.bb, self.n = H, h, bb, max(n, 1e-12)
         self.param = param
         self.reg = reg
-        self.x_cad = param.cad()
-        self.s = param.scales()
+        self.x_cad = param.cad() if x_cad is None else x_cad  # the caller's, if it keeps them
+        self.s = param.scales() if scales is None else scales
 
     def __call__(self, x, derivatives=True) -> ZmpObjectiveValue:
-        """Cost, gradient and Hessian."""
+        """Cost, and with ``derivatives`` the gradient and Hessian (``'gradient'``: no
+        Hessian)."""
         pi = self.param.to_standard(x)
+        self.last = (x, pi)  # the standard parameters of the last point asked for
         hp = self.H @ pi
-        e = float(pi @ hp - 2 * self.h @ pi + self.bb)
+        e = float(pi @ (hp - 2 * self.h) + self.bb)
         d = (x - self.x_cad) / self.s
         tot = e + self.n * self.reg * float(d @ d)
         rms = float(np.sqrt(max(e, 0.0) / self.n))
@@ -274,7 +276,10 @@ class NormalObjective:
         g_pi = 2 * (hp - self.h)
         jac = self.param.jacobian(x)
         grad = jac.T @ g_pi + 2 * self.n * self.reg * d / self.s
-        gn = 2 * jac.T @ self.H @ jac + np.diag(2 * self.n * self.reg / self.s ** 2)
+        if derivatives == 'gradient':
+            return ZmpObjectiveValue(tot, grad, None, rms)
+        gn = 2 * jac.T @ (self.H @ jac)
+        gn.flat[::gn.shape[0] + 1] += 2 * self.n * self.reg / self.s ** 2
         hess = gn.copy()
         if not self.param.linear:
             hess += self.param.curvature(x, g_pi)

@@ -264,3 +264,96 @@ def test_mass_box_projection_matches_an_independent_qp():
         ref = quadprog.solve_qp(np.eye(n), y, cm, np.concatenate([[total], fin_lb, -fin_ub]),
                                 1)[0]
         assert x == pytest.approx(ref, abs=1e-7)
+
+
+class _CountingQuartic:
+    """``0.5 d^T H d + 0.25 k sum d^4``: non-quadratic; counts the Hessians it computes."""
+
+    def __init__(self, hess, target, k, gradient_only):
+        self.h, self.t, self.k = hess, target, k
+        self.gradient_only = gradient_only
+        self.hessians = 0
+
+    def __call__(self, x, derivatives=True):
+        d = x - self.t
+
+        class V:
+            pass
+        v = V()
+        v.e = float(0.5 * d @ self.h @ d + 0.25 * self.k * np.sum(d ** 4))
+        v.grad = self.h @ d + self.k * d ** 3 if derivatives else None
+        v.hess = None
+        if derivatives and not (derivatives == 'gradient' and self.gradient_only):
+            v.hess = self.h + np.diag(3 * self.k * d ** 2)
+            self.hessians += 1
+        return v
+
+
+def test_gradient_only_test_after_a_newton_step_keeps_the_optimum():
+    """An objective that skips the Hessian after a Newton step reaches the same KKT point as
+    one that always computes it, with fewer Hessians (the test uses the step's curvature)."""
+    rng = np.random.default_rng(3)
+    n = 6
+    a = rng.normal(size=(n, n))
+    h = a @ a.T + np.eye(n)
+    t = rng.normal(size=n)
+    c = np.abs(rng.normal(size=n)) + 0.1
+    lb, ub = np.full(n, -5.0), np.full(n, 5.0)
+    full = _CountingQuartic(h, t, 0.3, gradient_only=False)
+    lean = _CountingQuartic(h, t, 0.3, gradient_only=True)
+    r_full = newton_solve(full, np.zeros(n), c, 1.0, lb, ub, ftol=1e-14)
+    r_lean = newton_solve(lean, np.zeros(n), c, 1.0, lb, ub, ftol=1e-14)
+    assert r_full.converged and r_lean.converged
+    assert r_lean.x == pytest.approx(r_full.x, abs=1e-6)
+    assert float(c @ r_lean.x) == pytest.approx(1.0, abs=1e-12)
+    assert lean.hessians < full.hessians
+
+
+def test_warm_start_on_the_plane_is_not_moved():
+    """A feasible start is used as given: a converged start takes no step and is returned."""
+    h = np.diag([2.0, 3.0, 4.0])
+    c = np.ones(3)
+    first = newton_solve(_Quad(h, np.array([0.3, 0.1, -0.2])), np.zeros(3), c, 1.5,
+                         np.full(3, -2.0), np.full(3, 2.0), ftol=1e-14)
+    again = newton_solve(_Quad(h, np.array([0.3, 0.1, -0.2])), first.x, c, 1.5,
+                         np.full(3, -2.0), np.full(3, 2.0), ftol=1e-14)
+    assert again.iterations == 0 and again.converged
+    assert np.array_equal(again.x, first.x)
+
+
+def test_mass_box_projection_inside_the_box_is_the_plane_projection():
+    """When the plane's nearest point is inside the box, that point is the projection (the
+    quick path) and equals an independent QP's."""
+    import quadprog
+    rng = np.random.default_rng(5)
+    for _ in range(100):
+        n = int(rng.integers(2, 12))
+        c = np.abs(rng.normal(size=n)) + 0.1
+        lb, ub = np.full(n, -10.0), np.full(n, 10.0)
+        y = rng.normal(size=n)
+        total = float(c @ y + rng.normal())
+        x = project_mass_box(y, c, total, lb, ub)
+        cm = np.vstack([c, np.eye(n), -np.eye(n)]).T
+        ref = quadprog.solve_qp(np.eye(n), y, cm, np.concatenate([[total], lb, -ub]), 1)[0]
+        assert x == pytest.approx(ref, abs=1e-9)
+
+
+def test_box_step_equals_an_independent_qp_inside_and_at_the_box():
+    """The model step equals quadprog's, whether its plane minimiser is inside the box (the
+    one-solve path) or cut by it (the active-set iteration)."""
+    import quadprog
+    from legid_ros.core.identification.solvers.box_qp import augment_equality, box_qp_step
+    rng = np.random.default_rng(8)
+    for width in (100.0, 0.05):
+        for _ in range(50):
+            n = int(rng.integers(2, 10))
+            a = rng.normal(size=(n, n))
+            b = a @ a.T + 0.1 * np.eye(n)
+            g = rng.normal(size=n)
+            c = np.abs(rng.normal(size=n)) + 0.1
+            lo, hi = -width * rng.random(n) - 1e-3, width * rng.random(n) + 1e-3
+            step = box_qp_step(g, augment_equality(b, c), c, lo, hi)
+            cm = np.vstack([c, np.eye(n), -np.eye(n)]).T
+            ref = quadprog.solve_qp(b, -g, cm, np.concatenate([[0.0], lo, -hi]), 1)[0]
+            assert step.d == pytest.approx(ref, abs=1e-7)
+            assert step.decrease == pytest.approx(-(g @ ref + 0.5 * ref @ b @ ref), abs=1e-9)
