@@ -359,7 +359,8 @@ def _fit_and_write(args, robot, stages: _Stages, opts: dict, data: dict, prep,
     from legid_ros.core.identification.prepare import prepare
     from legid_ros.core.identification.report import CONSISTENT_ADVICE
     from legid_ros.core.inertial import get_parameters
-    from legid_ros.core.urdf_io import describe_inconsistency, write_parameter_yaml, write_urdf
+    from legid_ros.core.urdf_io import (describe_inconsistency, identified_suffix,
+                                        write_parameter_yaml, write_urdf)
 
     train = data.pop('train')
     samples = prepare(train, robot, prep)
@@ -382,7 +383,7 @@ def _fit_and_write(args, robot, stages: _Stages, opts: dict, data: dict, prep,
                                      _facts(args, robot, result, known),
                                      uncertainty=result.uncertainty, advice=CONSISTENT_ADVICE,
                                      physical=result.physical)
-    urdf_path = out / f'{safe_stem(robot.name)}_identified.urdf'
+    urdf_path = out / f'{safe_stem(robot.name)}_identified{identified_suffix(robot.urdf_path)}'
     try:
         urdf = write_urdf(robot.urdf_path, robot.model, result.pi, urdf_path,
                           comment=f'identified by legid identify --method {args.method}')
