@@ -3,7 +3,8 @@
 Arguments:
   robot          built-in robot name or description YAML (default: biped)
   config         node parameter file (default: <share>/config/legid.yaml)
-  method         identification method of the estimator (default: zmp_newton)
+  method         identification method of the estimator (default: '', the robot's:
+                 zmp_newton for every foot kind, logged at start-up)
   force_sensing  'wrench', 'fsr' or '' (the description's), for the buffer and the estimator
                  (floating_qp needs 'wrench') (default: '')
   use_sim_time   use /clock (bag replay with --clock, simulators) (default: false)
@@ -85,8 +86,9 @@ def generate_launch_description():
         DeclareLaunchArgument('config',
                               default_value=PathJoinSubstitution([share, 'config', 'legid.yaml']),
                               description='parameter file (<node>: ros__parameters:)'),
-        DeclareLaunchArgument('method', default_value='zmp_newton',
-                              description='online identification method of the estimator'),
+        DeclareLaunchArgument('method', default_value='',
+                              description="online identification method of the estimator ('': "
+                                          "the robot's, logged at start-up)"),
         DeclareLaunchArgument('force_sensing', default_value='',
                               description="'wrench', 'fsr' or '' (the description's)"),
         DeclareLaunchArgument('use_sim_time', default_value='false',
@@ -99,7 +101,7 @@ def generate_launch_description():
                  'force_sensing': ParameterValue(sensing, value_type=str)}]),
         Node(package='legid_ros', executable='estimator_node', name='estimator',
              output='screen', arguments=checked, parameters=[config, common, {
-                 'method': method,
+                 'method': ParameterValue(method, value_type=str),
                  'force_sensing': ParameterValue(sensing, value_type=str)}]),
         Node(package='legid_ros', executable='controller_node', name='controller',
              output='screen', arguments=checked, parameters=[config, common]),

@@ -40,8 +40,9 @@ def generate_launch_description():
         DeclareLaunchArgument('config',
                               default_value=PathJoinSubstitution([share, 'config', 'legid.yaml']),
                               description='parameter file (<node>: ros__parameters:)'),
-        DeclareLaunchArgument('method', default_value='zmp_newton',
-                              description='online identification method of the estimator'),
+        DeclareLaunchArgument('method', default_value='',
+                              description="online identification method of the estimator ('': "
+                                          "the robot's, logged at start-up)"),
         DeclareLaunchArgument('force_sensing', default_value='',
                               description="'wrench', 'fsr' or '' (the description's)"),
         DeclareLaunchArgument('use_sim_time', default_value='false',

@@ -23,7 +23,7 @@ COMMANDS = {
     'identify': 'identify inertial parameters from a rosbag2',
     'replay': 'publish a rosbag2 into the ROS graph with its original timing',
     'demo': 'run the whole pipeline on the simulated robot and print a report',
-    'describe': 'write a starting robot description YAML from a URDF',
+    'describe': 'write a starting robot description YAML from a URDF or an MJCF',
     'check': 'check a robot description against a rosbag2 recording',
     'save': 'ask the running estimator to write its identified URDF, YAML and state',
     'reset': 'reset the running estimator (and with --buffer the buffer) to start afresh',

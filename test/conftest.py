@@ -63,3 +63,29 @@ def talos_run(talos):
     from legid_ros.core.sim.described import perturbed_truth, simulate_described
     pi, _ = perturbed_truth(talos, seed=1)
     return simulate_described(talos, pi, duration_s=25.0, seed=1)
+
+
+@pytest.fixture(scope='session')
+def mjcf_of(tmp_path_factory):
+    """URDF -> the MJCF MuJoCo's own URDF importer writes of it (fixed links kept as bodies,
+    ``package://`` resolved): a model from outside the code under test."""
+    import re
+
+    import mujoco
+
+    from legid_ros.core.description.resources import resolve_uri
+
+    def convert(urdf):
+        text = re.sub(r'filename="(package://[^"]+)"',
+                      lambda m: f'filename="{resolve_uri(m.group(1), urdf.parent)}"',
+                      urdf.read_text())
+        text = re.sub(r'(<robot[^>]*>)', r'\1<mujoco><compiler fusestatic="false" '
+                      r'discardvisual="true" strippath="false"/></mujoco>', text, count=1)
+        root = tmp_path_factory.mktemp('mjcf')
+        (root / urdf.name).write_text(text)
+        model = mujoco.MjModel.from_xml_path(str(root / urdf.name))
+        out = root / f'{urdf.stem}.xml'
+        mujoco.mj_saveLastXML(str(out), model)
+        return out
+
+    return convert

@@ -66,6 +66,33 @@ def test_describe_lock_errors_are_one_line(erd, capsys):
     assert 'no URDF joint matches' in err and 'JOINT=VALUE' in err and 'NO_FOOT' in err
 
 
+def test_describe_mjcf_writes_a_description_of_the_mjcf(erd, mjcf_of, tmp_path, capsys):
+    """legid describe --mjcf on MuJoCo's MJCF of Solo12: the description names the MJCF, its
+    command line says --mjcf, and it loads with 12 joints and four point feet."""
+    mjcf = mjcf_of(erd / 'solo_description/robots/solo12.urdf')
+    out = tmp_path / 'solo.yaml'
+    assert main(['describe', '--mjcf', str(mjcf), '--feet', 'FL_FOOT,FR_FOOT,HL_FOOT,HR_FOOT',
+                 '--out', str(out)]) == 0
+    robot = load_robot(out)
+    assert robot.urdf_path == mjcf.resolve()
+    assert f'legid describe --mjcf {mjcf.name}' in out.read_text()
+    assert len(robot.actuated_joint_names) == 12
+    assert [f.contact for f in robot.feet.values()] == ['point'] * 4
+
+
+def test_describe_model_flag_must_match_the_file(erd, mjcf_of, capsys):
+    """An MJCF given as --urdf (or a URDF as --mjcf) ends in one line naming the right flag
+    (exit 2); --urdf and --mjcf together are refused by the parser."""
+    urdf = erd / 'solo_description/robots/solo12.urdf'
+    mjcf = str(mjcf_of(urdf))
+    assert main(['describe', '--urdf', mjcf, '--feet', 'FL_FOOT']) == 2
+    assert 'give it with --mjcf' in capsys.readouterr().err
+    assert main(['describe', '--mjcf', str(urdf), '--feet', 'FL_FOOT']) == 2
+    assert 'give it with --urdf' in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(['describe', '--urdf', str(urdf), '--mjcf', mjcf, '--feet', 'FL_FOOT'])
+
+
 def test_check_passes_on_the_matching_description(sim_bag, capsys):
     """legid check on a simulated biped bag and the biped description: no problem, exit 0."""
     assert main(['check', '--robot', 'biped', '--bag', str(sim_bag)]) == 0

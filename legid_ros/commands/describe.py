@@ -1,4 +1,4 @@
-"""``legid describe``: write a starting robot description YAML from a URDF.
+"""``legid describe``: write a starting robot description YAML from a URDF or an MJCF.
 
 Feet and sole rectangles from collision geometry, left/right or four-leg link groups from
 mirrored names, CAD masses and COMs, primitive bodies from primitive collision shapes, and
@@ -6,6 +6,8 @@ mirrored names, CAD masses and COMs, primitive bodies from primitive collision s
 names (``--sensor-xyz``, ``--sensor-name``), frames the URDF lacks (``--frame``). With
 ``--bag``, the recording's streams are mapped onto it (IMU topic, frame, mounting and heading;
 each foot's force topic, frame and axes; :mod:`legid_ros.core.description.from_bag`).
+``--mjcf`` takes a MuJoCo model instead of ``--urdf`` (bodies are links, geoms the shapes;
+the description's ``urdf:`` then names the MJCF, which pinocchio reads).
 ``docs/robots.md`` tells what to check and edit afterwards.
 """
 
@@ -19,13 +21,15 @@ from pathlib import Path
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Options of ``legid describe``."""
-    parser.add_argument('--urdf', required=True, help='URDF file of the robot')
+    model = parser.add_mutually_exclusive_group(required=True)
+    model.add_argument('--urdf', help='URDF file of the robot')
+    model.add_argument('--mjcf', help='MJCF file (MuJoCo XML) of the robot, instead of --urdf')
     parser.add_argument('--feet', required=True,
                         help='foot links, comma-separated (e.g. l_foot,r_foot)')
     parser.add_argument('--lock', action='append', default=[], metavar='JOINT=VALUE',
                         help='lock a joint at a value [rad or m] (repeat; JOINT may be a glob '
                              'such as "arm_*=0")')
-    parser.add_argument('--name', help='robot name (default: the URDF file name)')
+    parser.add_argument('--name', help='robot name (default: the model file name)')
     parser.add_argument('--corner-sensors', action='store_true',
                         help='list four force sensors at the corners of each flat sole')
     parser.add_argument('--fsr-topic', default=None, metavar='PATTERN',
@@ -171,16 +175,22 @@ def _heading(desc: dict, bag) -> list:
 def run(args: argparse.Namespace) -> int:
     """Write (or print) the description; warnings go to stderr."""
     from legid_ros.core.atomic_files import write_text
-    from legid_ros.core.description.build import load_urdf, first_joint
+    from legid_ros.core.description.build import first_joint
+    from legid_ros.core.description.model_file import is_mjcf, load_model
     from legid_ros.core.description.generate import DEFAULT_FSR_TOPIC, describe_urdf
     from legid_ros.core.description.from_bag import add_frame, map_streams, refused_topic
     from legid_ros.core.description.writer import description_yaml
     from legid_ros.core.errors import BadInputError
 
-    urdf = Path(args.urdf)
+    flag = '--mjcf' if getattr(args, 'mjcf', None) else '--urdf'
+    urdf = Path(args.mjcf if flag == '--mjcf' else args.urdf)
     if not urdf.is_file():
-        raise FileNotFoundError(f'URDF not found: {urdf}')
-    model = load_urdf(urdf, False)
+        raise FileNotFoundError(f'{flag[2:].upper()} not found: {urdf}')
+    if is_mjcf(urdf) != (flag == '--mjcf'):
+        kind, other = ('an MJCF', '--mjcf') if flag == '--urdf' else ('a URDF', '--urdf')
+        raise BadInputError(f'{flag} {urdf}: the file is {kind} (its root element): give it '
+                            f'with {other}')
+    model = load_model(urdf, False)
     locks = _locks(args.lock, list(model.names)[first_joint(model):])
     feet = [f.strip() for f in args.feet.split(',') if f.strip()]
     pattern = args.fsr_topic or DEFAULT_FSR_TOPIC
@@ -205,7 +215,7 @@ def run(args: argparse.Namespace) -> int:
         result.warnings.extend(_by_load(result.description, args.bag, facts, frames,
                                         [_frame(item)[0] for item in args.frame]))
         result.warnings.extend(_heading(result.description, args.bag))
-    command = ['legid', 'describe', '--urdf', urdf.name, '--feet', args.feet]
+    command = ['legid', 'describe', flag, urdf.name, '--feet', args.feet]
     for item in args.lock:
         command += ['--lock', item]
     for item in args.frame:

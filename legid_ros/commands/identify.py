@@ -46,16 +46,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument('--bag', required=True,
                         help='rosbag2 directory or .mcap/.db3 file (a Recording .npz works too)')
     parser.add_argument('--robot', default='biped', help='built-in robot or description YAML')
-    parser.add_argument('--method', default='zmp_newton', choices=METHODS,
-                        help='identification method (default zmp_newton: consistent by its '
-                             'parameter set; zmp_qp may leave the consistent set, see exit 3)')
+    parser.add_argument('--method', choices=METHODS,
+                        help='identification method (default: the robot\'s, from its feet: '
+                             'zmp_newton, consistent by its parameter set, for every foot '
+                             'kind; zmp_qp may leave the consistent set, see exit 3)')
     parser.add_argument('--out', default='identified', help='output directory')
     parser.add_argument('--validate', help='second bag for the ZMP validation (default: the '
                                            'last 25 %% of --bag is held out)')
     parser.add_argument('--param-set',
                         choices=('auto', 'reduced', 'grouped', 'grouped_sides', 'standard',
                                  'base'),
-                        help='parameter set (default zmp_newton: reduced; others: standard; '
+                        help='parameter set (default: the robot\'s with its method, '
+                             'grouped_sides on point feet and flat feet with F/T, reduced on '
+                             'flat feet with sole sensors; other methods: standard; '
                              'primitives takes none): auto = per link group the components '
                              '(mass, COM along the leg, 3-D COM) the data determine, chosen by '
                              'an F-test and printed as a table (not the default yet: on the '
@@ -219,6 +222,19 @@ def sensing_of_bag(path: str, robot):
         source=f'bag {path}')
 
 
+def robot_defaults(args: argparse.Namespace, robot) -> None:
+    """Fill an omitted ``--method`` / ``--param-set`` with the robot's
+    (:func:`legid_ros.core.identification.defaults.resolve`, the estimator node's rule) and
+    say so on stderr in one line."""
+    from legid_ros.core.identification.defaults import resolve
+
+    if args.method and args.param_set:
+        return
+    choice = resolve(robot, args.method, args.param_set)
+    args.method, args.param_set = choice.method, choice.param_set
+    print(f'legid identify: {choice.line()}', file=sys.stderr)
+
+
 def check_prerequisites(args: argparse.Namespace, robot) -> dict:
     """Everything the method and options need that is known before the bags are read (the
     options, the description, the bags' topic lists); returns ``identify()``'s options.
@@ -228,6 +244,7 @@ def check_prerequisites(args: argparse.Namespace, robot) -> dict:
     """
     from legid_ros.core.identification.prerequisites import check_method, check_sensing
 
+    robot_defaults(args, robot)
     opts = method_options(args)
     check_method(robot, args.method, opts, cli=True)
     sensing = sensing_of_bag(args.bag, robot)
@@ -359,7 +376,8 @@ def _fit_and_write(args, robot, stages: _Stages, opts: dict, data: dict, prep,
     from legid_ros.core.identification.prepare import prepare
     from legid_ros.core.identification.report import CONSISTENT_ADVICE
     from legid_ros.core.inertial import get_parameters
-    from legid_ros.core.urdf_io import describe_inconsistency, write_parameter_yaml, write_urdf
+    from legid_ros.core.urdf_io import (describe_inconsistency, identified_suffix,
+                                        write_parameter_yaml, write_urdf)
 
     train = data.pop('train')
     samples = prepare(train, robot, prep)
@@ -382,7 +400,7 @@ def _fit_and_write(args, robot, stages: _Stages, opts: dict, data: dict, prep,
                                      _facts(args, robot, result, known),
                                      uncertainty=result.uncertainty, advice=CONSISTENT_ADVICE,
                                      physical=result.physical)
-    urdf_path = out / f'{safe_stem(robot.name)}_identified.urdf'
+    urdf_path = out / f'{safe_stem(robot.name)}_identified{identified_suffix(robot.urdf_path)}'
     try:
         urdf = write_urdf(robot.urdf_path, robot.model, result.pi, urdf_path,
                           comment=f'identified by legid identify --method {args.method}')

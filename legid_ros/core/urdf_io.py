@@ -103,10 +103,11 @@ def write_urdf(source_urdf: Union[str, Path], model: pin.Model, pi: np.ndarray,
     """Copy ``source_urdf`` with the inertials of every moving body replaced by ``pi``.
 
     Only a physically consistent set is written (:func:`check_writable`); nothing is written
-    otherwise.
+    otherwise. An MJCF source gives an MJCF (:func:`_write_mjcf`; name it with
+    :func:`identified_suffix`).
 
     Args:
-        source_urdf: URDF the model was built from.
+        source_urdf: URDF (or MJCF) the model was built from.
         model: pinocchio model (defines the body order of ``pi``).
         pi: Stacked standard parameters (10 per body, about each joint frame).
         out_path: Where to write the URDF.
@@ -122,6 +123,10 @@ def write_urdf(source_urdf: Union[str, Path], model: pin.Model, pi: np.ndarray,
         RobotDescriptionError: ``source_urdf`` unreadable or lacking a body's link.
     """
     check_writable(model, pi)
+    from legid_ros.core.description.model_file import is_mjcf
+
+    if is_mjcf(source_urdf):
+        return _write_mjcf(source_urdf, model, pi, out_path, comment)
     try:
         tree = ET.parse(str(source_urdf))
     except (ET.ParseError, OSError) as exc:
@@ -151,6 +156,46 @@ def write_urdf(source_urdf: Union[str, Path], model: pin.Model, pi: np.ndarray,
     out_path.parent.mkdir(parents=True, exist_ok=True)
     with atomic_path(out_path) as tmp:
         tree.write(str(tmp), encoding='unicode', xml_declaration=True)
+    return out_path
+
+
+def identified_suffix(source: Union[str, Path]) -> str:
+    """File suffix of the identified model written from ``source``: '.xml' for an MJCF,
+    else '.urdf'."""
+    from legid_ros.core.description.model_file import is_mjcf
+
+    return '.xml' if is_mjcf(source) else '.urdf'
+
+
+def _write_mjcf(source: Union[str, Path], model: pin.Model, pi: np.ndarray,
+                out_path: Union[str, Path], comment: Optional[str]) -> Path:
+    """Copy the MJCF ``source`` with each moving body's ``<inertial>`` from ``pi``: COM and
+    inertia about it (``fullinertia``) moved from the joint frame into the body frame (they
+    differ when a joint has a ``pos``)."""
+    try:
+        tree = ET.parse(str(source))
+    except (ET.ParseError, OSError) as exc:
+        raise RobotDescriptionError(f'cannot read MJCF: {exc}', str(source)) from exc
+    bodies = {el.get('name'): el for el in tree.getroot().iter('body')}
+    for name, val in link_inertials(model, pi).items():
+        el = bodies.get(name)
+        if el is None:
+            raise RobotDescriptionError(f'body {name!r} not in MJCF', str(source))
+        place = model.frames[model.getFrameId(name, pin.FrameType.BODY)].placement
+        com = place.actInv(val['com'])
+        i_c = place.rotation.T @ val['inertia'] @ place.rotation
+        for old in el.findall('inertial'):
+            el.remove(old)
+        idx = ((0, 0), (1, 1), (2, 2), (0, 1), (0, 2), (1, 2))
+        el.insert(0, ET.Element('inertial', {'pos': _fmt(com), 'mass': repr(val['mass']),
+                                             'fullinertia': _fmt(i_c[ij] for ij in idx)}))
+    if comment:
+        tree.getroot().insert(0, ET.Comment(f' {comment} '))
+    ET.indent(tree, space='  ')
+    out_path = Path(out_path)
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_path(out_path) as tmp:
+        tree.write(str(tmp), encoding='unicode')
     return out_path
 
 

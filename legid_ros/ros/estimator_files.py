@@ -17,7 +17,7 @@ from legid_ros.core.atomic_files import atomic_path, inside, safe_stem
 from legid_ros.core.errors import BadInputError, LegidError
 from legid_ros.core.identification.online import OnlineEstimator
 from legid_ros.core.robot import Robot
-from legid_ros.core.urdf_io import write_parameter_yaml, write_urdf
+from legid_ros.core.urdf_io import identified_suffix, write_parameter_yaml, write_urdf
 
 #: (standard parameters, their names) of a published solution.
 Published = Tuple[np.ndarray, List[str]]
@@ -66,19 +66,20 @@ def load_state(path: Path, est: OnlineEstimator, robot: str
     return int(state.get('node_folded', 0)), published
 
 
-def identified_paths(out: Path, robot_name: str) -> Tuple[Path, Path]:
-    """(URDF, YAML) paths of ``robot_name``'s identified model in ``out``: the name is reduced
-    to a safe stem, so nothing is written outside ``out`` (``../../x`` gives ``x``)."""
+def identified_paths(out: Path, robot_name: str, suffix: str = '.urdf') -> Tuple[Path, Path]:
+    """(model, YAML) paths of ``robot_name``'s identified model in ``out``: the name is reduced
+    to a safe stem, so nothing is written outside ``out`` (``../../x`` gives ``x``); ``suffix``
+    '.xml' for a robot described by an MJCF."""
     stem = safe_stem(robot_name)
-    return (inside(out, f'{stem}_identified.urdf'), inside(out, f'{stem}_identified.yaml'))
+    return (inside(out, f'{stem}_identified{suffix}'), inside(out, f'{stem}_identified.yaml'))
 
 
 def write_identified(out: Path, robot: Robot, pi: np.ndarray, extra: Dict) -> List[Path]:
-    """``<robot>_identified.urdf`` and ``.yaml`` in ``out`` (created), each written atomically;
-    returns their paths."""
+    """``<robot>_identified.urdf`` (``.xml`` from an MJCF) and ``.yaml`` in ``out`` (created),
+    each written atomically; returns their paths."""
     if not np.isfinite(pi).all():
         raise BadInputError('identified parameters are not finite: nothing written')
-    urdf, yaml_path = identified_paths(out, robot.name)
+    urdf, yaml_path = identified_paths(out, robot.name, identified_suffix(robot.urdf_path))
     with atomic_path(urdf) as tmp:
         write_urdf(robot.urdf_path, robot.model, pi, tmp)
     with atomic_path(yaml_path) as tmp:

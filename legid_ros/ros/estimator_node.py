@@ -37,6 +37,7 @@ from legid_ros.core.atomic_files import quarantine, remove_stale_temps
 from legid_ros.core.buffer.window import support_to_world, unpack_window
 from legid_ros.core.contact.base_state import support_base_state
 from legid_ros.core.errors import LegidError, NotIdentifiableError, SolverNotConvergedError
+from legid_ros.core.identification.defaults import resolve
 from legid_ros.core.identification.online import OnlineEstimator
 from legid_ros.core.identification.online.solve import default_reg
 from legid_ros.core.identification.rows.zmp import model_zmp_from_state
@@ -62,10 +63,12 @@ class EstimatorNode(GuardedNode):
         p = self.p = declare_parameters(self, PARAMETERS, apply=self._apply_parameters)
         self.diag_gate.period_s = p.diagnostics_period_s
         self.robot = load_robot(p.robot)
-        refuse_method(p.method, p.force_sensing
-                      or self.robot.description.get('force_sensing', 'wrench'))
-        self.auto_levels = auto_levels_of(self.robot, param_set_of(p.method, p.param_set),
-                                          p.auto_levels)
+        sensing = p.force_sensing or self.robot.description.get('force_sensing', 'wrench')
+        self.choice = resolve(self.robot, p.method, p.param_set, sensing)
+        self.method = self.choice.method
+        self.param_set = param_set_of(self.method, self.choice.param_set or '')
+        refuse_method(self.method, sensing)
+        self.auto_levels = auto_levels_of(self.robot, self.param_set, p.auto_levels)
         self.est = self._new_estimator()
         self.scene = SceneBuilder(self.robot)
         self.pub_params = self.create_publisher(Float64MultiArray, 'legid/parameters',
@@ -103,15 +106,14 @@ class EstimatorNode(GuardedNode):
         if self.published is not None:
             self._publish_parameters()
         self.get_logger().info(
-            f"estimator: method {p['method']}, {self.robot.name}"
+            f'estimator: {self.choice.line()}, {self.robot.name}'
             + (f', state restored from {p["state_file"]} ({self.est.normal.n:.0f} samples)'
                if self.restored else ''))
 
     def _new_estimator(self) -> OnlineEstimator:
         p = self.p
         return OnlineEstimator(
-            self.robot, method=METHODS[p.method],
-            param_set=param_set_of(p.method, p.param_set),
+            self.robot, method=METHODS[self.method], param_set=self.param_set,
             half_life_s=p.forgetting_half_life_s,
             reg=p.regularization if p.regularization >= 0 else None,
             total_mass=p.total_mass_kg if p.total_mass_kg > 0 else None,
@@ -278,7 +280,7 @@ class EstimatorNode(GuardedNode):
             state = self.save_state()
             written = [] if state is None else [state]
             if self.published is not None:
-                extra = {'method': self.p['method'], 'samples': int(self.est.normal.n)}
+                extra = {'method': self.method, 'samples': int(self.est.normal.n)}
                 if self.result is not None:
                     r = self.result
                     extra.update({'residual_rms': float(r.residual_rms),

@@ -16,15 +16,17 @@ DEFAULT_SET = {'zmp_newton': 'reduced'}
 PARAM_SETS = ('', 'auto', 'standard', 'reduced', 'grouped', 'grouped_sides')
 PARAMETERS = (
     Param('robot', 'biped', 'built-in robot name or path of a description YAML'),
-    Param('method', 'zmp_newton', 'online method: zmp_qp (ZMP rows, standard set, QP; LMIs when '
-          'the QP solution is inconsistent), zmp_newton (ZMP rows, Newton on the reduced set of '
-          'Wu & Gao 2021 or param_set), torque_ls, floating_qp', choices=tuple(METHODS)),
-    Param('param_set', '', "parameter set: auto (per link group the components the data "
+    Param('method', '', "online method: '' (the robot's: zmp_newton for every foot kind, "
+          'legid_ros.core.identification.defaults), zmp_qp (ZMP rows, standard set, QP; LMIs '
+          'when the QP solution is inconsistent), zmp_newton (ZMP rows, Newton on param_set), '
+          'torque_ls, floating_qp', choices=('',) + tuple(METHODS)),
+    Param('param_set', '', "parameter set: '' (the robot's with its method: grouped_sides on "
+          'point feet and flat feet with F/T, reduced on flat feet with sole sensors; with '
+          'another method its own: standard), auto (per link group the components the data '
           'determine: chosen once by an F-test on the statistics folded in the first 30 s of '
-          'data, the smallest set until then, or the levels of auto_levels), \'\' (the '
-          "method's: reduced for zmp_newton, else standard), standard, reduced (mass + axial "
-          'COM per link group), grouped (mass + 3-D COM per group), grouped_sides (per group '
-          'and side)', choices=PARAM_SETS),
+          'data, the smallest set until then, or the levels of auto_levels), standard, reduced '
+          '(mass + axial COM per link group), grouped (mass + 3-D COM per group), '
+          'grouped_sides (per group and side)', choices=PARAM_SETS),
     Param('auto_levels', '', "param_set auto: the levels chosen offline, 'group=level,...' "
           "(e.g. 'trunk=mass+com,leg_3=axial': the table legid identify prints and writes to "
           "parameters.yaml); '' = chosen online from the first 30 s of data"),

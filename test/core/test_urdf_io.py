@@ -7,7 +7,7 @@ import yaml
 from legid_ros.core.errors import BadInputError
 from legid_ros.core.inertial import get_parameters, pack
 from legid_ros.core.robot import load_robot
-from legid_ros.core.urdf_io import write_parameter_yaml, write_urdf
+from legid_ros.core.urdf_io import identified_suffix, write_parameter_yaml, write_urdf
 
 
 def _random_consistent(robot, seed):
@@ -31,6 +31,26 @@ def test_urdf_round_trip_through_pinocchio(tmp_path):
         again = load_robot(name, urdf=out)
         assert np.abs(get_parameters(again.model) - pi).max() < 1e-9
         assert 'identified by a test' in out.read_text()
+
+
+def test_mjcf_round_trip_through_pinocchio(mjcf_of, tmp_path):
+    """A robot described by an MJCF (MuJoCo's of the biped URDF) gets an MJCF ('.xml') that
+    pinocchio reloads with the written parameters to 1e-9."""
+    from legid_ros.core import paths
+
+    mjcf = mjcf_of(paths.urdf_path('biped.urdf'))
+    desc = tmp_path / 'biped_mjcf.yaml'
+    desc.write_text(paths.config_path('biped.yaml').read_text().replace(
+        'urdf: biped.urdf', f'urdf: {mjcf}'))
+    robot = load_robot(desc)
+    pi = _random_consistent(robot, 5)
+    assert identified_suffix(robot.urdf_path) == '.xml'
+    assert identified_suffix(paths.urdf_path('biped.urdf')) == '.urdf'
+    out = write_urdf(robot.urdf_path, robot.model, pi, tmp_path / 'biped_id.xml',
+                     comment='identified by a test')
+    again = load_robot(desc, urdf=out)
+    assert np.abs(get_parameters(again.model) - pi).max() < 1e-9
+    assert out.read_text().startswith('<mujoco')
 
 
 def test_parameter_yaml_lists_every_link(tmp_path):

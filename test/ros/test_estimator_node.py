@@ -146,3 +146,20 @@ def test_restart_resumes_from_saved_state(recording, tmp_path):
         assert est.est.normal.n == pytest.approx(float(got['status'][2]['samples_in_statistics']),
                                                  abs=1.0)
         np.testing.assert_allclose(seen[-1][0], pi_before)
+
+
+@pytest.mark.parametrize('robot, method, param_set', [
+    ('biped', 'zmp_newton', 'reduced'), ('talos', 'zmp_newton', 'grouped_sides'),
+    ('solo12', 'zmp_newton', 'grouped_sides')])
+def test_method_and_param_set_default_to_the_robots(robot, method, param_set):
+    """Left at '', method and param_set come from the robot's feet at start-up; a named
+    method keeps its own set."""
+    with ros_context() as (ctx, executor, nodes):
+        est = EstimatorNode(context=ctx, parameter_overrides=params(robot=robot,
+                                                                    state_file=''))
+        nodes.append(est)
+        assert (est.method, est.est.param_set) == (method, param_set)
+        other = EstimatorNode(context=ctx, parameter_overrides=params(
+            robot=robot, state_file='', method='zmp_qp'))
+        nodes.append(other)
+        assert (other.method, other.est.param_set) == ('zmp_qp', 'standard')

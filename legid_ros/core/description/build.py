@@ -1,4 +1,5 @@
-"""The pinocchio model a description asks for: URDF, joint-name map, locked joints, frames.
+"""The pinocchio model a description asks for: URDF or MJCF, joint-name map, locked joints,
+frames.
 
 Keys read here::
 
@@ -23,19 +24,8 @@ import numpy as np
 import pinocchio as pin
 
 from legid_ros.core.description.errors import DescriptionKeyError, suggest
+from legid_ros.core.description.model_file import load_model
 from legid_ros.core.description.spec import FrameSpec, finite_vector
-from legid_ros.core.errors import RobotDescriptionError
-
-
-def load_urdf(urdf_path: Path, floating: bool) -> pin.Model:
-    """pinocchio model of a URDF, with a free-flyer root if ``floating``."""
-    try:
-        if floating:
-            return pin.buildModelFromUrdf(str(urdf_path), pin.JointModelFreeFlyer())
-        return pin.buildModelFromUrdf(str(urdf_path))
-    except (RuntimeError, ValueError) as exc:
-        raise RobotDescriptionError(f'pinocchio cannot load the URDF: {exc}',
-                                    str(urdf_path)) from exc
 
 
 def first_joint(model: pin.Model) -> int:
@@ -145,13 +135,14 @@ def add_frames(model: pin.Model, frames: List[FrameSpec], path: Optional[str]) -
 
 def build_model(urdf_path: Path, floating: bool, desc: dict, frames: List[FrameSpec],
                 path: Optional[str] = None):
-    """(model, robot -> URDF joint-name map) of a description.
+    """(model, robot -> URDF joint-name map) of a description (``urdf_path``: a URDF or MJCF
+    file, :func:`legid_ros.core.description.model_file.load_model`).
 
     Raises:
         DescriptionKeyError: A bad ``joint_name_map``, ``locked_joints`` or frame entry.
-        RobotDescriptionError: The URDF does not load.
+        RobotDescriptionError: The URDF (or MJCF) does not load.
     """
-    model = load_urdf(urdf_path, floating)
+    model = load_model(urdf_path, floating)
     to_urdf = _joint_map(model, desc, path)
     model = _lock(model, desc, to_urdf, path)
     _rename(model, to_urdf)

@@ -1,8 +1,9 @@
-"""A starting description YAML from a URDF (``legid describe``).
+"""A starting description YAML from a URDF or an MJCF (``legid describe``).
 
-Feet and soles from the collision geometry of each foot link (and the links fixed to it),
+Feet and soles from the collision geometry of each foot link (and the links fixed to it; an
+MJCF's geoms, :mod:`legid_ros.core.description.mjcf_scan`),
 left/right or four-leg link groups from mirrored link names, CAD masses and COMs from the
-URDF's inertials, primitive bodies from primitive collision shapes. What could not be found
+model file's inertials, primitive bodies from primitive collision shapes. What could not be found
 is said in :attr:`Described.warnings` (and as comments in the written YAML).
 """
 
@@ -18,7 +19,7 @@ import pinocchio as pin
 from legid_ros.core.description.build import build_model, first_joint
 from legid_ros.core.description.mirror import find_groups, layout_of, mirrored
 from legid_ros.core.description.soles import Sole, body_shapes, find_sole
-from legid_ros.core.description.urdf_scan import root_link, scan_urdf
+from legid_ros.core.description.urdf_scan import root_link, scan_model
 from legid_ros.core.errors import RobotDescriptionError
 
 PRIMITIVE = {'box': 'cuboid', 'cylinder': 'cylinder', 'sphere': 'sphere'}
@@ -197,11 +198,11 @@ def describe_urdf(urdf: Path, feet: Sequence[str], lock: Optional[Dict[str, floa
                   name: Optional[str] = None, corner_sensors: bool = False,
                   fsr_topic: str = DEFAULT_FSR_TOPIC, sensor_xyz=None,
                   sensor_name: Optional[str] = None) -> Described:
-    """Generate a starting description of a URDF.
+    """Generate a starting description of a URDF or an MJCF (its ``urdf:`` key names it).
 
     Args:
-        urdf: URDF file.
-        feet: Foot links (any link or frame of the URDF).
+        urdf: URDF or MJCF file (:func:`legid_ros.core.description.model_file.is_mjcf`).
+        feet: Foot links (any link or frame of the model).
         lock: Joints to lock -> value [rad or m].
         name: Robot name (default: the URDF's robot name or file stem).
         corner_sensors: List four force sensors at each flat sole's corners (front-left,
@@ -213,10 +214,10 @@ def describe_urdf(urdf: Path, feet: Sequence[str], lock: Optional[Dict[str, floa
             default ``<foot>_force_<k>``).
 
     Raises:
-        RobotDescriptionError: Unreadable URDF, unknown foot or joint.
+        RobotDescriptionError: Unreadable model file, unknown foot or joint.
     """
     urdf = Path(urdf)
-    links = scan_urdf(urdf)
+    links = scan_model(urdf)
     warnings: List[str] = []
     lock = dict(lock or {})
     model, _ = build_model(urdf, True, {'locked_joints': lock}, [], None)
@@ -236,7 +237,7 @@ def describe_urdf(urdf: Path, feet: Sequence[str], lock: Optional[Dict[str, floa
     frames, feet_out, legs = {}, {}, {}
     for foot, fname in zip(feet, _foot_names(feet)):
         if not model.existFrame(foot):
-            raise RobotDescriptionError(f'--feet: {foot!r} is not a link or frame of the URDF')
+            raise RobotDescriptionError(f'--feet: {foot!r} is not a link or frame of the model')
         sole = find_sole(model, data, links, foot, fname, urdf.parent, warnings)
         if sole.frame_spec is not None:
             frames[sole.frame] = sole.frame_spec

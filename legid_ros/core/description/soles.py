@@ -51,7 +51,7 @@ def body_shapes(model: pin.Model, links: Dict[str, UrdfLink], frame: str,
             continue
         for s in getattr(links.get(f.name, UrdfLink(f.name)), kind):
             pose = ref.placement.actInv(f.placement * s.pose)
-            out.append(Shape(s.kind, pose, s.size, s.mesh))
+            out.append(s.placed(pose))
     return out
 
 
@@ -116,7 +116,7 @@ def find_sole(model: pin.Model, data: pin.Data, links: Dict[str, UrdfLink], foot
         return Sole(found, None, contact, size)
     rpy = pin.rpy.matrixToRpy(rot.T)
     name = _frame_name(model, f'{foot_name}_sole')
-    spec = {'parent': foot, 'xyz': [round(float(v), 6) for v in xyz]}
+    spec = {'parent': foot, 'xyz': [round(float(v), 6) + 0.0 for v in xyz]}  # no -0.0
     if np.linalg.norm(rpy) > 1e-9:
         spec['rpy'] = [round(float(v), 6) for v in rpy]
     return Sole(name, spec, contact, size)
@@ -129,13 +129,13 @@ def contact_point_problems(robot) -> List[str]:
     """Point feet whose contact point (``sole_frame``) is not the lowest point of the foot's
     collision shapes at the reference (neutral) posture, e.g. a sphere's centre instead of
     its bottom; one line each with the key and the fix."""
-    from legid_ros.core.description.urdf_scan import scan_urdf
+    from legid_ros.core.description.urdf_scan import scan_model
 
     feet = [f for f in robot.feet.values() if f.contact == 'point']
     if not feet:
         return []
     try:
-        links = scan_urdf(robot.urdf_path)
+        links = scan_model(robot.urdf_path)
     except (RobotDescriptionError, OSError, ValueError):
         return []
     model, data = robot.model, robot.new_data()

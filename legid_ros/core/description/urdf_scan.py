@@ -1,13 +1,14 @@
 """What a URDF's XML says beyond pinocchio's model: collision and visual shapes, link tree.
 
 Used by ``legid describe`` to find soles and primitive bodies. Poses are
-``pin.SE3`` of the shape in its link frame; sizes [m].
+``pin.SE3`` of the shape in its link frame; sizes [m]. :func:`scan_model` reads an MJCF too
+(:mod:`legid_ros.core.description.mjcf_scan`).
 """
 
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Dict, List, Optional, Union
 
@@ -25,16 +26,25 @@ class Shape:
     """One collision shape.
 
     Attributes:
-        kind: 'box', 'cylinder', 'sphere' or 'mesh'.
+        kind: 'box', 'cylinder', 'sphere', 'mesh' (URDF and MJCF), 'capsule' or 'ellipsoid'
+            (MJCF).
         pose: Pose of the shape in its link frame.
-        size: Box sides (3,), cylinder (radius, length), sphere (radius,), mesh scale (3,).
-        mesh: Mesh file name as written in the URDF (mesh only).
+        size: Box sides (3,), cylinder or capsule (radius, length of the cylinder part),
+            sphere (radius,), ellipsoid semi-axes (3,), mesh scale (3,).
+        mesh: Mesh file name as written in the model file (mesh only).
+        vertices: A mesh's vertices in the shape frame (n, 3) [m] when known (an MJCF's,
+            compiled by MuJoCo); else read from ``mesh``.
     """
 
     kind: str
     pose: pin.SE3
     size: np.ndarray
     mesh: str = ''
+    vertices: Optional[np.ndarray] = None
+
+    def placed(self, pose: pin.SE3) -> 'Shape':
+        """The same shape at another pose."""
+        return replace(self, pose=pose)
 
     def corners(self, base_dir: Optional[Path] = None) -> np.ndarray:
         """Points bounding the shape in its link frame [m]: the 8 corners of its box (of the
@@ -47,11 +57,14 @@ class Shape:
             ext = np.vstack([np.eye(3), -np.eye(3)]) * self.size[0]
             return ext @ self.pose.rotation.T + self.pose.translation
         if self.kind == 'mesh':
-            local = stl_vertices(resolve_uri(self.mesh, base_dir)) * self.size
+            local = (self.vertices if self.vertices is not None
+                     else stl_vertices(resolve_uri(self.mesh, base_dir)) * self.size)
             lo, hi = local.min(axis=0), local.max(axis=0)
         else:
-            half = {'box': lambda s: s / 2,
-                    'cylinder': lambda s: np.array([s[0], s[0], s[1] / 2])}[self.kind](self.size)
+            half = {'box': lambda s: s / 2, 'ellipsoid': lambda s: s,
+                    'cylinder': lambda s: np.array([s[0], s[0], s[1] / 2]),
+                    'capsule': lambda s: np.array([s[0], s[0], s[1] / 2 + s[0]])
+                    }[self.kind](self.size)
             lo, hi = -half, half
         box = np.array([[x, y, z] for x in (lo[0], hi[0]) for y in (lo[1], hi[1])
                         for z in (lo[2], hi[2])])
@@ -137,6 +150,21 @@ def scan_urdf(path: Union[str, Path]) -> Dict[str, UrdfLink]:
             link.joint_type = el.get('type', '')
             link.origin = urdf_origin(el)
     return links
+
+
+def scan_model(path: Union[str, Path]) -> Dict[str, UrdfLink]:
+    """Links of a URDF or MJCF file (:func:`scan_urdf`,
+    :func:`legid_ros.core.description.mjcf_scan.scan_mjcf`).
+
+    Raises:
+        RobotDescriptionError: Unreadable file.
+    """
+    from legid_ros.core.description.model_file import is_mjcf
+
+    if is_mjcf(path):
+        from legid_ros.core.description.mjcf_scan import scan_mjcf
+        return scan_mjcf(path)
+    return scan_urdf(path)
 
 
 def root_link(links: Dict[str, UrdfLink]) -> str:

@@ -18,6 +18,7 @@ from typing import List, Tuple
 import numpy as np
 import pinocchio as pin
 
+from legid_ros.core.errors import RobotDescriptionError
 from legid_ros.core.robot import Robot
 
 CAPSULE_RADIUS = 0.18  # [-] of the link's length
@@ -69,19 +70,27 @@ class SelfCollision:
     @classmethod
     def build(cls, robot: Robot, q_known: np.ndarray, margin_m: float = 0.0
               ) -> 'SelfCollision':
-        """Collision model from the URDF (capsules if it has none); pairs as the docstring.
+        """Collision model from the URDF or MJCF (capsules if it has none); pairs as the
+        docstring.
 
         ``q_known``: (K, nq) configurations of a known motion (or one (nq,) rest posture).
         ``margin_m``: pairs closer than this count as colliding (the design keeps a distance
         for the tracking error of the real motion) [m]; a pair already that close in the known
         motion without touching (Talos's forearms and thighs) keeps half the margin, or none
         when it is within that too."""
+        from legid_ros.core.description.model_file import is_mjcf
+
         source = 'urdf'
         try:
-            geom = pin.buildGeomFromUrdf(robot.model, str(robot.urdf_path),
-                                         pin.GeometryType.COLLISION,
-                                         package_dirs=_package_dirs(Path(robot.urdf_path)))
-        except (ValueError, RuntimeError):
+            if is_mjcf(robot.urdf_path):
+                source = 'mjcf'
+                geom = pin.buildGeomFromMJCF(robot.model, str(robot.urdf_path),
+                                             pin.GeometryType.COLLISION)
+            else:
+                geom = pin.buildGeomFromUrdf(robot.model, str(robot.urdf_path),
+                                             pin.GeometryType.COLLISION,
+                                             package_dirs=_package_dirs(Path(robot.urdf_path)))
+        except (ValueError, RuntimeError, RobotDescriptionError):
             geom = pin.GeometryModel()
         if geom.ngeoms == 0:
             geom, source = _capsules(robot), 'capsules'

@@ -132,3 +132,52 @@ def test_sphere_feet_are_point_feet_at_their_lowest_point(erd):
     assert desc['frames']['lf_sole']['xyz'] == pytest.approx([0.0, 0.0, 0.02325 - 0.031])
     assert desc['link_groups']['thigh']['links'] == ['LF_THIGH', 'RF_THIGH', 'LH_THIGH',
                                                      'RH_THIGH']
+
+
+@pytest.mark.parametrize('urdf, feet, lock', [
+    (TALOS, ['leg_left_6_link', 'leg_right_6_link'], TALOS_UPPER),
+    ('solo_description/robots/solo12.urdf', ['FL_FOOT', 'FR_FOOT', 'HL_FOOT', 'HR_FOOT'], ()),
+])
+def test_mjcf_of_a_robot_is_described_like_its_urdf(erd, mjcf_of, tmp_path, urdf, feet, lock):
+    """MuJoCo's MJCF of Talos (box soles) and Solo12 (mesh feet) gives the URDF's
+    description: feet, contact kind, sole frames to 1 um, link groups, CAD masses to MuJoCo's
+    printed digits, and a robot of the same total mass that loads from the MJCF."""
+    mjcf = mjcf_of(erd / urdf)
+    want = describe_urdf(erd / urdf, feet, {j: 0.0 for j in lock}).description
+    result = describe_urdf(mjcf, feet, {j: 0.0 for j in lock})
+    got = result.description
+    assert got['feet'] == want['feet']
+    for name, frame in want['frames'].items():
+        assert got['frames'][name]['parent'] == frame['parent']
+        assert got['frames'][name]['xyz'] == pytest.approx(frame['xyz'], abs=1e-6)
+    assert got['link_groups'].keys() == want['link_groups'].keys()
+    for name, group in want['link_groups'].items():
+        assert got['link_groups'][name]['links'] == group['links']
+        assert got['link_groups'][name]['mass_cad_kg'] == pytest.approx(group['mass_cad_kg'],
+                                                                         abs=2e-5)
+    robot, desc = _load(tmp_path, result)
+    assert desc['urdf'] == str(mjcf.resolve())
+    assert robot.total_mass == pytest.approx(
+        sum(i.mass for i in pin.buildModelFromUrdf(str(erd / urdf)).inertias), abs=1e-4)
+
+
+def test_mjcf_sphere_feet_are_point_contacts_at_the_sphere_bottom(tmp_path):
+    """A two-legged MJCF with 2 cm sphere feet 1 cm below the foot bodies: point feet whose
+    contact frame is at the sphere's bottom, 3 cm below the foot body."""
+    legs = ''.join(f"""<body name="{s}_leg" pos="0 {y} -0.1"><joint name="{s}_hip" axis="0 1 0"/>
+      <inertial pos="0 0 -0.1" mass="1" diaginertia="0.01 0.01 0.001"/>
+      <body name="{s}_foot" pos="0 0 -0.2"><joint name="{s}_knee" axis="0 1 0"/>
+        <inertial pos="0 0 0" mass="0.2" diaginertia="0.001 0.001 0.001"/>
+        <geom type="sphere" size="0.02" pos="0 0 -0.01"/></body></body>"""
+                   for s, y in (('l', 0.1), ('r', -0.1)))
+    path = tmp_path / 'walker.xml'
+    path.write_text(f"""<mujoco><worldbody><body name="trunk"><freejoint/>
+      <inertial pos="0 0 0" mass="5" diaginertia="0.1 0.1 0.1"/>{legs}</body></worldbody>
+      </mujoco>""")
+    result = describe_urdf(path, ['l_foot', 'r_foot'])
+    desc = result.description
+    assert {f['contact'] for f in desc['feet'].values()} == {'point'}
+    assert desc['frames']['left_sole'] == {'parent': 'l_foot', 'xyz': [0.0, 0.0, -0.03]}
+    robot, _ = _load(tmp_path, result)
+    assert robot.total_mass == pytest.approx(7.4)
+    assert robot.actuated_joint_names == ['l_hip', 'l_knee', 'r_hip', 'r_knee']
