@@ -53,6 +53,8 @@ def online_update_timing(duration: float, robot, progress,
     ``uncertainty_period_s`` of data, as in use: the mean carries their share. ``progress(total, desc)`` returns a
     tqdm-like bar.
     """
+    from legid_ros.core.identification.threads import limit_blas_threads
+    limit_blas_threads(1)  # as the estimator node runs (legid_ros.ros.executor.run_node)
     paired_s = PAIRED_UPDATES * WINDOW_S
     rec = simulate_biped(SyntheticConfig(duration_s=duration + paired_s, rate_hz=RATE_HZ,
                                          seed=77))

@@ -106,6 +106,10 @@ def run_node(factory: Callable, args=None) -> int:
         print(f'cannot start: {" ".join(str(exc).split())}', file=sys.stderr, flush=True)
         stop.restore()
         return 2
+    from legid_ros.core.identification.threads import limit_blas_threads
+    # one process per node, small matrices: a multi-threaded BLAS on a busy computer spends
+    # 10-200x the work synchronising (threads.py)
+    limit_blas_threads(1)
     node = None
     code = 0
     try:

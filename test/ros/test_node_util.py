@@ -62,3 +62,23 @@ def test_node_executable_exits_2_on_a_missing_config_file(tmp_path):
     lines = [ln for ln in out.stderr.splitlines() if ln.strip()]
     assert out.returncode == 2, out.stderr
     assert len(lines) == 1 and str(missing) in lines[0] and 'Traceback' not in out.stderr
+
+
+def test_run_node_builds_the_node_with_one_blas_thread():
+    """Nodes run their small linear algebra on one BLAS thread (many threads on a busy
+    computer cost 10-200x the work): set before the node is built."""
+    from legid_ros.core.errors import LegidError
+    from legid_ros.core.identification.threads import blas_threads, limit_blas_threads
+    limit_blas_threads(2)
+    assert blas_threads() and set(blas_threads()) == {2}
+    seen = []
+
+    def factory():
+        seen.append(blas_threads())
+        raise LegidError('refused on purpose')
+
+    try:
+        assert run_node(factory, ['ik_node', '--ros-args']) == 2
+    finally:
+        limit_blas_threads(1)
+    assert seen == [[1] * len(seen[0])]

@@ -10,6 +10,40 @@ OpenBLAS library already loaded in the process.
 from __future__ import annotations
 
 import ctypes
+from typing import List
+
+
+_PREFIXES = ('openblas_', 'scipy_openblas_')
+
+
+def _openblas_libs() -> List[ctypes.CDLL]:
+    """The OpenBLAS libraries loaded in this process (numpy's and scipy's)."""
+    import numpy  # noqa: F401
+    import scipy.linalg  # noqa: F401
+
+    try:
+        with open('/proc/self/maps') as f:
+            paths = {line.split()[-1] for line in f if 'openblas' in line.lower()
+                     and line.rstrip().endswith('.so') or '.so.' in line and 'openblas'
+                     in line.lower()}
+    except OSError:
+        return []
+    libs = []
+    for path in sorted(paths):
+        try:
+            libs.append(ctypes.CDLL(path))
+        except OSError:
+            continue
+    return libs
+
+
+def _symbol(lib: ctypes.CDLL, name: str):
+    for prefix in _PREFIXES:
+        for suffix in ('', '64_'):
+            fn = getattr(lib, f'{prefix}{name}{suffix}', None)
+            if fn is not None:
+                return fn
+    return None
 
 
 def limit_blas_threads(n: int = 1) -> int:
@@ -17,27 +51,21 @@ def limit_blas_threads(n: int = 1) -> int:
 
     Imports numpy and scipy.linalg first so that their BLAS libraries are loaded.
     """
-    import numpy  # noqa: F401
-    import scipy.linalg  # noqa: F401
-
     done = 0
-    try:
-        with open('/proc/self/maps') as f:
-            libs = {line.split()[-1] for line in f if 'openblas' in line.lower()
-                    and line.rstrip().endswith('.so') or '.so.' in line and 'openblas'
-                    in line.lower()}
-    except OSError:
-        return 0
-    for path in libs:
-        try:
-            lib = ctypes.CDLL(path)
-        except OSError:
-            continue
-        for sym in ('openblas_set_num_threads', 'openblas_set_num_threads64_',
-                    'scipy_openblas_set_num_threads', 'scipy_openblas_set_num_threads64_'):
-            fn = getattr(lib, sym, None)
-            if fn is not None:
-                fn(int(n))
-                done += 1
-                break
+    for lib in _openblas_libs():
+        fn = _symbol(lib, 'set_num_threads')
+        if fn is not None:
+            fn(int(n))
+            done += 1
     return done
+
+
+def blas_threads() -> List[int]:
+    """Threads each loaded OpenBLAS library uses now (one entry per library)."""
+    out = []
+    for lib in _openblas_libs():
+        fn = _symbol(lib, 'get_num_threads')
+        if fn is not None:
+            fn.restype = ctypes.c_int
+            out.append(int(fn()))
+    return out
