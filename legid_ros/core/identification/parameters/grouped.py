@@ -111,6 +111,23 @@ def _vech_grad_basis() -> np.ndarray:
 _VECH_GRAD = _vech_grad_basis()
 
 
+def _q_of_vech() -> np.ndarray:
+    """``T`` (6, 9) with ``Q = tr(G) I - G`` = ``(v @ T).reshape(3, 3)`` for the vech ``v`` of
+    a gradient (``G`` symmetric with ``tr(G X) = v . vech(X)``: off-diagonal entries halved)."""
+    t = np.zeros((6, 9))
+    for k, (i, j) in enumerate(zip(*_VECH)):
+        w = 1.0 if i == j else 0.5
+        t[k, 3 * i + j] -= w
+        if i != j:
+            t[k, 3 * j + i] -= w
+        else:
+            t[k, [0, 4, 8]] += 1.0
+    return t
+
+
+_Q_OF_VECH = _q_of_vech()
+
+
 def _parallel_vech_grad(c: np.ndarray) -> np.ndarray:
     """``d vech(_parallel(c)) / dc`` for each row of ``c`` (M, 3) -> (M, 6, 3) [m]."""
     return np.einsum('mk,kij->mij', c, _VECH_GRAD)
@@ -292,22 +309,23 @@ class GroupedSet:
         unit, rows, mirror, _, _ = self._arrays()
         m, cu, _ = self._unit_values(x)
         gr = g[rows]  # (M, 10)
-        gm = np.empty((unit.size, 3, 3))
-        gm[:, _VECH[0], _VECH[1]] = gr[:, 4:]
-        gm[:, _VECH[1], _VECH[0]] = gr[:, 4:]
-        off = (0, 1, 1, 2, 2, 0), (1, 0, 2, 1, 0, 2)
-        gm[:, off[0], off[1]] *= 0.5  # off-diagonal entries of vech count twice in tr(G X)
-        q = np.trace(gm, axis1=1, axis2=2)[:, None, None] * np.eye(3) - gm
-        aqa = np.einsum('mji,mjk,mkl->mil', mirror, q, mirror)
-        cross = (np.einsum('mji,mj->mi', mirror, gr[:, 1:4])
-                 + 2 * np.einsum('mij,mj->mi', aqa, cu))
-        b = self.width * unit
-        com = b[:, None] + 1 + np.arange(3)  # (M, 3) columns of each member's unit COM
-        out = np.zeros((self.size, self.size))
-        np.add.at(out, (b[:, None], com), cross)
-        np.add.at(out, (com, b[:, None]), cross)
-        np.add.at(out, (com[:, :, None], com[:, None, :]), 2 * m[:, None, None] * aqa)
-        return out
+        q = (gr[:, 4:] @ _Q_OF_VECH).reshape(-1, 3, 3)
+        mirror_t = mirror.transpose(0, 2, 1)
+        aqa = mirror_t @ q @ mirror
+        blk = np.zeros((unit.size, 4, 4))
+        blk[:, 0, 1:] = blk[:, 1:, 0] = (mirror_t @ gr[:, 1:4, None])[:, :, 0] + 2 * (
+            aqa @ cu[:, :, None])[:, :, 0]
+        blk[:, 1:, 1:] = 2 * m[:, None, None] * aqa
+        return np.bincount(self._curvature_index(), blk.ravel(),
+                           minlength=self.size * self.size).reshape(self.size, self.size)
+
+    def _curvature_index(self) -> np.ndarray:
+        """Flat indices in the (size, size) Hessian of each member's (m, c_u) block (M*16)."""
+        if getattr(self, '_curv_index', None) is None:
+            first = self.width * self._arrays()[0]  # (M,) each member's unit's mass column
+            idx = first[:, None] + np.arange(4)
+            self._curv_index = (idx[:, :, None] * self.size + idx[:, None, :]).ravel()
+        return self._curv_index
 
     # ---- CAD, inverse map, rows and scales ----
 
