@@ -166,3 +166,34 @@ def test_sole_sensors_and_window_rows_give_the_contact_state(biped):
     data.ok[:] = False
     with pytest.raises(BadInputError):
         reading_from_window(data, biped, offsets)
+
+
+def test_a_wrench_at_the_foot_link_is_read_at_the_link_without_an_ft_frame(biped, postures):
+    """A foot with no ft_frame has its wrench at the foot link (the buffer's wrench frame, not
+    the sole's): the window's reading and set_contacts read it there and give the QP torques."""
+    import copy
+    import dataclasses
+    robot = copy.copy(biped)
+    robot.feet = {f: dataclasses.replace(ft, ft_frame=None) for f, ft in biped.feet.items()}
+    foot = robot.feet['right']
+    assert foot.wrench_frame == foot.link != foot.sole_frame
+    rng = np.random.default_rng(6)
+    ff = FloatingFeedforward(robot, stance=('right',))
+    qd, qdd = 0.3 * rng.normal(size=12), rng.normal(size=12)
+    t_qp = ff.evaluate(postures['single'], qd, qdd)
+    data = ff.model.createData()
+    pin.framesForwardKinematics(ff.model, data, ff._q)
+    sole = data.oMf[ff.model.getFrameId(foot.sole_frame)]
+    link = data.oMf[ff.model.getFrameId(foot.link)]
+    w_link = (link.inverse() * sole).act(pin.Force(t_qp.wrenches['right'])).vector
+    window = SimpleNamespace(
+        t=np.zeros(1), ok=np.array([True]), feet=['left', 'right'],
+        foot_wrench={'left': np.zeros((1, 6)), 'right': w_link[None, :]}, fsr={},
+        contact=np.array([[0.0, 1.0]]), imu_quat=np.array([[0.0, 0.0, 0.0, 1.0]]))
+    reading = reading_from_window(window, robot)
+    assert reading.frames['right'] == foot.link
+    for frames in (reading.frames, None):
+        ff.set_contacts(('right',), {'right': w_link}, frames=frames)
+        t_meas = ff.evaluate(postures['single'], qd, qdd)
+        assert t_meas.measured
+        np.testing.assert_allclose(t_meas.tau, t_qp.tau, atol=1e-8)

@@ -85,7 +85,7 @@ def reading_from_window(data, robot: Robot, offsets: Optional[Dict[str, np.ndarr
     for f in data.feet:
         if f in data.foot_wrench:
             wrenches[f] = np.asarray(data.foot_wrench[f][r], float)
-            frames[f] = robot.feet[f].ft_frame or robot.feet[f].sole_frame
+            frames[f] = robot.feet[f].wrench_frame  # where the buffer gives it
         elif f in data.fsr:
             wrenches[f] = sole_wrench(data.fsr[f][r], offsets[f])
             frames[f] = robot.feet[f].sole_frame

@@ -137,7 +137,8 @@ class FloatingFeedforward(FeedforwardModel):
             wrenches: Measured ground-on-foot wrench ``[f, n]`` [N, N.m] per foot, at the
                 frame ``frames[foot]`` (default the foot's F/T frame, else its sole); ``None``:
                 distribute by the contact QP. Feet not in ``stance`` may be given (ignored).
-            frames: Frame of each measured wrench.
+            frames: Frame of each measured wrench (default: the foot's ``wrench_frame``, where
+                the buffer gives it: ``ft_frame``, else the foot link).
             base_quat: Base orientation in the world from the IMU, ``[x, y, z, w]``; ``None``:
                 the first stance sole is flat.
 
@@ -159,7 +160,7 @@ class FloatingFeedforward(FeedforwardModel):
                 if w.shape != (6,) or not np.all(np.isfinite(w)):
                     raise BadInputError(f'wrench of foot {f!r} must be 6 finite values')
                 foot = self.robot.feet[f]
-                name = (frames or {}).get(f) or foot.ft_frame or foot.sole_frame
+                name = (frames or {}).get(f) or foot.wrench_frame
                 meas[f] = (self._frame(name), w)
         quat = None
         if base_quat is not None:
