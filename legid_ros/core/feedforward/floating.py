@@ -135,7 +135,7 @@ class FloatingFeedforward(FeedforwardModel):
         Args:
             stance: Feet on the ground (at least one; their soles are at rest).
             wrenches: Measured ground-on-foot wrench ``[f, n]`` [N, N.m] per foot, at the
-                frame ``frames[foot]`` (default the foot's F/T frame, else its sole); ``None``:
+                frame ``frames[foot]``; ``None``:
                 distribute by the contact QP. Feet not in ``stance`` may be given (ignored).
             frames: Frame of each measured wrench (default: the foot's ``wrench_frame``, where
                 the buffer gives it: ``ft_frame``, else the foot link).
