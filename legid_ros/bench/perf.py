@@ -121,4 +121,8 @@ def run(args) -> Dict[str, object]:
         sign = '<=' if g['kind'] == 'max' else '>='
         print(f'[perf] {mark} {key} = {g["value"]:.3g} (goal {sign} {g["goal"]:g})',
               file=sys.stderr)
+    for name, ms in res.get('online_update_ms_by_set', {}).items():  # reported, no goal
+        solve = res.get('online_solve_ms_by_set', {}).get(name, float('nan'))
+        print(f'[perf] --  online update on the {name} set = {ms:.3g} ms (Newton {solve:.3g} ms)',
+              file=sys.stderr)
     return res

@@ -9,7 +9,7 @@ Every comparison is made interleaved, update for update, so drift hits both side
 from __future__ import annotations
 
 import time
-from typing import Callable, Dict, List, Sequence
+from typing import Callable, Dict, List, Sequence, Tuple
 
 import numpy as np
 
@@ -29,14 +29,19 @@ def _cpu_ms(fn: Callable[[], object]) -> float:
 
 
 def _interleaved(ests: Dict[str, OnlineEstimator], windows: Dict[str, List[tuple]]
-                 ) -> Dict[str, np.ndarray]:
-    """CPU time [ms] of each estimator's update, in turn, each after folding its next window."""
+                 ) -> Tuple[Dict[str, np.ndarray], Dict[str, np.ndarray]]:
+    """CPU time [ms] of each estimator's update, in turn, each after folding its next window;
+    and the solver's share of each (wall time [ms] of its solve step)."""
     out: Dict[str, List[float]] = {k: [] for k in ests}
+    solve: Dict[str, List[float]] = {k: [] for k in ests}
     for k in range(min(len(w) for w in windows.values())):
         for key, est in ests.items():
             est.add_window(*windows[key][k])
-            out[key].append(_cpu_ms(est.update))
-    return {k: np.array(v) for k, v in out.items()}
+            res = []
+            out[key].append(_cpu_ms(lambda: res.append(est.update())))
+            solve[key].append(1e3 * float(res[0].info['qp_time_s']))
+    return ({k: np.array(v) for k, v in out.items()},
+            {k: np.array(v) for k, v in solve.items()})
 
 
 def online_update_timing(duration: float, robot, progress,
@@ -97,7 +102,7 @@ def online_update_timing(duration: float, robot, progress,
     ests = {'10': est_10, 'end': est, 'plain': plain, **others}
     for e in others.values():
         e.update()
-    t = _interleaved(ests, {k: after_10 if k == '10' else paired for k in ests})
+    t, t_solve = _interleaved(ests, {k: after_10 if k == '10' else paired for k in ests})
     med = {k: float(np.median(v)) for k, v in t.items()}
     last = est.update()
     return {
@@ -112,6 +117,7 @@ def online_update_timing(duration: float, robot, progress,
         'online_update_ms_at_end': med['end'],
         'update_ratio_600s_vs_10s': med['end'] / med['10'],
         'online_update_ms_by_set': {name: med[name] for name in others},
+        'online_solve_ms_by_set': {name: float(np.median(t_solve[name])) for name in others},
         'online_consistent_by_at_end': last.info['consistent_by'],
         'online_status_at_end': last.info['status'],
         'online_updates_needing_lmi_pct': float(100.0 * np.mean([b == 'lmi' for b in by])),

@@ -17,5 +17,7 @@ def test_online_part_gives_the_keys_and_goals(tmp_path):
         assert math.isfinite(res[key]) and res[key] > 0
         assert key in res['goals']
     assert set(res['online_update_ms_by_set']) == {'reduced', 'grouped'}
+    for name, solve_ms in res['online_solve_ms_by_set'].items():  # a part of the update
+        assert 0 < solve_ms < 10 * res['online_update_ms_by_set'][name]
     assert res['online_consistent_by_at_end'] in ('qp', 'lmi')
     assert isinstance(res['passed'], bool)
