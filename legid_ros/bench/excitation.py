@@ -59,6 +59,10 @@ def add_arguments(parser) -> None:
     parser.add_argument('--skip-online', action='store_true', help='no online pass')
     parser.add_argument('--skip-fixed-base', action='store_true',
                         help='no fixed-base leg comparison with FIGAROH')
+    parser.add_argument('--skip-locomotion', action='store_true',
+                        help='no locomotion runs (Solo12 trotting, Talos stepping in place)')
+    parser.add_argument('--locomotion-duration', type=float, default=30.0,
+                        help='each locomotion run [s] (default 30)')
     parser.add_argument('--seed', type=int, default=0, help='seed of the truth and the runs')
 
 
@@ -239,18 +243,20 @@ def _passed(res: dict) -> bool:
 
 def run(args) -> Dict[str, object]:
     """Run the benchmark; returns the JSON dict."""
+    from legid_ros.bench.excitation_locomotion import NOT_RUN, locomotion_block
     from legid_ros.bench.excitation_report import write_report
     results: Dict[str, object] = {'robots': {}, 'targets': TARGETS, 'param_set': args.param_set,
                                   'duration_s': args.duration, 'budget_s': args.budget}
     with tempfile.TemporaryDirectory(prefix='legid_bench_excitation_') as tmpdir:
         for name in args.robots:
             results['robots'][Path(name).stem] = evaluate_robot(name, args, Path(tmpdir))
+        if args.skip_locomotion:
+            results['locomotion'] = dict(NOT_RUN)
+        else:
+            results['locomotion'] = locomotion_block(args, Path(tmpdir))
     if not args.skip_fixed_base:
         _progress('fixed-base leg: our design; FIGAROH\'s')
         results['fixed_base_leg'] = fixed_base_leg(args.seed)
-    results['locomotion'] = {'trot_fell': None, 'stepping_fell': None,
-                             'locomotion_dev_ratio_to_truth': None,
-                             'not_run': 'locomotion as excitation is not implemented yet'}
     results['passed'] = _passed(results)
     write_report(results, Path(args.out))
     return results

@@ -29,7 +29,7 @@ from legid_ros.core.sim.described.excitation import (StandingPlan, _polygon, _so
                                                      _stand_pose, _Target)
 
 #: Trot half cycle: pair up, pair down, four-foot dwell [s]
-TROT_UP_S, TROT_DOWN_S, TROT_DWELL_S = 0.12, 0.12, 0.16
+TROT_UP_S, TROT_DOWN_S, TROT_DWELL_S = 0.15, 0.15, 0.25
 TROT_KNOT_S = 0.025  # [s] between IK knots (a cosine rise over 6 knots)
 #: Stepping: COM over the stance sole, lift, down [s]
 STEP_SHIFT_S, STEP_UP_S, STEP_DOWN_S = 1.5, 0.7, 0.7
@@ -55,7 +55,7 @@ def _settle(feet, z0, centre) -> List[Tuple[str, float, _Target, Tuple[str, ...]
 
 
 def plan_trot(robot: Robot, duration_s: float, seed: int = 0, drop: float = 0.12,
-              lift: float = 0.12, trunk_rpy: float = 0.04, trunk_z: float = 0.02,
+              lift: float = 0.08, trunk_rpy: float = 0.04, trunk_z: float = 0.02,
               half_cycle: Tuple[float, float, float] = (TROT_UP_S, TROT_DOWN_S, TROT_DWELL_S),
               knot_s: float = TROT_KNOT_S) -> StandingPlan:
     """A trot in place of a four-footed robot covering ``duration_s`` [s].

@@ -1,0 +1,140 @@
+"""The ``locomotion`` block of ``legid bench excitation``: locomotion as excitation.
+
+Two runs, each planned on the CAD model by :mod:`legid_ros.core.sim.described.locomotion` and
+tracked in MuJoCo on the out-of-model truth (:func:`~legid_ros.core.sim.described.perturbed_truth`):
+
+- ``trot``: Solo12 trotting in place (diagonal pairs, point feet);
+- ``stepping``: Talos (upper body locked) stepping in place (alternating single supports).
+
+Each recording goes through a rosbag2 and back, then ``zmp_newton`` on ``--param-set`` with the
+contact rule's per-foot states: the rows closer than ``transition_s`` to any foot's change are
+left out (a trot changes its loaded feet every 0.15-0.25 s, so its margin is shorter than the
+standing runs' 0.5 s). Validation on a second run, the standing excitation with another seed
+(as ``legid bench robots`` validates): the ZMP/CoP deviation with the identified parameters over
+the one with the true ones (``dev_ratio_to_truth``). Figures: ``trot_fell`` /
+``stepping_fell`` (and when), ``locomotion_dev_ratio_to_truth`` (the larger of the two).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import Dict
+
+import numpy as np
+
+from legid_ros.core.errors import LegidError
+
+#: Per run: robot, plan, rows left out around a contact change [s]
+RUNS = {'trot': ('solo12', 'plan_trot', 0.1), 'stepping': ('talos', 'plan_stepping', 0.2)}
+TARGETS = {'locomotion_dev_ratio_to_truth': 1.3, 'duration_s_min': 30.0}
+
+
+def _progress(msg: str) -> None:
+    print(f'legid bench excitation: locomotion: {msg}', file=sys.stderr, flush=True)
+
+
+def fell_at(rec) -> float:
+    """Time [s] the trunk first dropped by the run's fall fraction of its height, or NaN."""
+    from legid_ros.core.sim.described import DescribedRun
+    z = rec.base_pose_true[:, 2]
+    low = np.flatnonzero(z[0] - z > DescribedRun().fall_height_m_fraction * z[0])
+    return float(rec.t[low[0]]) if low.size else float('nan')
+
+
+def measured_switches(rec, robot) -> Dict[str, int]:
+    """Per foot, the contact rule's state changes on the recorded normal forces."""
+    from legid_ros.core.contact.rule import contact_states, node_thresholds
+    feet = list(rec.foot_wrench)
+    fz = np.column_stack([rec.foot_wrench[f][:, 2] for f in feet])
+    st = contact_states(fz, node_thresholds(robot)[0])
+    return {f: int(np.abs(np.diff(st[:, i].astype(int))).sum()) for i, f in enumerate(feet)}
+
+
+def validation_duration(robot) -> float:
+    """The standing validation run [s]: 30 s, or the standing plan's shortest for this robot."""
+    from legid_ros.core.sim.described import excitation as ex
+    per_foot = ex.SHIFT_S + ex.LIFT_S + 2 * ex.SWING_WAYPOINT_S + ex.DOWN_S + ex.BACK_S
+    return max(30.0, len(robot.feet) * per_foot + 2 * ex.STAND_WAYPOINT_S + 1.0)
+
+
+def evaluate_run(kind: str, args, tmp: Path) -> dict:
+    """One locomotion run: simulate, identify, validate."""
+    from legid_ros.bench.excitation import _load, identified_figures
+    from legid_ros.bench.robots import PREP, _bag_roundtrip, validation_zmp
+    from legid_ros.core.identification.api import identify
+    from legid_ros.core.sim.described import locomotion, perturbed_truth, simulate_described
+
+    name, plan_name, transition_s = RUNS[kind]
+    robot, desc = _load(name)
+    out: Dict[str, object] = {'robot': name, 'description': desc, 'transition_s': transition_s}
+    pi_true, info = perturbed_truth(robot, seed=args.seed)
+    out['truth'] = info
+    t0 = time.perf_counter()
+    plan = getattr(locomotion, plan_name)(robot, args.locomotion_duration, seed=args.seed)
+    out['plan_s'] = time.perf_counter() - t0
+    out['duration_s'] = plan.duration_s
+    out['planned_switches'] = locomotion.contact_switches(plan, args.rate)
+    _progress(f'{kind}: {name} in MuJoCo {plan.duration_s:.0f} s')
+    t0 = time.perf_counter()
+    rec = simulate_described(robot, pi_true, rate_hz=args.rate, seed=args.seed, plan=plan)
+    out['simulation_s'] = time.perf_counter() - t0
+    out['fell'] = bool(rec.meta['fell'])
+    out['fell_at_s'] = fell_at(rec) if out['fell'] else None
+    out['slip_mm_max'] = 1e3 * float(rec.meta['stance_slip_max_m'])
+    out['physics'] = {k: v for k, v in rec.meta.items() if isinstance(v, (int, float, str))}
+    out['measured_switches'] = measured_switches(rec, robot)
+    drift = rec.base_pose_true[-1, :2] - rec.base_pose_true[0, :2]
+    out['trunk_drift_mm'] = 1e3 * float(np.linalg.norm(drift))
+    if out['fell']:
+        out['error'] = f'the robot fell at {out["fell_at_s"]:.2f} s'
+        return out
+    rec = _bag_roundtrip(rec, robot, tmp, f'{kind}_locomotion')
+    _progress(f'{kind}: zmp_newton on {args.param_set}')
+    prep = dict(PREP, transition_s=transition_s)
+    t0 = time.perf_counter()
+    try:
+        res = identify(rec, robot, 'zmp_newton', param_set=args.param_set, **prep)
+    except LegidError as exc:
+        out['error'] = f'{type(exc).__name__}: {exc}'
+        return out
+    out['identify_s'] = time.perf_counter() - t0
+    out['reg'] = res.info.get('reg_chosen')
+    out['samples'] = int(res.n_samples)
+    out.update(identified_figures(robot, args.param_set, res, pi_true))
+    val_s = validation_duration(robot)
+    _progress(f'{kind}: validation, standing {val_s:.0f} s in MuJoCo')
+    val = simulate_described(robot, pi_true, duration_s=val_s, rate_hz=args.rate,
+                             seed=args.seed + 100)
+    if val.meta['fell']:
+        out['error'] = 'the robot fell in the validation run'
+        return out
+    val = _bag_roundtrip(val, robot, tmp, f'{kind}_validation')
+    dev, _ = validation_zmp(val, robot, {'identified': res.pi, 'truth': pi_true,
+                                         'urdf': rec.pi_cad})
+    out['validation_s'] = val_s
+    out['validation_dev_mm'] = {k: v['mean_mm'] for k, v in dev.items()}
+    floor = dev['truth']['mean_mm']
+    out['dev_ratio_to_truth'] = dev['identified']['mean_mm'] / floor
+    out['urdf_dev_ratio_to_truth'] = dev['urdf']['mean_mm'] / floor
+    return out
+
+
+def locomotion_block(args, tmp: Path) -> dict:
+    """The ``locomotion`` entry of the benchmark's JSON."""
+    runs = {kind: evaluate_run(kind, args, tmp) for kind in RUNS}
+    ratios = [r.get('dev_ratio_to_truth') for r in runs.values()]
+    ratio = max(ratios) if all(r is not None for r in ratios) else None
+    out = {'trot_fell': runs['trot']['fell'], 'stepping_fell': runs['stepping']['fell'],
+           'locomotion_dev_ratio_to_truth': ratio,
+           'duration_s': args.locomotion_duration, 'targets': TARGETS, **runs}
+    out['passed'] = bool(ratio is not None and ratio <= TARGETS['locomotion_dev_ratio_to_truth']
+                         and not out['trot_fell'] and not out['stepping_fell']
+                         and min(r['duration_s'] for r in runs.values())
+                         >= TARGETS['duration_s_min'])
+    return out
+
+
+NOT_RUN = {'trot_fell': None, 'stepping_fell': None, 'locomotion_dev_ratio_to_truth': None,
+           'not_run': 'skipped (--skip-locomotion)'}
