@@ -1,7 +1,8 @@
 """The ``locomotion`` block of ``legid bench excitation``: locomotion as excitation.
 
 Two runs, each planned on the CAD model by :mod:`legid_ros.core.sim.described.locomotion` and
-tracked in MuJoCo on the out-of-model truth (:func:`~legid_ros.core.sim.described.perturbed_truth`):
+tracked in MuJoCo on the out-of-model truth
+(:func:`~legid_ros.core.sim.described.perturbed_truth`):
 
 - ``trot``: Solo12 trotting in place (diagonal pairs, point feet);
 - ``stepping``: Talos (upper body locked) stepping in place (alternating single supports).

@@ -37,4 +37,26 @@ def write_report(results: dict, out: Path) -> None:
         lines.append(f'| {key} | ' + ' | '.join(_fmt(r.get(key)) for r in robots.values())
                      + ' |')
     lines += ['', f'passed: {results["passed"]}', '']
+    lines += _locomotion(results.get('locomotion') or {})
     write_text(out / 'excitation.md', '\n'.join(lines))
+
+
+LOCO_KEYS = ('robot', 'duration_s', 'fell', 'fell_at_s', 'slip_mm_max', 'transition_s',
+             'samples', 'link_mass_err_pct_median', 'link_com_err_mm_median',
+             'identifiable_fraction', 'dev_ratio_to_truth', 'urdf_dev_ratio_to_truth')
+
+
+def _locomotion(block: dict) -> list:
+    """The locomotion section: the figures, then one column per run."""
+    lines = ['## Locomotion as excitation', '']
+    if block.get('not_run'):
+        return lines + [f'not run: {block["not_run"]}', '']
+    lines += [f'trot_fell {_fmt(block.get("trot_fell"))}, stepping_fell '
+              f'{_fmt(block.get("stepping_fell"))}, locomotion_dev_ratio_to_truth '
+              f'{_fmt(block.get("locomotion_dev_ratio_to_truth"))} (targets '
+              f'{block.get("targets")}); passed: {block.get("passed")}', '']
+    runs = {k: v for k, v in block.items() if isinstance(v, dict) and 'robot' in v}
+    lines += ['| figure | ' + ' | '.join(runs) + ' |', '|---|' + '---|' * len(runs)]
+    for key in LOCO_KEYS:
+        lines.append(f'| {key} | ' + ' | '.join(_fmt(r.get(key)) for r in runs.values()) + ' |')
+    return lines + ['']

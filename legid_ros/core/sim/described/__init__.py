@@ -3,6 +3,8 @@
 - :mod:`.truth`: a true robot outside every parameterisation the methods use.
 - :mod:`.excitation`: a standing excitation planned on the CAD model (stance feet fixed, the
   trunk shifting and tilting, one foot lifted at a time over the others' support).
+- :mod:`.locomotion`: a trot in place (four feet) and stepping in place (two soles), plans of
+  the same form.
 - :mod:`.run`: the MuJoCo run of that plan with the true inertials, as a
   :class:`legid_ros.core.recording.Recording`.
 """
