@@ -36,7 +36,7 @@ import numpy as np
 from legid_ros.core.atomic_files import write_text
 
 ROBOTS = ('biped', 'talos', 'solo12')
-SETS = ('reduced', 'grouped', 'grouped_sides', 'standard')
+SETS = ('reduced', 'grouped', 'grouped_sides', 'standard', 'auto')
 TARGETS = {'z_max': 3.0, 'std_coverage_ratio': [0.67, 1.5], 'tight_std_on_undetermined': 0,
            'negative_mass_urdfs_written': 0, 'prerequisite_failures_after_bag_read': 0}
 
@@ -45,7 +45,7 @@ def add_arguments(parser) -> None:
     """Arguments of ``legid bench honesty``."""
     parser.add_argument('--robots', nargs='+', default=list(ROBOTS))
     parser.add_argument('--sets', default=','.join(SETS),
-                        help='parameter sets, comma separated (e.g. add auto)')
+                        help='parameter sets, comma separated')
     parser.add_argument('--seeds', type=int, default=8, help='seeds (truths and runs) per robot')
     parser.add_argument('--duration', type=float, default=45.0,
                         help='run [s] of the described robots (Solo12 needs >= 42)')

@@ -20,7 +20,8 @@ Methods (rows are described in :mod:`legid_ros.core.identification.rows.linear`)
 ====================  =====================================================================
 
 Options: every :class:`PrepareOptions` field (``diff``, ``cutoff_hz``, ``use_imu``, ...),
-``total_mass`` [kg] (default: mean measured vertical force / g), ``reg``, ``max_cond``,
+``total_mass`` [kg] (default: mean measured vertical force / (g + mean vertical COM
+acceleration)), ``reg``, ``max_cond``,
 ``check`` (excitation check), ``pi_cad`` and the method's own options. For the methods on the
 reduced or a grouped set (``zmp_newton``; the linear-row methods with ``param_set`` 'reduced',
 'grouped' or 'grouped_sides'): ``known`` (parameters measured otherwise, held fixed) and
@@ -88,7 +89,7 @@ def identify(recording: Recording, robot: Robot, method: str = 'zmp_qp',
     if samples.n < 10:
         raise BadInputError(f'only {samples.n} usable samples')
     total = opts.pop('total_mass', None)
-    total = total_mass_from_forces(samples) if total is None else float(total)
+    total = total_mass_from_forces(samples, robot) if total is None else float(total)
     pi_cad = opts.pop('pi_cad', None)
     if pi_cad is None and recording is not None and recording.pi_cad is not None:
         pi_cad = recording.pi_cad

@@ -7,6 +7,8 @@ Used by :mod:`legid_ros.core.identification.uncertainty`:
   the set cannot represent), whose difference from the truth moves the fit;
 - :func:`core_readout`: how a core reads a standard vector (the truth's core value moves with
   the held parameters too);
+- :func:`model_error_ratio`: how much larger than the residual's noise the error that follows
+  the motion is, from how far the estimate moved from CAD along every combination;
 - :func:`moved_too_far`: model error shown by an estimate that moved from CAD along a poorly
   determined combination further than the prior width and its spread allow.
 """
@@ -58,6 +60,55 @@ def core_readout(robot: Robot, pi: np.ndarray, core: str, scales: np.ndarray) ->
         d[k] = step[k]
         out[:, k] = (basis.from_standard(pi + d) - basis.from_standard(pi - d)) / (2 * step[k])
     return out / scales[:, None]
+
+
+def model_error_ratio(meat: np.ndarray, vec: np.ndarray, lam: np.ndarray, det: np.ndarray,
+                      move: np.ndarray, width: float, poor_spread: float, prior: float = 0.0,
+                      least_shrink: float = 0.1) -> float:
+    """Variance of the model error's pull on the estimate over that of the noise, ``kappa``.
+
+    Model error that follows the motion (soft contacts, the base pose from kinematics, a
+    filter's lag) pulls the fit as noise does, but the fit absorbs what of it the regressors
+    can explain, so the residual's score covariance ``meat`` does not show it. It shows in the
+    moves from CAD: along combination ``i`` (information ``lam_i``, noise variance ``v_i`` of
+    the data-only estimate, shrink ``s_i = lam_i / (lam_i + prior)`` by the prior) the move
+    ``m_i`` is ``s_i`` times the truth's offset from CAD (variance ``a``, the same along every
+    combination, at least the prior's ``width^2``), the noise and the model error (variance
+    ``kappa v_i``): ``m_i ~ N(0, s_i^2 (a + (1 + kappa) v_i))``. ``a`` and ``kappa`` are the
+    maximum-likelihood pair over the poorly determined combinations (``v_i`` above
+    ``poor_spread^2``: there the truth's offset cannot hide the model error) that the prior
+    does not hold (``s_i`` at least ``least_shrink``): moves that do not grow with ``v_i`` are
+    the truth's offset, moves that do are the model error's. One ``kappa`` per run, seen where
+    the data determine little and applied to every combination (the model error does not
+    choose the directions the data determine).
+
+    Args:
+        meat: (k, k) score covariance of the noise in the plane.
+        vec, lam, det: Eigen-decomposition of the information in the plane; which are seen.
+        move: (k,) estimate minus CAD in the plane [core-scale units].
+        width: Prior width [core-scale units] (the least offset of the truth from CAD).
+        poor_spread: Data-only std above which a combination is poorly determined [core-scale
+            units].
+        prior: The estimator's prior weight (as ``lam``); 0: none.
+        least_shrink: Combinations shrunk more than this by the prior are left out (the prior
+            holds them; bounds and the fit's nonlinearity decide their small moves).
+
+    Returns:
+        ``kappa`` >= 0 (0: the moves are what the truth's offset and the noise explain).
+    """
+    m = vec.T @ move
+    lam_safe = np.where(det, lam, 1.0)
+    v = np.diag(vec.T @ meat @ vec) / lam_safe ** 2
+    s = lam_safe / (lam_safe + max(float(prior), 0.0))
+    use = det & (s >= least_shrink) & (v > poor_spread ** 2)
+    if not np.any(use):
+        return 0.0
+    u, v = (m[use] / s[use]) ** 2, v[use]  # data-only moves and their noise variance
+    a = (width ** 2 * np.logspace(0, 4, 81))[:, None, None]
+    k = np.concatenate([[0.0], np.logspace(-3, 8, 221)])[None, :, None]
+    var = a + (1.0 + k) * v[None, None, :]
+    nll = np.sum(np.log(var) + u[None, None, :] / var, axis=2)
+    return float(k.ravel()[np.unravel_index(int(np.argmin(nll)), nll.shape)[1]])
 
 
 def moved_too_far(meat: np.ndarray, vec: np.ndarray, lam: np.ndarray, det: np.ndarray,

@@ -36,7 +36,8 @@ import scipy.linalg as sla
 
 from legid_ros.core.identification.identifiability import describe
 from legid_ros.core.identification.model_error import (core_readout, effective_samples,
-                                                        held_basis, moved_too_far)
+                                                        held_basis, model_error_ratio,
+                                                        moved_too_far)
 from legid_ros.core.identification.parameters.sets import GroupedSet, ReducedSet, StandardSet
 from legid_ros.core.inertial import PARAMS_PER_LINK, get_parameters
 from legid_ros.core.robot import Robot
@@ -324,8 +325,11 @@ def core_uncertainty(robot: Robot, pi: np.ndarray, jac_pi: np.ndarray, resid: np
     if prior_width > 0:
         cad = _core_basis(robot, np.asarray(pi_cad if pi_cad is not None else
                                             get_parameters(robot.model), float), core)[0]
-        meat = moved_too_far(meat, vec, lam, det, z.T @ ((value - cad) / scales),
-                              float(prior_width), poor_spread)
+        move = z.T @ ((value - cad) / scales)
+        kappa = model_error_ratio(meat, vec, lam, det, move, float(prior_width),
+                                  poor_spread, prior)
+        meat = moved_too_far(meat * (1.0 + kappa), vec, lam, det, move, float(prior_width),
+                             poor_spread)
     # data alone: per eigen-direction of the information (identifiability)
     cov_data = inv @ (vec[:, det].T @ meat @ vec[:, det]) @ inv.T
     comb_std = np.array([np.sqrt(max(vec[:, i] @ cov_data @ vec[:, i], 0.0)) if det[i]

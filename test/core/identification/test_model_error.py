@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from legid_ros.core.identification.model_error import (effective_samples, held_basis,
-                                                        moved_too_far)
+                                                        model_error_ratio, moved_too_far)
 from legid_ros.core.inertial import PARAMS_PER_LINK, get_parameters
 from legid_ros.core.robot import load_robot
 
@@ -30,6 +30,49 @@ def test_a_far_move_along_a_poor_combination_widens_it():
     std = np.sqrt(np.diag(out)) / lam
     assert std[0] == pytest.approx(np.sqrt(5.0 ** 2 - 1.0))
     assert std[1] == pytest.approx(0.01)
+
+
+def _moves(kappa, width=1.0, n=400, seed=5):
+    """Combinations with noise variances from 1e-4 to 1e2 and moves drawn with model error
+    ``kappa`` times the noise: (meat, vec, lam, det, move)."""
+    rng = np.random.default_rng(seed)
+    lam = np.logspace(-1, 2, n)
+    v = np.logspace(-4, 2, n)
+    meat = np.diag(v * lam ** 2)  # data-only variance v = meat / lam^2
+    move = rng.normal(size=n) * np.sqrt(width ** 2 + (1.0 + kappa) * v)
+    return meat, np.eye(n), lam, np.ones(n, bool), move
+
+
+def test_model_error_ratio_is_near_zero_when_the_moves_are_offset_and_noise():
+    """Moves from CAD drawn from the truth's offset and the noise alone give kappa near 0,
+    whether the offset is one scale unit or three (a far truth is no model error)."""
+    assert model_error_ratio(*_moves(0.0), 1.0, 0.05) < 0.5
+    assert model_error_ratio(*_moves(0.0, width=3.0), 1.0, 0.05) < 0.5
+
+
+def test_model_error_ratio_recovers_the_model_error_of_the_moves():
+    """Moves drawn with model error 30 times the noise variance give kappa within 40 %."""
+    kappa = model_error_ratio(*_moves(30.0), 1.0, 0.05)
+    assert 18.0 < kappa < 42.0
+
+
+def test_model_error_ratio_ignores_what_the_prior_holds():
+    """A large move along a combination the prior shrinks below a tenth (its information far
+    below the prior weight) leaves kappa unchanged; the same move unshrunk raises it."""
+    meat, vec, lam, det, move = _moves(0.0, n=50)
+    base = model_error_ratio(meat, vec, lam, det, move, 1.0, 0.05, prior=0.0)
+    lam2 = np.append(lam, 1e-3)
+    meat2 = np.zeros((51, 51))
+    meat2[:50, :50] = meat
+    meat2[50, 50] = 1e-3 ** 2 * 1.0
+    shrunk = lam / (lam + 1.0)
+    held = model_error_ratio(meat2, np.eye(51), lam2, np.ones(51, bool),
+                             np.append(move * shrunk, 50.0), 1.0, 0.05, prior=1.0)
+    base_p = model_error_ratio(meat, vec, lam, det, move * shrunk, 1.0, 0.05, prior=1.0)
+    assert held == pytest.approx(base_p, rel=1e-6)
+    loud = model_error_ratio(meat2, np.eye(51), lam2, np.ones(51, bool), np.append(move, 50.0),
+                             1.0, 0.05, prior=0.0)
+    assert loud > base + 1.0
 
 
 def test_held_basis_of_a_per_link_core_is_the_inertias():

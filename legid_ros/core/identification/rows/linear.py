@@ -169,6 +169,23 @@ def fold_rows(rows: Rows, weights: Optional[np.ndarray] = None) -> Normal:
     return normal
 
 
-def total_mass_from_forces(samples: Samples) -> float:
-    """Total mass [kg] = mean measured vertical force / g (COM acceleration averages out)."""
-    return float(np.mean(samples.fz) / GRAVITY)
+def total_mass_from_forces(samples: Samples, robot: Optional[Robot] = None) -> float:
+    """Total mass [kg] = mean measured vertical force / (g + mean vertical COM acceleration).
+
+    The vertical momentum gives ``fz = M (g + z''_com)`` at every sample. Over a whole run the
+    COM acceleration averages out, but over the samples kept (those near touch-downs and
+    lift-offs dropped, where the COM decelerates) it does not: with ``robot``, its mean over
+    the samples is taken from the kinematics (the robot model's mass distribution); without,
+    it is taken as 0.
+    """
+    acc = 0.0
+    if robot is not None and samples.n:
+        import pinocchio as pin
+        model = robot.model
+        data = model.createData()
+        zdd = np.empty(samples.n)
+        for k, (q, v, a) in enumerate(zip(samples.q, samples.v, samples.a)):
+            pin.centerOfMass(model, data, q, v, a)
+            zdd[k] = data.acom[0][2]
+        acc = float(zdd.mean())
+    return float(np.mean(samples.fz) / (GRAVITY + acc))
