@@ -29,7 +29,8 @@ from legid_ros.core.robot import Robot
 def recording_windows(rec: Recording, robot: Robot, force_mode: Optional[str] = None,
                       ankle_ft: bool = True, chunk: int = 100,
                       thresholds: Optional[ContactThresholds] = None,
-                      conventions: bool = False, **config) -> Iterator[WindowData]:
+                      conventions: bool = False, joint_order: Optional[np.ndarray] = None,
+                      **config) -> Iterator[WindowData]:
     """Windows the buffer cuts from ``rec``, in order.
 
     Args:
@@ -44,6 +45,8 @@ def recording_windows(rec: Recording, robot: Robot, force_mode: Optional[str] = 
             :mod:`legid_ros.core.sim.conventions`), not the internal one (a bag read by
             ``read_bag``): the buffer converts the IMU and the foot wrenches as the buffer node
             does.
+        joint_order: Per sample, the joint columns its joint-state message lists, in that
+            order (N, nj) (a driver that shuffles them): fed message by message.
         **config: Other :class:`BufferConfig` fields (window ``length``, ``hop``, cutoffs ...).
 
     Yields:
@@ -78,7 +81,14 @@ def recording_windows(rec: Recording, robot: Robot, force_mode: Optional[str] = 
                     buf.add_fsrs(foot, j, t, rec.fsr[foot][sl, j])
         for foot in ft_feet:
             buf.add_ankle_fts(foot, t, rec.ankle_ft[foot][sl])
-        buf.add_joint_states(t, rec.joint_names, rec.q[sl], rec.qd[sl], rec.tau[sl])
+        if joint_order is None:
+            buf.add_joint_states(t, rec.joint_names, rec.q[sl], rec.qd[sl], rec.tau[sl])
+        else:
+            names = np.array(rec.joint_names)
+            for i in range(sl.start, sl.stop):
+                cols = joint_order[i]
+                buf.add_joint_state(rec.t[i], list(names[cols]), rec.q[i, cols],
+                                    rec.qd[i, cols], rec.tau[i, cols])
         for win in buf.flush():
             yield unpack_window(win, buf.schema)
     for win in buf.flush(force=True, final=True):
