@@ -153,7 +153,9 @@ def _errors(robot, param_set: str, res, pi_true) -> dict:
     return identifiable_grouped(robot, param_set, [res.pi], [res.uncertainty], pi_true)
 
 
-def _online(rec, robot, param_set: str, conventions: bool = False, joint_order=None) -> dict:
+def _online(rec, robot, param_set: str, conventions: bool = False, windows=None) -> dict:
+    """Online result of ``rec`` (or of the buffer's ``windows`` of it, e.g. a bag fed by
+    :func:`legid_ros.bag.feed.bag_windows`): figures and the last result."""
     from legid_ros.core.identification.online import OnlineEstimator
     from legid_ros.core.pipeline.online_folding import FoldSettings, WindowFolder
     from legid_ros.core.pipeline.replay import recording_windows, replay_online
@@ -162,7 +164,8 @@ def _online(rec, robot, param_set: str, conventions: bool = False, joint_order=N
                           pi_cad=rec.pi_cad)
     # the buffer's contact rule with its defaults (fractions of the weight); rows near a contact
     # change left out as the batch methods' TRANSITION_S does
-    wins = recording_windows(rec, robot, conventions=conventions, joint_order=joint_order)
+    wins = windows if windows is not None else recording_windows(rec, robot,
+                                                                 conventions=conventions)
     run = replay_online(wins, est, WindowFolder(FoldSettings(
         use_ankle_ft=False, base='contacts', transition_s=TRANSITION_S)), 1.0)
     out = {'updates': run.updates, 'consistent_updates': run.consistent_updates,
