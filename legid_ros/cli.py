@@ -45,8 +45,8 @@ BENCHES = {
     'honesty': 'reported std against MuJoCo truths: z of what the data determine, coverage',
     'perf': 'timing figures in one run (<= ~3 min): online update, identify vs read, buffer CPU',
     'autoset': 'the parameter set chosen by the data on a humanoid with a shifted thigh COM',
-    'conventions': 'bags of setups we did not write (IMU topic/mounting, force axes): describe '
-                   '--bag, identify, check',
+    'conventions': 'bags of setups we did not write (Solo12, Talos; 12 of issue 24\'s '
+                   'conventions): describe --bag, identify, check, online',
     'excitation': 'designed whole-body excitations executed in MuJoCo and identified',
 }
 

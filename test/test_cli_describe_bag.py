@@ -140,3 +140,28 @@ def test_force_topics_that_name_no_foot_are_mapped_by_which_foot_is_loaded_when(
     assert list(named.feet) == order and list(robot.feet) != order  # numberings differ
     for name, foot in robot.feet.items():
         assert foot.wrench_topic == '/' + named.feet[name].wrench_topic, name
+
+
+def test_describe_bag_maps_joint_names_the_bag_gives_otherwise(solo12, solo12_run, tmp_path):
+    """A bag naming the joints solo/<urdf name, lower case>_joint, in another order in every
+    message: describe --bag maps each to its URDF joint (joint_name_map), one given by
+    --joint-map where no name matches; the described robot reads the bag."""
+    from legid_ros.core.sim.conventions import message_plan
+
+    run = solo12_run.slice(0, 400)
+    ro = Readout(joint_name_format='solo/{lower}_joint', shuffle_joints=True)
+    rec = read_out(run, solo12, ro)
+    rec.joint_names[0] = 'front_left_abduction'
+    (tmp_path / 'setup.yaml').write_text(yaml.safe_dump({**ro.description(solo12),
+                                                         'urdf': str(solo12.urdf_path)}))
+    bag = write_bag(rec, tmp_path / 'bag', robot=solo12,
+                    **message_plan(ro, rec.n, len(rec.joint_names)))
+    args = argparse.Namespace(urdf=str(solo12.urdf_path), feet=','.join(
+        f.link for f in solo12.feet.values()), lock=[], name='solo12', corner_sensors=False,
+        fsr_topic=None, bag=str(bag), frame=[], sensor_xyz=None, sensor_name=None,
+        imu_rpy=None, joint_map=[f'front_left_abduction={run.joint_names[0]}'],
+        out=str(tmp_path / 'd.yaml'))
+    assert describe.run(args) == 0
+    robot = load_robot(tmp_path / 'd.yaml')
+    assert sorted(robot.actuated_joint_names) == sorted(rec.joint_names)
+    np.testing.assert_array_equal(read_bag(bag, robot).q, rec.q)

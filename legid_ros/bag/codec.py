@@ -278,10 +278,24 @@ def _template(ts, typename: str, raws):
     return max(found, key=lambda f: names.count(list(f[0].name)))
 
 
+def _reordered(msg, names: List[str]):
+    """A joint state listing the joints ``names`` in that order (its arrays permuted alike;
+    an empty velocity or effort array stays empty)."""
+    index = {n: k for k, n in enumerate(msg.name)}
+    cols = np.array([index[n] for n in names])
+    msg.name = list(names)
+    for key in ('position', 'velocity', 'effort'):
+        arr = np.asarray(getattr(msg, key))
+        if len(arr) == len(cols):
+            setattr(msg, key, arr[cols])
+    return msg
+
+
 def decode_topic(ts, topic: str, typename: str, logs: List[int], raws: List[bytes]) -> dict:
     """All messages of one topic. A message whose bytes do not deserialise is left out and
     counted in ``'undecodable'``; so is a joint state naming other joints than the rest, in
-    ``'foreign'``, when they are at most a tenth (damaged names).
+    ``'foreign'``, when they are at most a tenth (damaged names). A joint state listing the
+    same joints in another order (a driver that does not keep one) is read in the first's.
 
     Returns:
         For fixed-layout types: ``{'stamp': ns (N,), 'log': ns (N,), 'values': (N, slots),
@@ -321,8 +335,10 @@ def decode_topic(ts, topic: str, typename: str, logs: List[int], raws: List[byte
         if msg is None:
             continue
         if typename == TYPES['joint_state'] and list(msg.name) != names:
-            foreign += 1
-            continue
+            if sorted(msg.name) != sorted(names):
+                foreign += 1
+                continue
+            msg = _reordered(msg, names)  # the same joints listed in another order
         stamps[i] = msg.header.stamp.sec * 10 ** 9 + msg.header.stamp.nanosec
         values[i], keep[i] = flatten(typename, msg), True
     if foreign > 0.1 * len(raws):  # not a few damaged names: the topic mixes joint sets

@@ -90,7 +90,8 @@ def _stamps(t: np.ndarray) -> np.ndarray:
 
 def write_bag(recording: Recording, path: Union[str, Path], storage: Optional[str] = None,
               robot: Optional[Robot] = None, overwrite: bool = False,
-              progress: Optional[bool] = None) -> Path:
+              progress: Optional[bool] = None, joint_order: Optional[np.ndarray] = None,
+              log_delay_s: Optional[np.ndarray] = None) -> Path:
     """Write a Recording as a rosbag2 directory.
 
     Args:
@@ -102,6 +103,10 @@ def write_bag(recording: Recording, path: Union[str, Path], storage: Optional[st
         robot: Robot giving the topic and frame names (default: ``recording.robot``).
         overwrite: Replace an existing bag at the bag directory.
         progress: Show a tqdm bar (default: only for long recordings on a TTY).
+        joint_order: Per sample, the joint columns its joint-state message lists, in that
+            order (N, nj) (a driver that publishes them in any order); default: column order.
+        log_delay_s: Per sample, how late its messages are logged after their header stamp
+            (N,) [s] (arrival jitter; default: logged at the stamp).
 
     Returns:
         The bag directory written.
@@ -154,6 +159,10 @@ def write_bag(recording: Recording, path: Union[str, Path], storage: Optional[st
         streams.append((POSE_TOPIC, TYPES['pose'], FixedLayout(_TS, TYPES['pose'], 'world'),
                         rec.base_pose_true))
     packed = [layout.pack(stamps, values) for _, _, layout, values in streams]
+    if joint_order is not None:
+        packed[0] = _shuffled_joint_states(rec, stamps, np.asarray(joint_order, int))
+    logs = stamps if log_delay_s is None else \
+        stamps + np.round(np.asarray(log_delay_s) * 1e9).astype(np.int64)
     show = (n > 20000 and sys.stderr.isatty()) if progress is None else progress
     try:
         with Writer(path, version=9, storage_plugin=plugins[storage]) as writer:
@@ -166,12 +175,28 @@ def write_bag(recording: Recording, path: Union[str, Path], storage: Optional[st
             write = writer.write
             for k in tqdm(range(n), desc=f'writing {path.name}', unit='sample',
                           disable=not show, mininterval=0.5, unit_scale=True):
-                stamp = int(stamps[k])
+                stamp = int(logs[k])
                 for conn, rows in pairs:
-                    write(conn, stamp, rows[k].data)
+                    write(conn, stamp, rows[k] if isinstance(rows, list) else rows[k].data)
     except (OSError, ValueError) as exc:
         raise BadInputError(f'cannot write bag {path}: {exc}') from exc
     return path
+
+
+def _shuffled_joint_states(rec: Recording, stamps: np.ndarray, order: np.ndarray) -> list:
+    """Serialised joint states, sample k listing the joints ``order[k]`` in that order."""
+
+    if order.shape != rec.q.shape:
+        raise BadInputError(f'joint_order has shape {order.shape}, expected {rec.q.shape}')
+    names = np.array(rec.joint_names)
+    mtype = 'sensor_msgs/msg/JointState'
+    out = []
+    for k, cols in enumerate(order):
+        header = make.header(_TS, int(stamps[k]), '')
+        values = np.concatenate([rec.q[k, cols], rec.qd[k, cols], rec.tau[k, cols]])
+        msg = make.message(_TS, mtype, header, values, list(names[cols]))
+        out.append(bytes(_TS.serialize_cdr(msg, mtype)))
+    return out
 
 
 def _single_messages(rec: Recording):

@@ -153,7 +153,9 @@ def _errors(robot, param_set: str, res, pi_true) -> dict:
     return identifiable_grouped(robot, param_set, [res.pi], [res.uncertainty], pi_true)
 
 
-def _online(rec, robot, param_set: str, conventions: bool = False) -> dict:
+def _online(rec, robot, param_set: str, conventions: bool = False, windows=None) -> dict:
+    """Online result of ``rec`` (or of the buffer's ``windows`` of it, e.g. a bag fed by
+    :func:`legid_ros.bag.feed.bag_windows`): figures and the last result."""
     from legid_ros.core.identification.online import OnlineEstimator
     from legid_ros.core.pipeline.online_folding import FoldSettings, WindowFolder
     from legid_ros.core.pipeline.replay import recording_windows, replay_online
@@ -162,7 +164,8 @@ def _online(rec, robot, param_set: str, conventions: bool = False) -> dict:
                           pi_cad=rec.pi_cad)
     # the buffer's contact rule with its defaults (fractions of the weight); rows near a contact
     # change left out as the batch methods' TRANSITION_S does
-    wins = recording_windows(rec, robot, conventions=conventions)
+    wins = windows if windows is not None else recording_windows(rec, robot,
+                                                                 conventions=conventions)
     run = replay_online(wins, est, WindowFolder(FoldSettings(
         use_ankle_ft=False, base='contacts', transition_s=TRANSITION_S)), 1.0)
     out = {'updates': run.updates, 'consistent_updates': run.consistent_updates,
@@ -198,9 +201,10 @@ def evaluate_robot(name: str, args, tmp: Path) -> dict:
     out['simulation_s'] = time.perf_counter() - t0
     out['physics'] = {k: v for k, v in train.meta.items() if isinstance(v, (int, float, str))}
     if args.air_force_n > 0:
+        from legid_ros.core.sim.conventions import keep_air_force
         out['air_force_n'] = args.air_force_n
         for r in (train, val):
-            keep_air_force(r, args.air_force_n)
+            keep_air_force(r.foot_wrench, args.air_force_n)
     train = _bag_roundtrip(train, robot, tmp, f'{name}_train')
     val = _bag_roundtrip(val, robot, tmp, f'{name}_val')
     pis = {'truth': pi_true, 'urdf': train.pi_cad}
@@ -252,12 +256,6 @@ def evaluate_robot(name: str, args, tmp: Path) -> dict:
                 'not_identifiable_combinations'):
         out[key] = methods[best].get(key)
     return out
-
-
-def keep_air_force(rec, force_n: float) -> None:
-    """Every foot wrench's normal force (its frame's z) at least ``force_n`` [N], in place."""
-    for w in rec.foot_wrench.values():
-        w[:, 2] = np.maximum(w[:, 2], force_n)
 
 
 def _errors_from_pi(robot, param_set: str, pi, pi_true) -> dict:

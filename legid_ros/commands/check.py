@@ -69,6 +69,7 @@ def _facts(bag, imu_topic: str = '/imu'):
                                     for m in msgs])
         if topic == JOINT_STATES and msgs:
             facts.joint_names = list(msgs[0].name)
+            facts.joint_motion = _joint_motion(msgs)
         if topic == imu_topic and mtype == 'sensor_msgs/msg/Imu' and msgs:
             quat = np.array([[m.orientation.x, m.orientation.y, m.orientation.z,
                               m.orientation.w] for m in msgs])
@@ -78,6 +79,19 @@ def _facts(bag, imu_topic: str = '/imu'):
             facts.imu_acc_norm = float(np.median(np.linalg.norm(acc, axis=1)))
         facts.topics[topic] = tf
     return facts
+
+
+def _joint_motion(msgs) -> dict:
+    """Per joint name, the span of its position over the joint states ``msgs`` (1st to 99th
+    percentile) [rad or m]; each message's names say its order."""
+    import numpy as np
+
+    values: dict = {}
+    for m in msgs:
+        for name, p in zip(m.name, m.position):
+            values.setdefault(name, []).append(p)
+    return {name: float(np.subtract(*np.nanpercentile(v, [99, 1]))) for name, v in
+            values.items() if np.isfinite(v).any()}
 
 
 def _physical(args, robot, facts):

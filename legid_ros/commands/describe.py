@@ -49,6 +49,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              '{foot}_force_{k})')
     parser.add_argument('--imu-rpy', default=None, metavar='R,P,Y',
                         help='IMU mounting: sensor axes in the IMU frame [rad]')
+    parser.add_argument('--joint-map', action='append', default=[], metavar='BAG=URDF',
+                        help='a /joint_states name for a URDF joint (repeat or comma-separate; '
+                             'with --bag, names matching but for namespace, case and a _joint '
+                             'affix are mapped without it)')
     parser.add_argument('--out', help='description YAML to write (default: print it)')
 
 
@@ -91,6 +95,20 @@ def _points(text):
     if not text:
         return None
     return [_floats(p, 3, '--sensor-xyz') for p in text.split(';') if p.strip()]
+
+
+def _joint_map(items) -> dict:
+    """--joint-map BAG=URDF[,BAG=URDF] (repeatable) -> {bag name: URDF name}."""
+    from legid_ros.core.errors import BadInputError
+
+    out = {}
+    for item in items:
+        for pair in filter(None, (p.strip() for p in item.split(','))):
+            bag, sep, urdf = pair.partition('=')
+            if not sep or not bag or not urdf:
+                raise BadInputError(f'--joint-map {pair!r}: write BAG=URDF')
+            out[bag] = urdf
+    return out
 
 
 def _frame(item: str):
@@ -206,12 +224,15 @@ def run(args: argparse.Namespace) -> int:
     frames = [f.name for f in model.frames]
     for item in args.frame:
         result.warnings.extend(add_frame(result.description, *_frame(item), frames))
+    if getattr(args, 'joint_map', None) and not args.bag:
+        result.description['joint_name_map'] = _joint_map(args.joint_map)
     if args.bag:
         from legid_ros.commands.check import _facts
         rpy = [float(x) for x in args.imu_rpy.split(',')] if args.imu_rpy else None
         facts = _facts(args.bag)
         result.warnings.extend(map_streams(result.description, facts, frames, rpy,
-                                           [_frame(item)[0] for item in args.frame]))
+                                           [_frame(item)[0] for item in args.frame],
+                                           _joint_map(getattr(args, 'joint_map', []))))
         result.warnings.extend(_by_load(result.description, args.bag, facts, frames,
                                         [_frame(item)[0] for item in args.frame]))
         result.warnings.extend(_heading(result.description, args.bag))
@@ -220,6 +241,8 @@ def run(args: argparse.Namespace) -> int:
         command += ['--lock', item]
     for item in args.frame:
         command += ['--frame', item]
+    for item in getattr(args, 'joint_map', []):
+        command += ['--joint-map', item]
     for flag, value in (('--name', args.name), ('--fsr-topic', args.fsr_topic),
                         ('--sensor-xyz', args.sensor_xyz), ('--sensor-name', args.sensor_name),
                         ('--bag', args.bag), ('--imu-rpy', args.imu_rpy)):

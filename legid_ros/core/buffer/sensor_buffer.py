@@ -69,6 +69,7 @@ class Buffer:
     def __init__(self, cfg: BufferConfig, kinematics=None, imu: Optional[ImuSpec] = None):
         self.cfg = cfg
         self.imu = imu if imu is not None and not imu.is_internal else None
+        self._imu_t0 = None  # [s] first IMU stamp converted (a drifting heading's origin)
         self.schema = ChannelSchema.for_config(cfg)
         self.kin = kinematics
         self.nj = len(cfg.joint_names)
@@ -226,7 +227,7 @@ class Buffer:
 
     def add_imus(self, stamps, quat_xyzw, gyro, acc) -> int:
         """Batch of IMU samples (see :meth:`add_imu`), arrays (n, 4), (n, 3), (n, 3)."""
-        quat_xyzw, gyro, acc = self._imu_internal(quat_xyzw, gyro, acc)
+        quat_xyzw, gyro, acc = self._imu_internal(quat_xyzw, gyro, acc, stamps)
         return self._add_aux_batch(self._imu, np.asarray(stamps, float),
                                    np.hstack([quat_xyzw, gyro, acc]), 'imu')
 
@@ -283,9 +284,10 @@ class Buffer:
             self._event(f'{event}_{what}')
         return event in ('', 'out_of_order_stamp')
 
-    def _imu_internal(self, quat, gyro, acc):
-        """IMU arrays (n, 4), (n, 3), (n, 3) in the internal convention (unchanged when no
-        conversion is set or their shapes are wrong: the length check counts those)."""
+    def _imu_internal(self, quat, gyro, acc, stamps):
+        """IMU arrays (n, 4), (n, 3), (n, 3) at ``stamps`` [s] in the internal convention
+        (unchanged when no conversion is set or their shapes are wrong: the length check
+        counts those); a drifting heading counts from the first IMU stamp."""
         if self.imu is None:
             return quat, gyro, acc
         try:
@@ -295,13 +297,20 @@ class Buffer:
         if not (quat.ndim == gyro.ndim == acc.ndim == 2 and quat.shape[1] == 4
                 and gyro.shape[1] == acc.shape[1] == 3):
             return quat, gyro, acc
-        return imu_to_internal(quat, gyro, acc, self.imu, canonical=False)
+        t_s = None
+        if self.imu.heading_drift_rad_s:
+            stamps = np.asarray(stamps, float).reshape(-1)
+            if self._imu_t0 is None and stamps.size and np.isfinite(stamps[0]):
+                self._imu_t0 = float(stamps[0])
+            t_s = stamps - (self._imu_t0 if self._imu_t0 is not None else 0.0)
+            t_s = np.where(np.isfinite(t_s), t_s, 0.0) if t_s.size == len(quat) else None
+        return imu_to_internal(quat, gyro, acc, self.imu, canonical=False, t_s=t_s)
 
     def add_imu(self, stamp: float, quat_xyzw, gyro, acc) -> bool:
         """Add an IMU sample: orientation [x, y, z, w], rate [rad/s], specific force [m/s^2]
         (in the sensor's conventions: converted with ``imu``)."""
         if self.imu is not None and len(quat_xyzw) == 4 and len(gyro) == len(acc) == 3:
-            quat, g, a = self._imu_internal([quat_xyzw], [gyro], [acc])
+            quat, g, a = self._imu_internal([quat_xyzw], [gyro], [acc], [stamp])
             quat_xyzw, gyro, acc = quat[0], g[0], a[0]
         return self._add_aux(self._imu, stamp, (*quat_xyzw, *gyro, *acc), 'imu')
 

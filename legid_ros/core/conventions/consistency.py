@@ -7,8 +7,9 @@ use), with the base orientation the IMU gives:
   the frame the forces are expressed in: a sum that is not vertical);
 - at rest, the IMU's gravity direction is the stance feet's ground normal (mounting
   rotation ``imu.rpy``, ``imu.frame``);
-- world-axes foot forces balance the moments at rest in the IMU's world (``imu.heading_rad``:
-  the yaw of the IMU's reference in the forces' world, estimated from that balance);
+- world-axes foot wrenches balance the moments at rest in the IMU's world
+  (``imu.heading_rad``: the yaw of the IMU's reference in the forces' world, estimated from
+  that balance, forces and moments);
 - a foot whose force vanishes stands while another is lifted (topics of two feet swapped);
 - a foot's CoP from its sole sensors matches the CoP of its wrench, and lies on its sole.
 
@@ -68,6 +69,7 @@ class WorldView:
         self.world = {i: (np.einsum('nij,njk->nik', r_wb, m[:, :, :3]),
                           np.einsum('nij,nj->ni', r_wb, m[:, :, 3])) for i, m in base.items()}
         self.force_w: Dict[str, np.ndarray] = {}
+        self.moment_w: Dict[str, np.ndarray] = {}  # about the F/T frame's origin (wrench)
         self.fsr: Dict[str, np.ndarray] = {}
         for f, foot in robot.feet.items():
             if source == 'fsr' and f in rec.fsr:
@@ -77,6 +79,7 @@ class WorldView:
             elif f in rec.foot_wrench:
                 rot = self.world[robot.frame_id(foot.wrench_frame)][0]
                 self.force_w[f] = np.einsum('nij,nj->ni', rot, rec.foot_wrench[f][idx, :3])
+                self.moment_w[f] = np.einsum('nij,nj->ni', rot, rec.foot_wrench[f][idx, 3:])
         self.wrench = {f: rec.foot_wrench[f][idx] for f in rec.foot_wrench}
         self.weight = robot.total_mass * GRAVITY
 
@@ -213,48 +216,68 @@ def _cop(v: WorldView, rec_fsr: Dict[str, np.ndarray], out: List[str]) -> None:
 
 
 def _heading(v: WorldView) -> Optional[float]:
-    """Yaw [rad] to add to ``imu.heading_rad`` so that the world-axes foot forces balance the
-    moments at rest (None without world-axes forces, rest samples or horizontal force)."""
+    """Yaw [rad] to add to ``imu.heading_rad`` so that the world-axes foot wrenches balance
+    the moments at rest (None without world-axes wrenches, rest samples or horizontal force
+    or moment).
+
+    At rest the feet's wrenches (a point foot's force at its contact point, a flat foot's
+    wrench about its F/T frame's origin) have no moment about the COM. The world-axes wrenches turned by a yaw ``t`` give a moment that is
+    linear in (1, cos t, sin t): its squared norm summed over the rest samples is a quadratic
+    form in them, minimised on the circle (a fine grid, then refined). Point feet: the
+    vertical moment only (horizontal forces on horizontal levers; it does not depend on where
+    the COM is, the horizontal ones do through the CAD COM); flat feet: every component, their
+    moments turning too (a humanoid standing still pushes little sideways).
+    """
     import pinocchio as pin
 
     robot = v.robot
     feet = [f for f, foot in robot.feet.items() if foot.expressed_in == 'world'
             and f in v.force_w]
-    if not feet or len(v.force_w) != len(robot.feet):
+    if not feet or len(v.force_w) != len(robot.feet) or len(v.moment_w) != len(robot.feet):
         return None
     rest = np.flatnonzero(_rest(v))
     if rest.size < 10:
         return None
     data = robot.model.createData()
     q = pin.neutral(robot.model)
-    r_all, f_all = [], []
+    at = {f: robot.frame_id(foot.sole_frame if foot.contact == 'point' else foot.wrench_frame)
+          for f, foot in robot.feet.items()}  # where each force acts: contact point, F/T frame
+    r_all = []
     for k in rest:
         q[7:] = v.joints[k]
-        com_b = pin.centerOfMass(robot.model, data, q)
-        c = v.r_wb[k] @ com_b
-        r_all.append([v.world[robot.frame_id(robot.feet[f].sole_frame)][1][k] - c
-                      for f in robot.feet])
-        f_all.append([v.force_w[f][k] for f in robot.feet])
-    r, f = np.array(r_all), np.array(f_all)  # (K, feet, 3)
-    turned = {f_: f_ in feet for f_ in robot.feet}
-    mask = np.array([turned[f_] for f_ in robot.feet])
-    if np.median(np.linalg.norm(f[:, mask, :2], axis=2)) < 0.005 * v.weight:
+        c = v.r_wb[k] @ pin.centerOfMass(robot.model, data, q)
+        r_all.append([v.world[at[f]][1][k] - c for f in robot.feet])
+    r = np.array(r_all)  # (K, feet, 3)
+    f = np.stack([v.force_w[f_][rest] for f_ in robot.feet], axis=1)
+    n = np.stack([v.moment_w[f_][rest] for f_ in robot.feet], axis=1)
+    turned = np.array([f_ in feet for f_ in robot.feet])[None, :, None]
+    lever = 0.1  # [m] a horizontal force's lever against the feet's moments
+    info = np.linalg.norm(np.where(turned, f, 0.0)[..., :2], axis=2) * lever \
+        + np.linalg.norm(np.where(turned, n, 0.0)[..., :2], axis=2)
+    if np.median(info.sum(axis=1)) < 0.005 * v.weight * lever:
         return None
 
-    def moment(theta):  # (K, 3) moment about the COM with the turned forces rotated
-        c, s_ = np.cos(theta), np.sin(theta)
-        rot = np.array([[c, -s_, 0.0], [s_, c, 0.0], [0.0, 0.0, 1.0]])
-        return np.cross(r, np.where(mask[None, :, None], f @ rot.T, f)).sum(axis=1)
+    def parts(x):  # x = P0 x + cos t P1 x + sin t P2 x for the turned feet's vectors
+        zero = np.zeros_like(x[..., 0])
+        return (np.where(turned, np.stack([zero, zero, x[..., 2]], -1), x),
+                np.where(turned, np.stack([x[..., 0], x[..., 1], zero], -1), 0.0),
+                np.where(turned, np.stack([-x[..., 1], x[..., 0], zero], -1), 0.0))
+    m = [(np.cross(r, fp) + npart).sum(axis=1) for fp, npart in zip(parts(f), parts(n))]
 
-    # the z moment is a cos(t) + b sin(t) + (feet not turned): least squares on the circle
-    turned_f = np.where(mask[None, :, None], f, 0.0)
-    a = np.cross(r, turned_f).sum(axis=1)[:, 2]
-    b = np.cross(r, np.stack([-turned_f[..., 1], turned_f[..., 0], 0.0 * turned_f[..., 2]],
-                             axis=-1)).sum(axis=1)[:, 2]
-    vec = np.linalg.eigh(np.array([[a @ a, a @ b], [a @ b, b @ b]]))[1][:, 0]
-    theta = float(np.arctan2(vec[1], vec[0]))
-    best = min((theta, theta + np.pi), key=lambda t: float(np.sum(moment(t)[:, :2] ** 2)))
-    return -float(np.arctan2(np.sin(best), np.cos(best)))  # the forces turned back: -best
+    def cost(theta, axes=slice(0, 3)):
+        gram = np.array([[np.sum(a[:, axes] * b[:, axes]) for b in m] for a in m])
+        basis = np.stack([np.ones_like(theta), np.cos(theta), np.sin(theta)])
+        return np.einsum('in,ij,jn->n', basis, gram, basis)
+    point = all(robot.feet[f_].contact == 'point' for f_ in feet)
+    axes = slice(2, 3) if point else slice(0, 3)
+    grid = np.linspace(-np.pi, np.pi, 3600, endpoint=False)
+    best = grid[np.argmin(cost(grid, axes))]
+    fine = best + np.linspace(-0.002, 0.002, 401)  # [rad] around the grid's best
+    best = fine[np.argmin(cost(fine, axes))]
+    if point:  # the vertical moment leaves a half turn open: the whole moment closes it
+        twins = np.array([best, best + np.pi])
+        best = twins[np.argmin(cost(twins))]
+    return -float(np.arctan2(np.sin(best), np.cos(best)))  # the wrenches turned back: -best
 
 
 def heading_correction(robot, rec) -> Optional[float]:

@@ -42,7 +42,8 @@ def quat_matrices(quat: np.ndarray) -> np.ndarray:
 
 
 def imu_to_internal(quat: np.ndarray, gyro: np.ndarray, acc: np.ndarray, imu: ImuSpec,
-                    canonical: bool = True) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+                    canonical: bool = True, t_s: Optional[np.ndarray] = None
+                    ) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
     """IMU readings of a sensor mounted ``imu.rpy`` in ``imu.frame`` with its reference yawed
     by ``imu.heading_rad`` -> in the axes of ``imu.frame`` and the force world (new arrays).
 
@@ -55,6 +56,8 @@ def imu_to_internal(quat: np.ndarray, gyro: np.ndarray, acc: np.ndarray, imu: Im
         canonical: Quaternions with w >= 0; False keeps the input's sign (a fixed rotation on
             either side is linear in the quaternion), so a sign-continuous stream stays
             continuous for the buffer's interpolation between samples.
+        t_s: Sample times after the stream's first sample (n,) [s], for a drifting heading
+            (``imu.heading_drift_rad_s``); None takes the heading at the first sample.
     """
     quat = np.array(quat, float)
     r_fs = imu.rotation  # sensor axes in the IMU frame
@@ -62,7 +65,9 @@ def imu_to_internal(quat: np.ndarray, gyro: np.ndarray, acc: np.ndarray, imu: Im
     ok = np.isfinite(quat).all(axis=1) & (norm > 0)
     if ok.any():
         r_ws = Rotation.from_quat(quat[ok])
-        heading = Rotation.from_euler('z', imu.heading_rad)
+        heading = imu.heading(None if t_s is None else np.asarray(t_s, float)[ok])
+        heading = Rotation.from_euler('z', np.reshape(heading, (-1, 1)) if np.ndim(heading)
+                                      else heading)
         q = (heading * r_ws * Rotation.from_matrix(r_fs).inv()).as_quat()
         if canonical:
             q *= np.sign(q[:, 3:4] + 1e-12)
@@ -136,8 +141,10 @@ def to_internal(rec: Recording, robot) -> Recording:
     done = []
     if not robot.imu.is_internal:
         rec.imu_quat, rec.imu_gyro, rec.imu_acc = imu_to_internal(
-            rec.imu_quat, rec.imu_gyro, rec.imu_acc, robot.imu)
-        done.append(f'imu rpy {list(robot.imu.rpy)} heading {robot.imu.heading_rad} rad')
+            rec.imu_quat, rec.imu_gyro, rec.imu_acc, robot.imu, t_s=rec.t - rec.t[0])
+        done.append(f'imu rpy {list(robot.imu.rpy)} heading {robot.imu.heading_rad} rad'
+                    + (f' drifting {robot.imu.heading_drift_rad_s} rad/s'
+                       if robot.imu.heading_drift_rad_s else ''))
     feet = [f for f, foot in robot.feet.items()
             if foot.expressed_in != 'sensor' and f in rec.foot_wrench]
     if feet:

@@ -9,7 +9,8 @@ Keys read here (all optional; defaults give the internal convention)::
       frame_id: imu             # header frame_id in the bag (default: frame)
       rpy: [0, 0, 1.5708]       # sensor axes in ``frame`` (mounting rotation) [rad]
       heading_rad: 0.3          # yaw of the IMU's reference (its "world") in the world the
-                                # foot forces are expressed in [rad]
+                                # foot forces are expressed in, at the first sample [rad]
+      heading_drift_rad_s: 0.0  # drift of that yaw (an IMU without magnetometer) [rad/s]
     feet:
       lf:
         expressed_in: world     # axes of the foot's forces: sensor (ft_frame, default),
@@ -32,7 +33,7 @@ import pinocchio as pin
 
 from legid_ros.core.description.errors import DescriptionKeyError, suggest
 
-IMU_KEYS = ('topic', 'frame', 'frame_id', 'rpy', 'heading_rad')
+IMU_KEYS = ('topic', 'frame', 'frame_id', 'rpy', 'heading_rad', 'heading_drift_rad_s')
 EXPRESSED_IN = ('sensor', 'foot', 'world')
 DEFAULT_IMU_TOPIC = '/imu'
 IMU_TYPE = 'sensor_msgs/msg/Imu'
@@ -48,7 +49,9 @@ class ImuSpec:
         frame: Model frame the IMU is fixed to.
         frame_id: Header frame id of its messages.
         rpy: Sensor axes in ``frame``: roll, pitch, yaw [rad].
-        heading_rad: Yaw of the IMU's reference frame in the force world [rad].
+        heading_rad: Yaw of the IMU's reference frame in the force world at the first
+            sample [rad].
+        heading_drift_rad_s: Drift of that yaw [rad/s].
     """
 
     topic: str = DEFAULT_IMU_TOPIC
@@ -56,6 +59,7 @@ class ImuSpec:
     frame_id: str = 'trunk'
     rpy: tuple = (0.0, 0.0, 0.0)
     heading_rad: float = 0.0
+    heading_drift_rad_s: float = 0.0
 
     @property
     def rotation(self) -> np.ndarray:
@@ -65,7 +69,14 @@ class ImuSpec:
     @property
     def is_internal(self) -> bool:
         """Whether its readings need no conversion (axes of ``frame``, heading 0)."""
-        return not any(self.rpy) and self.heading_rad == 0.0
+        return not any(self.rpy) and self.heading_rad == 0.0 and self.heading_drift_rad_s == 0.0
+
+    def heading(self, t_s=None):
+        """Yaw of the IMU's reference [rad] at times ``t_s`` [s] after the first sample (an
+        array; the constant heading without times)."""
+        if t_s is None or self.heading_drift_rad_s == 0.0:
+            return self.heading_rad
+        return self.heading_rad + self.heading_drift_rad_s * np.asarray(t_s, float)
 
 
 def abs_topic(name: str) -> str:
@@ -103,7 +114,9 @@ def parse_imu(desc: dict, path: Optional[str] = None) -> ImuSpec:
     return ImuSpec(topic=abs_topic(str(raw.get('topic', DEFAULT_IMU_TOPIC))), frame=frame,
                    frame_id=str(raw.get('frame_id', frame)),
                    rpy=finite_vector(raw.get('rpy'), 'imu.rpy', 3, path, (0, 0, 0)),
-                   heading_rad=_number(raw.get('heading_rad', 0.0), 'imu.heading_rad', path))
+                   heading_rad=_number(raw.get('heading_rad', 0.0), 'imu.heading_rad', path),
+                   heading_drift_rad_s=_number(raw.get('heading_drift_rad_s', 0.0),
+                                               'imu.heading_drift_rad_s', path))
 
 
 def parse_expressed_in(f: dict, key: str, path: Optional[str]) -> str:

@@ -21,6 +21,7 @@ IMU_TYPE = 'sensor_msgs/msg/Imu'
 WRENCH_TYPE = 'geometry_msgs/msg/WrenchStamped'
 MIN_RATE_HZ = 50.0  # [Hz] slowest usable joint-state and force rate
 LOAD_TOLERANCE = 0.25  # [-] median total contact force within 25 % of the weight
+LOCKED_MOTION_MAX = 0.0175  # [rad] span of a locked joint's position (1 deg: servo jitter)
 
 
 @dataclass
@@ -55,10 +56,13 @@ class RecordingFacts:
         joint_names: Joint names of the joint-state messages (first message).
         imu_quat_norm: Median |orientation quaternion| of the IMU [-] (NaN if no IMU).
         imu_acc_norm: Median |linear acceleration| of the IMU [m/s^2] (NaN if no IMU).
+        joint_motion: Per joint of the joint-state messages, the span of its position (1st
+            to 99th percentile of the sampled messages) [rad or m].
     """
 
     topics: Dict[str, TopicFacts]
     joint_names: List[str] = field(default_factory=list)
+    joint_motion: Dict[str, float] = field(default_factory=dict)
     imu_quat_norm: float = float('nan')
     imu_acc_norm: float = float('nan')
 
@@ -92,7 +96,12 @@ def _joints(robot: Robot, facts: RecordingFacts) -> List[str]:
             out.append(f'joint {name!r} of the description is not in {JOINT_STATES}; {hint}')
     known = set(robot.actuated_joint_names) | set(robot.locked_joints)
     for name in facts.joint_names:
-        if name not in known:
+        moved = facts.joint_motion.get(name, 0.0)
+        if name in robot.locked_joints and moved > LOCKED_MOTION_MAX:
+            out.append(f'locked_joints.{name}: the joint moves by {np.degrees(moved):.1f} deg '
+                       f'in {JOINT_STATES} (1st to 99th percentile); it is not locked; fix: '
+                       f'remove {name} from locked_joints')
+        elif name not in known:
             out.append(f'joint {name!r} in {JOINT_STATES} is not in the description; add it '
                        'to locked_joints if it does not move, or map it in joint_name_map')
     return out

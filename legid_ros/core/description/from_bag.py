@@ -7,7 +7,8 @@ RecordingFacts`): the IMU topic (the ``sensor_msgs/Imu`` topic) and its frame; p
 -> ``expressed_in: world``; a frame of the foot -> ``ft_frame``) and ``frame_id``; the
 declared ``force_sensing``. A frame the description creates never takes a name the bag gives
 to another place: it is renamed (``<name>_centre``) with a one-line reason. The joint names
-of ``/joint_states`` are compared with the model's.
+of ``/joint_states`` are compared with the model's: those named otherwise are mapped
+(``joint_name_map``) as given, else by a name match (namespace, case, ``_joint`` affix).
 """
 
 from __future__ import annotations
@@ -167,10 +168,11 @@ def set_wrench_topic(desc: dict, foot: str, topic: str, facts: RecordingFacts,
 
 
 def map_streams(desc: dict, facts: RecordingFacts, urdf_frames: List[str],
-                imu_rpy=None, user_frames=()) -> List[str]:
+                imu_rpy=None, user_frames=(), joint_map=None) -> List[str]:
     """Map ``desc`` (from :func:`~legid_ros.core.description.generate.describe_urdf`) onto
     the bag's streams, in place; returns the warnings (one line each). ``user_frames``:
-    the frames the user defined (``--frame``), never renamed."""
+    the frames the user defined (``--frame``), never renamed; ``joint_map``: bag joint
+    name -> URDF joint name pairs given (``--joint-map``), others matched by name."""
     warnings: List[str] = []
     imus = sorted(t for t, tf in facts.topics.items() if tf.msgtype == IMU_TYPE)
     if imus:
@@ -204,8 +206,50 @@ def map_streams(desc: dict, facts: RecordingFacts, urdf_frames: List[str],
     if len(chosen) == len(desc['feet']):
         desc['force_sensing'] = 'wrench'
     model_joints = {j for leg in desc.get('legs', {}).values() for j in leg['joints']}
-    missing = sorted(model_joints - set(facts.joint_names)) if facts.joint_names else []
-    if missing:
-        warnings.append(f'joints {", ".join(missing[:4])}{" ..." if len(missing) > 4 else ""}'
-                        ' are not in /joint_states: map the bag\'s names in joint_name_map')
+    warnings += map_joint_names(desc, model_joints, facts.joint_names, joint_map or {})
+    return warnings
+
+
+def joint_key(name: str) -> str:
+    """A joint name as matched across setups: its last ``/`` token, lower case, without a
+    ``joint`` affix and separators (``robot/FL_HAA_joint`` -> ``flhaa``)."""
+    key = name.rsplit('/', 1)[-1].lower()
+    key = re.sub(r'(^joint[_\-]?|[_\-]?joint$)', '', key)
+    return re.sub(r'[^a-z0-9]', '', key)
+
+
+def map_joint_names(desc: dict, model_joints, bag_joints: List[str],
+                    given: Dict[str, str]) -> List[str]:
+    """Set ``joint_name_map`` (bag name -> URDF name) for the model joints the bag names
+    otherwise: the ``given`` pairs (``--joint-map``), then the bag names that match one model
+    joint by :func:`joint_key`; in place, returns the warnings."""
+    if not bag_joints:
+        return []
+    bag = set(bag_joints)
+    out: Dict[str, str] = {b: u for b, u in given.items() if b in bag and u in model_joints}
+    warnings = [f'--joint-map {b}={u}: ' + (f'{b!r} is not in /joint_states' if b not in bag
+                                            else f'{u!r} is not a moving URDF joint')
+                for b, u in given.items() if (b, u) not in out.items()]
+    missing = sorted(set(model_joints) - bag - set(out.values()))
+    free = [b for b in bag_joints if b not in model_joints and b not in out]
+    by_key: Dict[str, List[str]] = {}
+    for b in free:
+        by_key.setdefault(joint_key(b), []).append(b)
+    matched = {}
+    for j in missing:
+        hits = by_key.get(joint_key(j), [])
+        if len(hits) == 1 and sum(joint_key(m) == joint_key(j) for m in missing) == 1:
+            matched[hits[0]] = j
+    out.update(matched)
+    if out:
+        desc['joint_name_map'] = dict(sorted(out.items()))
+    if matched:
+        warnings.append(f'joint_name_map: {len(matched)} joints of /joint_states named otherwise'
+                        f' than the URDF, matched by name ({next(iter(matched))} -> '
+                        f'{matched[next(iter(matched))]} ...): check them')
+    left = sorted(set(missing) - set(matched.values()))
+    if left:
+        warnings.append(f'joints {", ".join(left[:4])}{" ..." if len(left) > 4 else ""} are '
+                        'not in /joint_states: map the bag\'s names in joint_name_map '
+                        '(--joint-map BAG=URDF)')
     return warnings

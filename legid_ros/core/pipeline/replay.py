@@ -26,10 +26,34 @@ from legid_ros.core.recording import Recording
 from legid_ros.core.robot import Robot
 
 
+def make_buffer(robot: Robot, mode: str, fsr_count: Dict[str, int], ft_feet: List[str],
+                thresholds: Optional[ContactThresholds] = None, conventions: bool = False,
+                **config) -> Buffer:
+    """The buffer's core as the buffer node builds it for ``robot``.
+
+    Args:
+        robot: The robot (joint names, feet, sensor conventions).
+        mode: 'wrench' or 'fsr'.
+        fsr_count: Sole sensors per foot.
+        ft_feet: Feet whose raw ankle F/T readings are carried.
+        thresholds: The contact rule's thresholds (default: the node's).
+        conventions: Its inputs are in the description's sensor conventions (converted as the
+            node does), not the internal one.
+        **config: Other :class:`BufferConfig` fields.
+    """
+    feet = list(robot.feet)
+    cfg = BufferConfig(joint_names=list(robot.actuated_joint_names), feet=feet, force_mode=mode,
+                       fsr_count=fsr_count, ankle_ft_feet=ft_feet, **config)
+    axes = {f: robot.feet[f].expressed_in for f in feet} if conventions else None
+    return Buffer(cfg, StreamKinematics(robot, mode, thresholds, expressed_in=axes),
+                  imu=robot.imu if conventions else None)
+
+
 def recording_windows(rec: Recording, robot: Robot, force_mode: Optional[str] = None,
                       ankle_ft: bool = True, chunk: int = 100,
                       thresholds: Optional[ContactThresholds] = None,
-                      conventions: bool = False, **config) -> Iterator[WindowData]:
+                      conventions: bool = False, joint_order: Optional[np.ndarray] = None,
+                      **config) -> Iterator[WindowData]:
     """Windows the buffer cuts from ``rec``, in order.
 
     Args:
@@ -44,6 +68,8 @@ def recording_windows(rec: Recording, robot: Robot, force_mode: Optional[str] = 
             :mod:`legid_ros.core.sim.conventions`), not the internal one (a bag read by
             ``read_bag``): the buffer converts the IMU and the foot wrenches as the buffer node
             does.
+        joint_order: Per sample, the joint columns its joint-state message lists, in that
+            order (N, nj) (a driver that shuffles them): fed message by message.
         **config: Other :class:`BufferConfig` fields (window ``length``, ``hop``, cutoffs ...).
 
     Yields:
@@ -60,12 +86,8 @@ def recording_windows(rec: Recording, robot: Robot, force_mode: Optional[str] = 
         raise BadInputError(f'recording has no {mode} data for feet {missing}; pass the other '
                             "force_mode ('wrench' or 'fsr')")
     ft_feet = [f for f in feet if ankle_ft and f in rec.ankle_ft]
-    cfg = BufferConfig(joint_names=list(robot.actuated_joint_names), feet=feet, force_mode=mode,
-                       fsr_count={f: rec.fsr[f].shape[1] for f in feet if f in rec.fsr},
-                       ankle_ft_feet=ft_feet, **config)
-    axes = {f: robot.feet[f].expressed_in for f in feet} if conventions else None
-    buf = Buffer(cfg, StreamKinematics(robot, mode, thresholds, expressed_in=axes),
-                 imu=robot.imu if conventions else None)
+    buf = make_buffer(robot, mode, {f: rec.fsr[f].shape[1] for f in feet if f in rec.fsr},
+                      ft_feet, thresholds, conventions, **config)
     for k in range(0, rec.n, chunk):
         sl = slice(k, min(k + chunk, rec.n))
         t = rec.t[sl]
@@ -78,7 +100,14 @@ def recording_windows(rec: Recording, robot: Robot, force_mode: Optional[str] = 
                     buf.add_fsrs(foot, j, t, rec.fsr[foot][sl, j])
         for foot in ft_feet:
             buf.add_ankle_fts(foot, t, rec.ankle_ft[foot][sl])
-        buf.add_joint_states(t, rec.joint_names, rec.q[sl], rec.qd[sl], rec.tau[sl])
+        if joint_order is None:
+            buf.add_joint_states(t, rec.joint_names, rec.q[sl], rec.qd[sl], rec.tau[sl])
+        else:
+            names = np.array(rec.joint_names)
+            for i in range(sl.start, sl.stop):
+                cols = joint_order[i]
+                buf.add_joint_state(rec.t[i], list(names[cols]), rec.q[i, cols],
+                                    rec.qd[i, cols], rec.tau[i, cols])
         for win in buf.flush():
             yield unpack_window(win, buf.schema)
     for win in buf.flush(force=True, final=True):

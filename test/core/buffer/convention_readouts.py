@@ -43,10 +43,10 @@ def make_setups(solo12, solo12_run, root):
     return canon, run, out
 
 
-def rows(rec, robot, conventions):
+def rows(rec, robot, conventions, joint_order=None):
     """Every row the buffer's core emits for ``rec`` (first copy of each stamp), by field."""
-    return window_rows(list(recording_windows(rec, robot, conventions=conventions)),
-                       list(robot.feet))
+    return window_rows(list(recording_windows(rec, robot, conventions=conventions,
+                                              joint_order=joint_order)), list(robot.feet))
 
 
 def window_rows(wins, feet):

@@ -26,6 +26,22 @@ def test_a_setup_s_streams_give_the_canonical_windows(setups, name):
                         run, canon, READOUTS[name].force_expressed_in == 'world')
 
 
+def test_mapped_joint_names_in_a_shuffled_order_give_the_canonical_windows(setups, tmp_path):
+    """Joint states under the bag's own names (the description's joint_name_map), listing
+    the joints in another order in every message: the canonical windows."""
+    from convention_readouts import _robot
+
+    from legid_ros.core.sim.conventions import Readout, message_plan, read_out
+    canon, run, _ = setups
+    ro = Readout(joint_name_format='robot/{lower}_joint', shuffle_joints=True)
+    robot = _robot(ro.description(canon), canon.urdf_path, tmp_path / 'names.yaml')
+    raw = read_out(run, canon, ro)
+    order = message_plan(ro, raw.n, len(raw.joint_names))['joint_order']
+    assert robot.actuated_joint_names == raw.joint_names != run.joint_names
+    assert_same_windows(rows(raw, robot, True, order), rows(run, canon, conventions=False),
+                        run, canon, False)
+
+
 def test_without_conversion_the_windows_differ(setups):
     """The check has teeth: the same readout taken as canonical gives other IMU channels."""
     canon, run, variants = setups

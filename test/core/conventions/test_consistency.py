@@ -101,6 +101,26 @@ def test_a_sole_sensor_2_cm_off_is_flagged(talos, talos_run, tmp_path, capsys,
     assert any('feet.left.force_sensors' in line for line in lines), lines
 
 
+def test_a_humanoid_s_imu_heading_is_estimated_from_its_feet_s_moments(talos, talos_run,
+                                                                       tmp_path,
+                                                                       write_description):
+    """Talos standing with world-axes wrenches, its IMU's reference yawed 0.7 rad: the feet
+    push little sideways, their moments turn with the heading; the estimate is within 1 deg."""
+    import numpy as np
+
+    from legid_ros.bag.recording_io import read_bag, write_bag
+    from legid_ros.core.conventions.consistency import heading_correction
+    from legid_ros.core.sim.conventions import Readout, read_out
+
+    ro = Readout(imu_heading_rad=0.7, force_expressed_in='world')
+    desc = ro.description(talos)
+    desc['imu'].pop('heading_rad')
+    robot = load_robot(write_description(desc, talos, tmp_path / 'world.yaml'))
+    bag = write_bag(read_out(talos_run, talos, ro), tmp_path / 'bag', robot=robot)
+    turn = heading_correction(robot, read_bag(bag, robot))
+    assert abs(turn - 0.7) < np.radians(1.0)
+
+
 def test_a_force_frame_hung_from_the_world_is_refused(solo12_ft, tmp_path, write_description):
     """ft_frame on a frame fixed to the world (zero Jacobian) is refused naming the key."""
     from legid_ros.core.description.errors import DescriptionKeyError

@@ -6,10 +6,12 @@ import pytest
 from legid_ros.bag.recording_io import read_bag
 
 
-@pytest.mark.parametrize('name, force_tol', [('world', 0.1), ('foot', 1e-9), ('imu', 1e-9)])
+@pytest.mark.parametrize('name, force_tol', [('world', 0.1), ('foot', 1e-9), ('imu', 1e-9),
+                                             ('imu_drift_world', 0.1)])
 def test_a_setup_s_bag_reads_as_the_canonical_one(variant_bags, name, force_tol):
-    """A bag whose IMU is on another topic, mounted rotated with a yawed reference, or whose
-    forces are in world or foot axes, reads (with its description) as the canonical bag: IMU
+    """A bag whose IMU is on another topic, mounted rotated with a yawed (or drifting)
+    reference, or whose forces are in world or foot axes, reads (with its description) as the
+    canonical bag: IMU
     exactly, foot forces exactly or, in world axes (turned by the IMU's noisy orientation),
     within 0.1 N."""
     bag, _, robot = variant_bags['canonical']

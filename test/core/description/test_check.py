@@ -1,0 +1,31 @@
+"""Tests of legid_ros.core.description.check: a description against a recording's facts."""
+
+import copy
+
+import yaml
+
+from legid_ros.core.description.check import (JOINT_STATES, RecordingFacts, TopicFacts,
+                                              _joints)
+from legid_ros.core.robot import load_robot
+
+
+def test_a_locked_joint_that_moves_is_one_line_with_its_key_and_fix(talos, tmp_path):
+    """A joint the description locks but the bag shows moving 20 deg: one line naming
+    locked_joints.<joint> and its removal; a locked joint still within 1 deg is no line."""
+    desc = copy.deepcopy(talos.description)
+    desc['urdf'] = str(talos.urdf_path)
+    desc['locked_joints']['leg_left_4_joint'] = 0.0
+    (tmp_path / 'd.yaml').write_text(yaml.safe_dump(desc))
+    robot = load_robot(str(tmp_path / 'd.yaml'))
+    names = talos.actuated_joint_names + ['arm_left_1_joint']
+    motion = {n: 0.3 for n in talos.actuated_joint_names}
+    motion['leg_left_4_joint'] = 0.35  # [rad]
+    motion['arm_left_1_joint'] = 0.01  # [rad] servo jitter of a locked arm
+    facts = RecordingFacts(topics={JOINT_STATES: TopicFacts('sensor_msgs/msg/JointState', 10,
+                                                            200.0)},
+                           joint_names=names, joint_motion=motion)
+    lines = _joints(robot, facts)
+    assert len(lines) == 1
+    assert lines[0].startswith('locked_joints.leg_left_4_joint: the joint moves by 20.1 deg')
+    assert 'fix: remove leg_left_4_joint from locked_joints' in lines[0]
+    assert _joints(talos, facts) == []
