@@ -9,8 +9,6 @@ Used by :mod:`legid_ros.core.identification.uncertainty`:
   the held parameters too);
 - :func:`model_error_ratio`: how much larger than the residual's noise the error that follows
   the motion is, from how far the estimate moved from CAD along every combination;
-- :func:`truth_offset_variance`: how far the truth is from CAD, from the combinations the data
-  determine (the prior's pull toward CAD is that offset times the prior's share);
 - :func:`moved_too_far`: model error shown by an estimate that moved from CAD along a poorly
   determined combination further than the prior width and its spread allow.
 """
@@ -111,40 +109,6 @@ def model_error_ratio(meat: np.ndarray, vec: np.ndarray, lam: np.ndarray, det: n
     var = a + (1.0 + k) * v[None, None, :]
     nll = np.sum(np.log(var) + u[None, None, :] / var, axis=2)
     return float(k.ravel()[np.unravel_index(int(np.argmin(nll)), nll.shape)[1]])
-
-
-def truth_offset_variance(meat: np.ndarray, vec: np.ndarray, lam: np.ndarray, det: np.ndarray,
-                          move: np.ndarray, width: float, kappa: float = 0.0,
-                          prior: float = 0.0, determined: float = 0.25,
-                          least_shrink: float = 0.1) -> float:
-    """Variance of the truth's offset from CAD per combination [core-scale units^2].
-
-    The prior's pull toward CAD is the truth's offset times the prior's share, so its size is
-    that of the offset, which the data show along the combinations they determine (data-only
-    std at most ``determined`` x ``width``): there the move from CAD, unshrunk (``m_i / s_i``),
-    is the offset plus the noise and the model error (variance ``(1 + kappa) v_i``). The
-    stated prior (``width^2``) counts as one more combination (the estimate with few
-    determined combinations stays near it):
-    ``(width^2 + sum_i (m_i^2 / s_i^2 - (1 + kappa) v_i)) / (1 + n)``, at least 0.
-
-    Args:
-        meat, vec, lam, det, move, prior, least_shrink: As :func:`model_error_ratio`.
-        width: Prior width [core-scale units].
-        kappa: :func:`model_error_ratio`'s model error over noise.
-        determined: Data-only std over ``width`` at most this for a combination to show the
-            offset (the summary's :data:`~legid_ros.core.identification.uncertainty.
-            DETERMINED_RATIO`).
-
-    Returns:
-        The variance, ``width^2`` without a determined combination.
-    """
-    m = vec.T @ move
-    lam_safe = np.where(det, lam, 1.0)
-    v = np.diag(vec.T @ meat @ vec) / lam_safe ** 2
-    s = lam_safe / (lam_safe + max(float(prior), 0.0))
-    use = det & (s >= least_shrink) & (v <= (determined * width) ** 2)
-    seen = (m[use] / s[use]) ** 2 - (1.0 + kappa) * v[use]
-    return float(max((width ** 2 + seen.sum()) / (1.0 + seen.size), 0.0))
 
 
 def moved_too_far(meat: np.ndarray, vec: np.ndarray, lam: np.ndarray, det: np.ndarray,

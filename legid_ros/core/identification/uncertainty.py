@@ -19,9 +19,8 @@ report's 'ok'); ``std_data`` is ``inf`` along a direction the data has no inform
 
 The reported ``std`` is that of the estimate's *error*, not of its spread alone: for a
 regularised estimate the error along what the data do not determine is the prior's pull
-toward CAD, so it counts the prior's bias (the truth's offset from CAD, as the determined
-combinations show it; at least ``prior_width`` scale units along what the data say less about
-than the prior), the parameters the set holds at CAD and model error the residual does not show
+toward CAD, so it counts the prior's bias (the truth within ``prior_width`` scale units of
+CAD), the parameters the set holds at CAD and model error the residual does not show
 (:mod:`legid_ros.core.identification.model_error`); ``std_along(v, noise_only=True)`` keeps
 the spread over noise alone. :mod:`legid_ros.core.identification.summary` turns it into the
 physical quantities the data determine.
@@ -38,7 +37,7 @@ import scipy.linalg as sla
 from legid_ros.core.identification.identifiability import describe
 from legid_ros.core.identification.model_error import (core_readout, effective_samples,
                                                         held_basis, model_error_ratio,
-                                                        moved_too_far, truth_offset_variance)
+                                                        moved_too_far)
 from legid_ros.core.identification.parameters.sets import GroupedSet, ReducedSet, StandardSet
 from legid_ros.core.inertial import PARAMS_PER_LINK, get_parameters
 from legid_ros.core.robot import Robot
@@ -225,12 +224,12 @@ def _finish(robot: Robot, pi: np.ndarray, core: str, jac: np.ndarray, scales: np
             z: np.ndarray, vec: np.ndarray, cov_z: np.ndarray, comb_std: np.ndarray,
             width: float, held_width: float, held_response: np.ndarray):
     """(core covariance in scale units, standard-parameter error covariance): ``cov_z`` (in
-    the plane ``z``) held at CAD +- ``width`` along the combinations the data say less about
-    than the prior (data-only std above ``width``), plus what the set holds
+    the plane ``z``) held at CAD +- ``width`` along the combinations the data do not determine
+    (data-only std above :data:`DETERMINED_RATIO` x ``width``), plus what the set holds
     (``held_response``: (plane, P) change of the estimate per held unit, ``held_width``
     units)."""
     if width > 0:
-        lacking = vec[:, comb_std > width]
+        lacking = vec[:, comb_std > DETERMINED_RATIO * width]
         if lacking.size:
             var = np.einsum('ij,ij->j', lacking, cov_z @ lacking)
             cov_z = cov_z + (lacking * np.maximum(width ** 2 - var, 0.0)) @ lacking.T
@@ -255,14 +254,13 @@ def core_uncertainty(robot: Robot, pi: np.ndarray, jac_pi: np.ndarray, resid: np
     """Covariance of the core from the rows' residual and Jacobian, the prior included.
 
     In the plane the data must decide (:mod:`.uncertainty`): the noise and motion (the
-    sandwich over blocks, shrunk by the prior; times ``1 + kappa`` for the model error that
-    follows the motion, :func:`.model_error.model_error_ratio`; widened where the estimate
-    moved from CAD too far for it, :func:`.model_error.moved_too_far`), the prior's pull
-    toward CAD (``(B + P)^-1 P W P (B + P)^-1``, ``W`` the truth's offset from CAD the
-    determined combinations show, :func:`.model_error.truth_offset_variance`), and the
+    sandwich over blocks, shrunk by the prior; widened where the estimate moved from CAD too
+    far for it, :func:`.model_error.moved_too_far`), the prior's pull toward CAD (the truth is
+    within ``prior_width`` scale units of CAD: ``(B + P)^-1 P W P (B + P)^-1``), and the
     parameters the set holds at CAD (:func:`.model_error.held_basis`, ``UNMODELLED_WIDTH`` of
-    that width). Along a combination the data say less about than the prior (data-only std
-    above ``prior_width``) the std is at least ``prior_width`` (held at CAD +- that width).
+    that width). Along a combination the data alone do not determine (std above
+    :data:`DETERMINED_RATIO` x ``prior_width``) the std is at least ``prior_width`` (held at
+    CAD +- that width).
 
     Args:
         robot: Robot (defines the core).
@@ -324,15 +322,12 @@ def core_uncertainty(robot: Robot, pi: np.ndarray, jac_pi: np.ndarray, resid: np
     meat = score.T @ score * (nb / (nb - 1.0))  # the cluster-robust small-sample factor
     inv = vec[:, det] / lam[det]
     noise_meat = meat
-    offset = float(prior_width) ** 2  # the truth's offset from CAD per combination
     if prior_width > 0:
         cad = _core_basis(robot, np.asarray(pi_cad if pi_cad is not None else
                                             get_parameters(robot.model), float), core)[0]
         move = z.T @ ((value - cad) / scales)
         kappa = model_error_ratio(meat, vec, lam, det, move, float(prior_width),
                                   poor_spread, prior)
-        offset = truth_offset_variance(meat, vec, lam, det, move, float(prior_width), kappa,
-                                       prior, DETERMINED_RATIO)
         meat = moved_too_far(meat * (1.0 + kappa), vec, lam, det, move, float(prior_width),
                              poor_spread)
     # data alone: per eigen-direction of the information (identifiability)
@@ -345,7 +340,7 @@ def core_uncertainty(robot: Robot, pi: np.ndarray, jac_pi: np.ndarray, resid: np
     if prior > 0:
         inv_p = vec / (lam + prior)
         noise_z = inv_p @ (vec.T @ noise_meat @ vec) @ inv_p.T
-        cov_z = inv_p @ (vec.T @ meat @ vec) @ inv_p.T + prior ** 2 * offset * (
+        cov_z = inv_p @ (vec.T @ meat @ vec) @ inv_p.T + (prior * width) ** 2 * (
             inv_p @ inv_p.T)
         gain = inv_p @ vec.T
     else:

@@ -4,8 +4,7 @@ import numpy as np
 import pytest
 
 from legid_ros.core.identification.model_error import (effective_samples, held_basis,
-                                                        model_error_ratio, moved_too_far,
-                                                        truth_offset_variance)
+                                                        model_error_ratio, moved_too_far)
 from legid_ros.core.inertial import PARAMS_PER_LINK, get_parameters
 from legid_ros.core.robot import load_robot
 
@@ -74,17 +73,6 @@ def test_model_error_ratio_ignores_what_the_prior_holds():
     loud = model_error_ratio(meat2, np.eye(51), lam2, np.ones(51, bool), np.append(move, 50.0),
                              1.0, 0.05, prior=0.0)
     assert loud > base + 1.0
-
-
-def test_truth_offset_variance_is_what_the_determined_combinations_show():
-    """Offsets of 0.2 scale units along 200 determined combinations give a variance near 0.04
-    (the stated width counting once); with no determined combination, the width squared."""
-    meat, vec, lam, det, move = _moves(0.0, width=0.2, n=400)
-    a = truth_offset_variance(meat, vec, lam, det, move, 1.0)
-    assert 0.025 < a < 0.07
-    far = np.full(3, 1e4)  # data-only variance 1e4 / 1 along every combination
-    assert truth_offset_variance(np.diag(far), np.eye(3), np.ones(3), np.ones(3, bool),
-                                 np.ones(3), 1.0) == pytest.approx(1.0)
 
 
 def test_held_basis_of_a_per_link_core_is_the_inertias():
