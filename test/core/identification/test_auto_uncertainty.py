@@ -12,8 +12,7 @@ from legid_ros.core.robot import load_robot
 
 
 def test_auto_held_names_what_each_level_leaves_at_cad():
-    """'none' holds a unit's mass and COM, 'mass' its COM, 'axial' its mass only, 'mass+com'
-    nothing; each held one has the prior width (one scale unit) as std."""
+    """Each level holds at CAD what it does not fit, with one scale unit (the width) as std."""
     robot = load_robot('biped')
     pi = get_parameters(robot.model)
     units = GroupedSet(robot, pi_cad=pi, per_side=False).units
