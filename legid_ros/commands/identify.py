@@ -81,7 +81,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "'auto' (zmp_newton: chosen on a held-out slice; the default on the "
                         'grouped sets)')
     parser.add_argument('--total-mass', type=float, help='total mass [kg] (default: mean '
-                                                         'vertical force / g)')
+                        'vertical force / (g + mean vertical COM acceleration))')
     parser.add_argument('--cutoff-hz', type=float, default=6.0,
                         help='zero-phase low-pass on positions and forces [Hz]')
     parser.add_argument('--step', type=int, default=0,

@@ -199,7 +199,9 @@ def _uncertainty(res: IdentResult, robot: Robot, samples: Samples, regs, rows, p
     feet = res.info.get('foot_from_ft') or {}
     param_set = res.info.get('param_set', 'reduced')
     core = core or (param_set if param_set in NEWTON_SETS else 'reduced')
-    core = 'grouped' if core == 'auto' else core  # the auto set's groups, mass and 3-D COM
+    if core == 'auto':  # the auto set's groups, mass and 3-D COM; what it holds at CAD held
+        core = 'grouped'
+        held.update({k: v for k, v in _auto_held(robot, res).items() if k not in held})
     for name, weighed in weighed_mass_names(robot, feet, core).items():
         if name in held:  # weighed feet: the std of their sample-weighted mean
             n = np.array([feet[f]['n_samples'] for f in weighed], float)
@@ -232,6 +234,27 @@ def _uncertainty(res: IdentResult, robot: Robot, samples: Samples, regs, rows, p
     except (np.linalg.LinAlgError, ValueError) as exc:
         res.info['uncertainty_error'] = str(exc)
         return None
+
+
+def _auto_held(robot: Robot, res: IdentResult) -> dict:
+    """Grouped-core parameters an auto set held at CAD, each with its prior width as std
+    [kg, m]: a unit's mass without 'mass', its COM without 'com' or 'axial' (an axial-only COM
+    is left free: its cross-axis part then counts as fitted, the wider std)."""
+    from legid_ros.core.identification.parameters.grouped import GroupedSet
+    from legid_ros.core.identification.uncertainty import PRIOR_WIDTH
+
+    levels = res.info.get('levels') or {}
+    if not levels:
+        return {}
+    grouped = GroupedSet(robot, pi_cad=res.pi, per_side=False)
+    scale = dict(zip(grouped.names, grouped.scales()))
+    out = {}
+    for unit, level in levels.items():
+        have = set(str(level).split('+'))
+        names = ([] if 'mass' in have else [f'm_{unit}']) + (
+            [] if have & {'com', 'axial'} else [f'c{a}_{unit}' for a in 'xyz'])
+        out.update({n: PRIOR_WIDTH * scale[n] for n in names if n in scale})
+    return out
 
 
 def weighed_mass_names(robot: Robot, feet, param_set: str) -> dict:

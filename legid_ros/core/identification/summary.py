@@ -249,7 +249,8 @@ def summarize(robot: Robot, pi: np.ndarray, unc, q_joints: Optional[np.ndarray] 
         q_joints: Joint posture of the whole-body COM [rad] (default: the mean of the run, or
             the neutral posture).
         ratio: Data-only std over prior width at most this for 'determined'.
-        total_mass_std: Std of the total-mass equality [kg] (the mean vertical force / g).
+        total_mass_std: Std of the total-mass equality [kg] (the standard error of the mean
+            vertical force / g).
     """
     pi = np.asarray(pi, float)
     s_std = StandardSet(robot, pi).scales()

@@ -44,8 +44,7 @@ def _moves(kappa, width=1.0, n=400, seed=5):
 
 
 def test_model_error_ratio_is_near_zero_when_the_moves_are_offset_and_noise():
-    """Moves from CAD drawn from the truth's offset and the noise alone give kappa near 0,
-    whether the offset is one scale unit or three (a far truth is no model error)."""
+    """Moves from a truth 1 or 3 scale units off CAD plus noise alone give kappa near 0."""
     assert model_error_ratio(*_moves(0.0), 1.0, 0.05) < 0.5
     assert model_error_ratio(*_moves(0.0, width=3.0), 1.0, 0.05) < 0.5
 
@@ -57,8 +56,7 @@ def test_model_error_ratio_recovers_the_model_error_of_the_moves():
 
 
 def test_model_error_ratio_ignores_what_the_prior_holds():
-    """A large move along a combination the prior shrinks below a tenth (its information far
-    below the prior weight) leaves kappa unchanged; the same move unshrunk raises it."""
+    """A far move the prior shrinks below a tenth leaves kappa as it was; unshrunk, it counts."""
     meat, vec, lam, det, move = _moves(0.0, n=50)
     base = model_error_ratio(meat, vec, lam, det, move, 1.0, 0.05, prior=0.0)
     lam2 = np.append(lam, 1e-3)

@@ -10,8 +10,7 @@ from legid_ros.core.synthetic.truth import truth_table
 
 
 def test_total_mass_counts_the_kept_samples_mean_com_acceleration():
-    """On exact data, the samples where the COM accelerates upwards weigh the robot heavy by
-    their mean acceleration; with the robot's kinematics the mass comes back within 0.05 %."""
+    """Samples with the COM accelerating up weigh the robot right once that mean is counted."""
     robot = load_robot('biped')
     rec = simulate_biped(SyntheticConfig(duration_s=20.0, rate_hz=50.0, seed=2,
                                          noise=NoiseModel.none(), friction=FrictionModel.none(),
