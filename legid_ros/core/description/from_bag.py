@@ -212,9 +212,10 @@ def map_streams(desc: dict, facts: RecordingFacts, urdf_frames: List[str],
 
 def joint_key(name: str) -> str:
     """A joint name as matched across setups: its last ``/`` token, lower case, without a
-    ``joint`` affix and separators (``robot/FL_HAA_joint`` -> ``flhaa``)."""
-    key = name.rsplit('/', 1)[-1].lower()
-    key = re.sub(r'(^joint[_\-]?|[_\-]?joint$)', '', key)
+    ``joint`` affixes and separators (``robot/FL_HAA_joint`` -> ``flhaa``)."""
+    key, done = name.rsplit('/', 1)[-1].lower(), ''
+    while key != done:  # every joint affix (``leg_1_joint_joint``)
+        key, done = re.sub(r'(^joint[_\-]?|[_\-]?joint$)', '', key), key
     return re.sub(r'[^a-z0-9]', '', key)
 
 

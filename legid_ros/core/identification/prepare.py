@@ -241,6 +241,10 @@ def prepare(rec: Recording, robot: Robot, options: Optional[PrepareOptions] = No
         first = np.argmax(np.where(loaded, fz_all[sel], -np.inf), axis=1)
         support = np.array([feet[i] for i in first], dtype=object)
         none = ~loaded.any(axis=1)
+        # the ground pushes only on a foot in contact: a foot the rule has in the air gets a
+        # zero wrench (a light robot's sensor offset or cable drag is no ground force)
+        wrench = {f: np.where(loaded[:, [feet.index(f)]], w, 0.0) if f in feet else w
+                  for f, w in wrench.items()}
     else:
         if o.support not in feet:
             raise BadInputError(f'support foot {o.support!r} is not a foot: {feet}')

@@ -101,6 +101,22 @@ def test_a_sole_sensor_2_cm_off_is_flagged(talos, talos_run, tmp_path, capsys,
     assert any('feet.left.force_sensors' in line for line in lines), lines
 
 
+def test_a_moving_joint_declared_locked_is_one_line(talos, talos_run, tmp_path, capsys,
+                                                    write_description):
+    """Talos's knee declared locked while it moves in the bag: one line naming
+    locked_joints.leg_left_4_joint and its removal, no physical line from the wrong posture."""
+    from legid_ros.bag.recording_io import write_bag
+
+    bag = str(write_bag(talos_run, tmp_path / 'talos_bag', robot=talos))
+    desc = copy.deepcopy(talos.description)
+    desc['locked_joints']['leg_left_4_joint'] = 0.0
+    code, lines = _check(write_description(desc, talos, tmp_path / 'locked.yaml'), bag, capsys)
+    assert code == 1
+    assert len(lines) == 1 and lines[0].startswith('locked_joints.leg_left_4_joint: the joint '
+                                                   'moves by'), lines
+    assert lines[0].endswith('fix: remove leg_left_4_joint from locked_joints')
+
+
 def test_a_humanoid_s_imu_heading_is_estimated_from_its_feet_s_moments(talos, talos_run,
                                                                        tmp_path,
                                                                        write_description):

@@ -9,6 +9,7 @@ def test_joint_key_drops_namespace_case_joint_affix_and_separators():
     """Names that differ only by namespace, case, a joint affix or separators share a key."""
     assert joint_key('solo/fl_haa_joint') == joint_key('FL_HAA') == 'flhaa'
     assert joint_key('joint-FL-HAA') == 'flhaa'
+    assert joint_key('robot/leg_left_1_joint_joint') == joint_key('leg_left_1_joint')
     assert joint_key('FL_HFE') != joint_key('FL_HAA')
 
 

@@ -76,3 +76,22 @@ def test_single_support_only_and_transitions_drop_the_contact_changes(biped):
     gap = np.min(np.abs(away.t[:, None] - changes[None, :]), axis=1)
     assert gap.min() >= 0.3 - 0.011
     assert away.dropped['contact change within 0.3 s'] == only.n - away.n
+
+
+def test_a_lifted_foot_s_sensor_offset_is_no_ground_wrench(solo12, solo12_run):
+    """Solo12 whose lifting feet keep 1.5 N (a light robot's sensor offset, under the contact
+    rule's lift-off level): every foot the rule has in the air gets a zero wrench, so the
+    floating-base rows see the clean run's wrenches (within 0.05 N away from contact
+    changes)."""
+    from legid_ros.core.sim.conventions import keep_air_force
+
+    opts = PrepareOptions(transition_s=0.5, base='contacts')
+    air = solo12_run.slice(0, solo12_run.n)
+    keep_air_force(air.foot_wrench, 1.5)
+    got, ref = prepare(air, solo12, opts), prepare(solo12_run, solo12, opts)
+    _, a, b = np.intersect1d(got.t, ref.t, return_indices=True)
+    assert len(a) > 0.9 * len(ref.t)
+    for foot, w in got.foot_wrench.items():
+        lifted = ~np.any(w[a], axis=1)
+        assert lifted.sum() > 50, foot  # every foot lifts in the run
+        assert np.abs(w[a] - ref.foot_wrench[foot][b]).max() < 0.05, foot
