@@ -70,7 +70,7 @@ def test_run_node_builds_the_node_with_one_blas_thread():
     from legid_ros.core.errors import LegidError
     from legid_ros.core.identification.threads import blas_threads, limit_blas_threads
     limit_blas_threads(2)
-    assert blas_threads() and set(blas_threads()) == {2}
+    assert max(blas_threads()) == 2  # numpy's at least (an old bundled one may stay at 1)
     seen = []
 
     def factory():
