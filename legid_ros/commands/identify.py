@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Optional
 
 from legid_ros.core.identification import METHODS
 
@@ -222,17 +223,17 @@ def sensing_of_bag(path: str, robot):
         source=f'bag {path}')
 
 
-def robot_defaults(args: argparse.Namespace, robot) -> None:
+def robot_defaults(args: argparse.Namespace, robot) -> Optional[str]:
     """Fill an omitted ``--method`` / ``--param-set`` with the robot's
-    (:func:`legid_ros.core.identification.defaults.resolve`, the estimator node's rule) and
-    say so on stderr in one line."""
+    (:func:`legid_ros.core.identification.defaults.resolve`, the estimator node's rule);
+    returns the line that says so (None when both were given)."""
     from legid_ros.core.identification.defaults import resolve
 
     if args.method and args.param_set:
-        return
+        return None
     choice = resolve(robot, args.method, args.param_set)
     args.method, args.param_set = choice.method, choice.param_set
-    print(f'legid identify: {choice.line()}', file=sys.stderr)
+    return f'legid identify: {choice.line()}'
 
 
 def check_prerequisites(args: argparse.Namespace, robot) -> dict:
@@ -244,7 +245,7 @@ def check_prerequisites(args: argparse.Namespace, robot) -> dict:
     """
     from legid_ros.core.identification.prerequisites import check_method, check_sensing
 
-    robot_defaults(args, robot)
+    chosen = robot_defaults(args, robot)
     opts = method_options(args)
     check_method(robot, args.method, opts, cli=True)
     sensing = sensing_of_bag(args.bag, robot)
@@ -255,6 +256,8 @@ def check_prerequisites(args: argparse.Namespace, robot) -> dict:
         if vsensing is not None:
             check_sensing(robot, 'zmp_qp', {k: opts[k] for k in ('zmp_source', 'use_imu')},
                           vsensing, cli=True)
+    if chosen:  # said once the choice is known to work: a refusal stays one line
+        print(chosen, file=sys.stderr)
     return opts
 
 
