@@ -337,7 +337,7 @@ class OnlineEstimator:
         t_data = self.forgetting.t_ref
         exc_age = t_data - self._exc_t
         if self._exc is None or not 0 <= exc_age < self.uncertainty_period_s:
-            self._exc = None
+            self._exc = None  # stays None if the check refuses (raises): checked again next time
             self._exc = excitation(
                 self.robot, hs, self.normal.n, self.param.pi_cad, max_cond=self.max_cond,
                 raise_error=self.param_set not in ('grouped', 'grouped_sides', 'auto'))

@@ -157,7 +157,8 @@ def newton_solve(fun: Callable, x0: np.ndarray, c: np.ndarray, total: float,
             (and optionally ``gauss_newton``); ``derivatives=False`` needs only ``e``;
             ``derivatives='gradient'`` may leave ``hess`` None (the test after a Newton step
             then uses that step's curvature, see the loop).
-        x0: Start point (projected first, as the paper requires).
+        x0: Start point (projected on the plane and box first, as the paper requires, when
+            it is not on them already: an online warm start is used as given).
         c: Mass row (non-negative entries).
         total: Mass the row must sum to [kg].
         lb, ub: Box bounds (``lb == ub`` pins a variable).
