@@ -233,12 +233,18 @@ def _report(node, args, out, saved) -> dict:
                              'samples': n},
         'solve_time_ms': {'mean': float(np.mean(node.solve_ms)) if node.solve_ms else None,
                           'max': float(np.max(node.solve_ms)) if node.solve_ms else None,
-                          'updates': len(node.solve_ms)},
+                          'updates': len(node.solve_ms), **_cpu_ms(node.solve_cpu_ms)},
         'messages': {'listener': dict(node.counts), 'buffer': diag.get('legid buffer', {}),
                      'estimator': diag.get('legid estimator', {}),
                      'sim': diag.get('legid sim', {})},
         'saved': saved, 'figures': [str(p) for p in figures],
     }
+
+
+def _cpu_ms(values) -> dict:
+    """Mean and max of the estimator's update CPU times [ms] (none when not reported)."""
+    v = np.asarray([x for x in values if np.isfinite(x)], float)
+    return {'cpu_mean': float(v.mean()), 'cpu_max': float(v.max())} if v.size else {}
 
 
 def _stop(procs, budget_s=None) -> dict:
@@ -287,8 +293,11 @@ def _print_and_write(report: dict, out: Path) -> None:
                      f"{z['last_fifth_mean']:.2f} mm, {z['samples']} samples)")
     s = report['solve_time_ms']
     if s['updates']:
+        cpu = (f" (CPU of the estimator's thread: mean {s['cpu_mean']:.2f} ms, max "
+               f"{s['cpu_max']:.2f} ms; the rest is waiting for a core)"
+               if s.get('cpu_mean') is not None else '')
         lines.append(f"estimator solve time: mean {s['mean']:.2f} ms, max {s['max']:.2f} ms "
-                     f"over {s['updates']} updates")
+                     f"over {s['updates']} updates{cpu}")
     m = report['messages']
     b, e = m['buffer'], m['estimator']
     lines.append(f"messages: buffer received {b.get('received.joint_states', '?')} joint "

@@ -27,7 +27,9 @@ class DemoListener(GuardedNode):
         truth: (values, names) of the ground truth, once received.
         zmp_measured, zmp_predicted: Lists of (stamp [s], x [m], y [m]).
         diagnostics: Latest (level, message, values) per status name.
-        solve_ms: Estimator solve times [ms] seen in its diagnostics.
+        solve_ms: Estimator solve times [ms] seen in its diagnostics (wall clock).
+        solve_cpu_ms: The same updates' CPU time of the estimator's thread [ms] (NaN when the
+            diagnostics do not carry it).
         counts: Messages received per topic.
     """
 
@@ -40,6 +42,7 @@ class DemoListener(GuardedNode):
         self.zmp_predicted: List = []
         self.diagnostics: Dict[str, tuple] = {}
         self.solve_ms: List[float] = []
+        self.solve_cpu_ms: List[float] = []
         self.counts = {'feedforward': 0, 'joint_trajectory': 0, 'parameters': 0, 'windows': 0}
         self.create_subscription(Float64MultiArray, 'legid/parameters', self._on_params,
                                  latched_qos(10))
@@ -113,6 +116,7 @@ class DemoListener(GuardedNode):
                     continue
                 if not self.solve_ms or value != self.solve_ms[-1]:
                     self.solve_ms.append(value)
+                    self.solve_cpu_ms.append(_float(got[2].get('solve_cpu_ms')))
 
     def zmp_deviation(self):
         """(stamps [s], |measured - predicted| [m]) at the predicted ZMP stamps."""
@@ -125,3 +129,11 @@ class DemoListener(GuardedNode):
         mx = np.interp(p[:, 0], m[:, 0], m[:, 1])
         my = np.interp(p[:, 0], m[:, 0], m[:, 2])
         return p[:, 0], np.hypot(mx - p[:, 1], my - p[:, 2])
+
+
+def _float(text) -> float:
+    """A diagnostics value as a number (NaN when missing or not a number)."""
+    try:
+        return float(text)
+    except (TypeError, ValueError):
+        return float('nan')

@@ -339,6 +339,7 @@ class EstimatorNode(GuardedNode):
             level, message = 'warn', self.last_error or 'waiting for data'
         else:
             values.update({'solve_time_ms': 1000 * r.solve_time_s,
+                           'solve_cpu_ms': 1000 * float(r.info.get('cpu_time_s', np.nan)),
                            'residual_rms_m': r.residual_rms,
                            'condition_number': r.condition_number,
                            'consistent': bool(self.consistent),

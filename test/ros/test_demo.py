@@ -37,6 +37,8 @@ def test_short_demo_runs_every_node_and_reports(tmp_path):
     assert all(np.isfinite(m) and m > 0 for m in ident.values()), ident
     assert report['messages']['listener']['windows'] > 0
     assert report['estimator_state_saved']
+    solve = report['solve_time_ms']  # the CPU share is reported beside the wall time
+    assert 0.0 < solve['cpu_mean'] <= solve['mean'] + 1.0
     for name in ('demo_masses.png', 'demo_zmp_deviation.png', 'demo_solve_times.png',
                  'identified/biped_identified.urdf', 'identified/biped_identified.yaml'):
         assert (out / name).is_file(), name

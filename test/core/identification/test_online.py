@@ -48,6 +48,15 @@ def test_online_matches_batch_statistics(biped, run_a, samples_a):
     assert np.sum(np.abs(res.pi[::10] - batch_qp.pi[::10])) < 2.0
 
 
+def test_update_reports_its_cpu_time_within_its_wall_time(biped, run_a, samples_a):
+    """Each update carries its thread's CPU time, positive and not above its wall time."""
+    est = OnlineEstimator(biped, param_set='grouped_sides')
+    _feed(est, run_a, samples_a, stop=600)
+    res = est.update()
+    cpu = res.info['cpu_time_s']
+    assert 0.0 < cpu <= res.solve_time_s + 1e-3  # thread_time ticks are coarser than perf
+
+
 def test_state_dict_round_trip_and_reset(biped, run_a, samples_a):
     """A restored estimator gives the same update; reset forgets everything."""
     est = OnlineEstimator(biped, half_life_s=2.0)

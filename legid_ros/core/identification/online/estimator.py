@@ -322,7 +322,7 @@ class OnlineEstimator:
             SolverNotConvergedError: The solver stopped short of its tolerance (the last
                 solution stays).
         """
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.thread_time()
         npi = self.param.size
         if self.normal.n < self.min_samples:
             raise NotIdentifiableError(f'only {self.normal.n:.0f} samples folded, need '
@@ -369,6 +369,7 @@ class OnlineEstimator:
             consistency=cons, identifiable=rep.lines, friction=fr,
             n_samples=int(round(self.normal.n)), dropped=dropped, uncertainty=unc,
             info={'status': out.status, 'qp_time_s': out.solve_time_s, 'reg': self.reg,
+                  'cpu_time_s': time.thread_time() - c0,
                   'param_set': self.param_set, 'consistent_by': out.consistent_by,
                   'half_life_s': self.half_life_s, 'ankle_ft_rows': float(self.ankle.rows),
                   'uncertainty_age_s': float(age) if np.isfinite(age) else 0.0,
