@@ -22,6 +22,12 @@ with the current model:
   decrease is accepted while that decrease exceeds ``z`` standard errors of the per-block
   decreases (a paired test over the blocks, which are far apart compared with ``tau``).
 
+The 3-D COM of a unit with a leg axis is taken only when it fits significantly better than
+the axial shift in its place (the same nested test, ``dp = 2``): from the smallest set up, so
+that a lateral COM the data barely see stays at CAD instead of taking up other errors. A
+candidate is also *plausible* only when its unit's mass and COM stay within ``MAX_SPREAD``
+prior spreads of CAD.
+
 A component must also *matter*: a candidate is accepted only when the fit moves what it adds
 beyond a tolerance (``min_mass_pct`` of the unit's CAD mass, ``min_com_mm`` of its COM,
 ``min_inertia_pct`` of its largest CAD moment). With long runs every systematic error of the
@@ -33,7 +39,8 @@ When another candidate of the same group, not merely a larger level holding it, 
 ``ALIKE_CHI2`` noise variances of the one accepted (e.g. a thigh's mass and its COM along the
 leg, which the ZMP barely tells apart), the accepted test names it (``alike``) and the group
 takes the union of the two (``mass+axial``): the data chose the group, not between the two,
-and the final fit's pull toward CAD splits what the data cannot.
+and the final fit's pull toward CAD splits what the data cannot (a union with the 3-D COM is
+again tested against the axial shift in its place).
 
 Every test is kept (:class:`Selection`): per unit the level chosen and the statistic, p-value
 (or held-out decrease) of each level tried.
@@ -49,8 +56,9 @@ import numpy as np
 from legid_ros.core.errors import BadInputError
 from legid_ros.core.identification.parameters.auto.levels import (AutoSet, holds, level_name,
                                                            parse_level)
-from legid_ros.core.identification.parameters.auto.stats import (effective_sample_size,
-                                                                 f_test_log)
+from legid_ros.core.identification.parameters.auto.stats import (Test,
+                                                                 effective_sample_size,
+                                                                 nested_test)
 from legid_ros.core.identification.rows.linear import Rows, fold_rows, group_weights
 from legid_ros.core.robot import Robot
 
@@ -60,26 +68,12 @@ MIN_MASS_PCT = 1.0  # smallest mass change that matters [% of CAD]
 MIN_COM_MM = 1.0  # smallest COM change that matters [mm]
 MIN_INERTIA_PCT = 10.0  # smallest inertia change that matters [% of the largest CAD moment]
 ALIKE_CHI2 = 3.84  # RSS gap below which two candidates fit alike [noise variances] (chi2 95 %)
+#: Largest change of a unit's mass or COM from CAD a candidate may fit [prior spreads: the
+#: sets' ``mass_scale`` x CAD mass, ``com_scale``]; beyond it the fit is taking up an error
+#: elsewhere (a 2 kg hip link's COM moved 100 mm to the box's edge in place of the trunk's)
+MAX_SPREAD = 3.0
 HELD_OUT_FRACTION = 0.25
 HELD_OUT_BLOCKS = 8
-
-
-@dataclass
-class Test:
-    """One candidate of one step: ``unit`` from ``level_from`` to ``level_to``."""
-
-    step: int
-    unit: str
-    level_from: str
-    level_to: str
-    dp: int
-    statistic: float  # F (f_test) or mean held-out decrease / its std error (validation)
-    p_value: Optional[float]  # None with the validation criterion
-    rss_small: float
-    rss_big: float
-    effect: float = 0.0  # change of what the candidate adds, in tolerances (>= 1: matters)
-    accepted: bool = False
-    alike: List[str] = field(default_factory=list)  # levels fitting as well (accepted only)
 
 
 @dataclass
@@ -192,6 +186,18 @@ def _moves(level: str, has_axis: bool, inertia: bool) -> List[str]:
     return [level_name(c) for c in out]
 
 
+def _axial_instead(test: Test, cands: list):
+    """The candidate of the same step and unit that has the axial COM shift where ``test``
+    has the 3-D COM (the same other components), when it matters; else None."""
+    if 'com' not in parse_level(test.level_to):
+        return None
+    want = level_name((parse_level(test.level_to) - {'com'}) | {'axial'})
+    for cand in cands:
+        if cand[1].unit == test.unit and cand[1].level_to == want and cand[1].effect >= 1.0:
+            return cand
+    return None
+
+
 def select_levels(rows: Rows, robot: Robot, total_mass: float,
                   pi_cad: Optional[np.ndarray] = None, criterion: str = 'f_test',
                   alpha: float = 0.01, z: float = 2.0, inertia: bool = False,
@@ -302,6 +308,26 @@ def select_levels(rows: Rows, robot: Robot, total_mass: float,
         new = parse_level(big) - parse_level(small)
         return float(max((change.get(c, 0.0) / max(tol[c], 1e-12) for c in new), default=0.0))
 
+    def spread(unit: str, xg: np.ndarray) -> float:
+        """Largest change of the unit's mass and COM from CAD, in prior spreads."""
+        u = base.units.index(unit)
+        seg, cad = xg[width * u:width * u + 4], xg_cad[width * u:width * u + 4]
+        return float(max(abs(seg[0] - cad[0]) / (grouped.mass_scale * abs(cad[0]) + 1e-12),
+                         np.linalg.norm(seg[1:4] - cad[1:4]) / grouped.com_scale))
+
+    nf = rows.nf if rows is not None else 0
+
+    def lateral_kept(unit: str, small, big, lv_small: dict, lv_big: dict) -> bool:
+        """Whether the 3-D COM (``lv_big``) fits significantly better than the axial shift
+        in its place (``lv_small``); the test is kept in ``out.tests``."""
+        test = nested_test(step, unit, small, big, lv_small[unit], lv_big[unit], criterion,
+                            out.n_eff, nf)[0]
+        test.effect = effect(unit, lv_small[unit], lv_big[unit], big[3])
+        test.accepted = (test.p_value < alpha) if criterion == 'f_test' else \
+            test.statistic > z
+        out.tests.append(test)
+        return test.accepted
+
     current = evaluate(levels)
     step = 0
     while True:
@@ -310,25 +336,17 @@ def select_levels(rows: Rows, robot: Robot, total_mass: float,
             for target in _moves(levels[unit], base.axes[unit] is not None, inertia):
                 lv = dict(levels, **{unit: target})
                 big = evaluate(lv)
-                dp = big[1] - current[1]
-                if criterion == 'f_test':
-                    p_big = big[1] - 1 + (rows.nf if rows is not None else 0)
-                    f, log_p = f_test_log(current[0], big[0], dp, out.n_eff, p_big)
-                    test = Test(step, unit, levels[unit], target, dp, f, float(np.exp(log_p)),
-                                current[0], big[0])
-                    key = (log_p, -f, dp)
-                else:
-                    d = current[2] - big[2]  # per-block held-out decrease
-                    zval = float(d.mean() / max(d.std(ddof=1) / np.sqrt(d.size), 1e-300))
-                    test = Test(step, unit, levels[unit], target, dp, zval, None,
-                                float(current[2].sum()), float(big[2].sum()))
-                    key = (-zval, 0.0, dp)
+                test, log_p = nested_test(step, unit, current, big, levels[unit], target,
+                                           criterion, out.n_eff, nf)
+                key = (log_p, -test.statistic, test.dp) if criterion == 'f_test' else \
+                    (-test.statistic, 0.0, test.dp)
                 test.effect = effect(unit, levels[unit], target, big[3])
+                test.spread = spread(unit, big[3])
                 out.tests.append(test)
                 cands.append((key, test, lv, big))
         if not cands:
             break
-        mattering = [c for c in cands if c[1].effect >= 1.0]
+        mattering = [c for c in cands if c[1].effect >= 1.0 and c[1].spread <= MAX_SPREAD]
         if not mattering:
             break
         key, test, lv, big = min(mattering, key=lambda c: c[0])
@@ -336,6 +354,10 @@ def select_levels(rows: Rows, robot: Robot, total_mass: float,
             test.statistic > z
         if not ok:
             break
+        smaller = _axial_instead(test, cands)
+        if smaller is not None and not lateral_kept(test.unit, smaller[3], big,
+                                                    smaller[2], lv):
+            key, test, lv, big = smaller
         test.accepted = True
         if criterion == 'f_test':  # alternatives the data cannot tell from the one accepted
             noise = test.rss_big / max(out.n_eff - (big[1] - 1), 1.0)
@@ -351,6 +373,11 @@ def select_levels(rows: Rows, robot: Robot, total_mass: float,
                 lv = dict(levels, **{test.unit: level_name(
                     union - {'axial'} if 'com' in union else union)})
                 big = evaluate(lv)
+                if 'com' in union and base.axes[test.unit] is not None:
+                    lv_ax = dict(levels, **{test.unit: level_name(union - {'com'} | {'axial'})})
+                    small = evaluate(lv_ax)
+                    if not lateral_kept(test.unit, small, big, lv_ax, lv):
+                        lv, big = lv_ax, small
         levels, current = lv, big
         step += 1
     out.levels = levels

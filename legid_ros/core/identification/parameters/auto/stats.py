@@ -3,12 +3,15 @@
 - :func:`effective_sample_size`: ``n / tau`` with ``tau`` the integrated autocorrelation time,
   cut by Geyer's initial positive sequence (filtered rows at 100-200 Hz are far from
   independent);
-- :func:`f_test`: Zhu & Zhang's F-test for nested least-squares models on that ``n_eff``.
+- :func:`f_test`: Zhu & Zhang's F-test for nested least-squares models on that ``n_eff``;
+- :func:`nested_test`: one comparison of the selection (F-test or held-out decrease), as a
+  :class:`Test` record.
 """
 
 from __future__ import annotations
 
-from typing import Tuple
+from dataclasses import dataclass, field
+from typing import List, Optional, Tuple
 
 import numpy as np
 from scipy import stats
@@ -57,3 +60,39 @@ def f_test_log(rss_small: float, rss_big: float, dp: int, n_eff: float, p_big: i
                             f'{n_eff:.1f}, p_big {p_big})')
     f = ((rss_small - rss_big) / dp) / (max(rss_big, 1e-300) / dof)
     return float(f), float(stats.f.logsf(max(f, 0.0), dp, dof))
+
+
+@dataclass
+class Test:
+    """One candidate of one step: ``unit`` from ``level_from`` to ``level_to``."""
+
+    step: int
+    unit: str
+    level_from: str
+    level_to: str
+    dp: int
+    statistic: float  # F (f_test) or mean held-out decrease / its std error (validation)
+    p_value: Optional[float]  # None with the validation criterion
+    rss_small: float
+    rss_big: float
+    effect: float = 0.0  # change of what the candidate adds, in tolerances (>= 1: matters)
+    spread: float = 0.0  # largest change of the unit's mass or COM, in prior spreads
+    accepted: bool = False
+    alike: List[str] = field(default_factory=list)  # levels fitting as well (accepted only)
+
+
+def nested_test(step: int, unit: str, small, big, level_small: str, level_big: str,
+                criterion: str, n_eff: float, nf: int) -> Tuple[Test, float]:
+    """``(test, log p-value)`` of fit ``big`` against the nested fit ``small``, both
+    ``(rss, size, per-block held-out RSS, grouped x)`` as :func:`.select.select_levels`
+    evaluates them; ``nf`` friction columns eliminated. With ``criterion='validation'`` the
+    statistic is the mean per-block held-out decrease over its std error (log p-value 0)."""
+    dp = big[1] - small[1]
+    if criterion == 'f_test':  # big[1] - 1 + nf free parameters: the mass equality counted
+        f, log_p = f_test_log(small[0], big[0], dp, n_eff, big[1] - 1 + nf)
+        return Test(step, unit, level_small, level_big, dp, f, float(np.exp(log_p)),
+                    small[0], big[0]), log_p
+    d = small[2] - big[2]  # per-block held-out decrease
+    zval = float(d.mean() / max(d.std(ddof=1) / np.sqrt(d.size), 1e-300))
+    return Test(step, unit, level_small, level_big, dp, zval, None, float(small[2].sum()),
+                float(big[2].sum())), 0.0
