@@ -4,7 +4,7 @@ and the errors it reports."""
 import numpy as np
 import pytest
 
-from legid_ros.bench.autoset import set_errors, shifted_truth, thigh_unit
+from legid_ros.bench.autoset import set_errors, shifted_truth, thigh_determinacy, thigh_unit
 from legid_ros.core.identification.parameters.auto.levels import leg_axis
 from legid_ros.core.inertial import (PARAMS_PER_LINK, check_consistency, get_parameters,
                                      link_index)
@@ -36,3 +36,20 @@ def test_shifted_truth_moves_the_thigh_com_down_the_leg(talos):
     assert own['group_mass_err_pct_max'] == pytest.approx(0.0, abs=1e-9)
     at_cad = set_errors(talos, 'leg_3', cad, pi, [])
     assert at_cad['thigh_axial_com_err_mm'] == pytest.approx(10.0, abs=1e-6)
+
+
+def test_thigh_determinacy_reads_the_fits_own_summary(talos, talos_run):
+    """The bench's determinacy entry has the thigh's mass and COM x/y/z from the fit's
+    physical summary, a determined one with a finite data-only std, and the total mass among
+    what the data determine (the feet's forces weigh the robot)."""
+    from legid_ros.bench.robots import PREP
+    from legid_ros.core.identification.api import identify
+    res = identify(talos_run, talos, 'zmp_newton', param_set='auto',
+                   levels={'trunk': 'mass+com', 'leg_3': 'mass+axial'}, **PREP)
+    out = thigh_determinacy(res, ['leg_left_3_link', 'leg_right_3_link'])
+    assert out['link'] == 'leg_left_3_link'
+    for key in ('mass', 'com_x', 'com_y', 'com_z'):
+        q = out[key]
+        assert isinstance(q['determined'], bool) and q['std'] > 0
+        assert not q['determined'] or q['std_data'] is not None
+    assert 'total mass' in out['determined_elsewhere']

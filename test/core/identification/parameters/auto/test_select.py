@@ -118,3 +118,38 @@ def test_identify_command_auto_writes_the_table(tmp_path, run_a):
     assert doc['param_set_levels'] == sel['levels']
     report = (tmp_path / 'out' / 'report.md').read_text()
     assert '## Parameter set chosen by the data' in report
+
+
+
+@pytest.fixture(scope='module')
+def talos_thigh_rows(talos):
+    """60 s of Talos's standing excitation in MuJoCo, the autoset bench's truth (every link
+    changed, a box on the left knee, a trunk payload, thighs' COMs 10 mm down the leg)."""
+    from legid_ros.bench.autoset import shifted_truth
+    from legid_ros.bench.robots import PREP
+    from legid_ros.core.identification.prepare import PrepareOptions
+    from legid_ros.core.sim.described import simulate_described
+    pi, _ = shifted_truth(talos, 0, 'leg_3', 0.010)
+    run = simulate_described(talos, pi, duration_s=60.0, seed=0)
+    samples = prepare(run, talos, PrepareOptions(**PREP))
+    return run, samples, build_rows(samples, talos, 'zmp')
+
+
+def test_three_d_com_only_when_its_lateral_part_is_significant(talos, talos_thigh_rows):
+    """The thigh's mass is accepted with its 3-D COM fitting alike; the 3-D COM then loses
+    its test against the axial shift in its place (p > alpha), so the thigh takes mass +
+    axial (not mass + com, whose lateral part took up other errors); every group given the
+    3-D COM won that test; no accepted candidate moved its group beyond MAX_SPREAD."""
+    from legid_ros.core.identification.parameters.auto.levels import AutoSet
+    from legid_ros.core.identification.parameters.auto.select import MAX_SPREAD
+    run, samples, rows = talos_thigh_rows
+    sel = select_levels(rows, talos, total_mass_from_forces(samples), run.pi_cad)
+    assert sel.levels['leg_3'] == 'mass+axial'
+    lateral = [t for t in sel.tests if 'axial' in t.level_from and 'com' in t.level_to]
+    thigh = [t for t in lateral if t.unit == 'leg_3' and t.level_from == 'mass+axial']
+    assert thigh and not thigh[0].accepted and thigh[0].p_value > sel.alpha
+    axes = AutoSet(talos, {}).axes
+    for unit, level in sel.levels.items():
+        if 'com' in level and axes[unit] is not None:
+            assert any(t.unit == unit and t.accepted for t in lateral)
+    assert all(t.spread <= MAX_SPREAD for t in sel.tests if t.accepted and t not in lateral)
