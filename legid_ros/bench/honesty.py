@@ -21,6 +21,11 @@ Scores of each result's physical summary (:mod:`legid_ros.core.identification.su
   (``--method torque_ls --param-set base`` on a biped bag, the classic baseline);
 - ``prerequisite_failures_after_bag_read``: prerequisite failures (``--method primitives`` on a
   robot without primitives) that read the bag before failing.
+
+Diagnostics beside them: per robot and set the mean and RMS error of each determined quantity
+(a mean near the RMS is a bias no noise explains), and per robot ``zmp_offset_mm``: the mean of
+the measured ZMP less the ZMP of the true parameters over each seed's samples (a measurement
+bias that a constant COM shift absorbs, so no residual and no std shows it).
 """
 
 from __future__ import annotations
@@ -93,6 +98,17 @@ def _identify(robot, rec, param_set: str, prep: dict):
     return identify(rec, robot, 'zmp_newton', param_set=param_set, check=False, **prep)
 
 
+def _zmp_offset(robot, rec, pi_true, prep: dict) -> List[float]:
+    """Mean of the measured ZMP less the ZMP of the true parameters over the run's samples
+    (x, y) [mm]."""
+    from legid_ros.core.identification.api import prepare, regressors_for, split_options
+    from legid_ros.core.identification.rows.zmp import zmp_derivatives
+    samples = prepare(rec, robot, split_options(prep)[0])
+    model, _ = zmp_derivatives(regressors_for(samples, robot, []).wrench, pi_true,
+                               hessian=False)
+    return [float(v) for v in 1e3 * np.mean(samples.zmp - model, axis=0)]
+
+
 def _score(robot, res, pi_true) -> dict:
     """Per determined quantity: value, truth, std; and the tight-std count."""
     from legid_ros.core.identification.summary import values
@@ -119,17 +135,20 @@ def _per_set(scores: List[dict]) -> dict:
             zz = abs(d['err']) / d['std'] if d['std'] > 0 else float('inf')
             z.append(zz)
             names.setdefault(name, []).append(d)
-    ratios = {}
+    ratios, means, rmss = {}, {}, {}
     for name, ds in names.items():
         if len(ds) < 3:
             continue
         rms = float(np.sqrt(np.mean([d['err'] ** 2 for d in ds])))
         ratios[name] = float(np.mean([d['std'] for d in ds]) / max(rms, 1e-300))
+        means[name] = float(np.mean([d['err'] for d in ds]))
+        rmss[name] = rms
     cov = float(np.exp(np.mean(np.log(list(ratios.values()))))) if ratios else None
     worst = max(((abs(d['err']) / d['std'], n) for s in scores
                  for n, d in s['determined'].items() if d['std'] > 0), default=(0.0, None))
     return {'z_max': float(max(z)) if z else None, 'z_max_quantity': worst[1],
             'std_coverage_ratio': cov, 'coverage_per_quantity': ratios,
+            'error_mean_per_quantity': means, 'error_rms_per_quantity': rmss,
             'tight_std_on_undetermined': int(sum(s['tight'] for s in scores)),
             'determined_per_seed': [s['n_determined'] for s in scores], 'seeds': len(scores)}
 
@@ -203,11 +222,14 @@ def run(args) -> Dict[str, object]:
     sets = [s for s in args.sets.split(',') if s]
     per: Dict[str, Dict[str, dict]] = {}
     errors: List[str] = []
+    offsets: Dict[str, List[List[float]]] = {}
     for name in args.robots:
         scores: Dict[str, List[dict]] = {s: [] for s in sets}
+        offsets[name] = []
         for seed in range(args.seeds):
             try:
                 robot, rec, pi_true, prep = _run(name, seed, args)
+                offsets[name].append(_zmp_offset(robot, rec, pi_true, prep))
             except Exception as exc:  # a run that failed is reported, not hidden
                 errors.append(f'{name} seed {seed}: {type(exc).__name__}: {exc}')
                 _log(errors[-1])
@@ -236,6 +258,8 @@ def run(args) -> Dict[str, object]:
         'negative_mass_urdfs_written': cli['negative_mass_urdfs_written'],
         'prerequisite_failures_after_bag_read': cli['prerequisite_failures_after_bag_read'],
         'per_robot': per, 'cli_cases': cli['cases'], 'errors': errors, 'sets': sets,
+        'zmp_offset_mm': {r: {'mean': np.mean(v, axis=0).tolist() if v else None,
+                              'per_seed': v} for r, v in offsets.items()},
         'robots': list(args.robots), 'seeds': args.seeds, 'duration_s': args.duration,
         'biped_duration_s': args.biped_duration, 'targets': TARGETS,
         'elapsed_s': time.perf_counter() - t0}
@@ -264,6 +288,10 @@ def _write_md(res: dict, path: Path) -> None:
             lines.append(f"| {r} | {s} | {z} | {d['z_max_quantity']} | "
                          f"{'-' if cov is None else round(cov, 2)} | "
                          f"{d['determined_per_seed']} |")
+    offs = [f"{r} {'/'.join(f'{v:+.3f}' for v in d['mean'])}"
+            for r, d in res.get('zmp_offset_mm', {}).items() if d['mean'] is not None]
+    lines += ['', 'measured ZMP less the ZMP of the true parameters, mean over the seeds (x/y) '
+              '[mm]: ' + (', '.join(offs) or '-')]
     lines += ['', 'errors: ' + ('; '.join(res['errors']) or 'none')]
     path.parent.mkdir(parents=True, exist_ok=True)
     write_text(path, '\n'.join(lines) + '\n')

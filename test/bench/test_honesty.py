@@ -27,3 +27,14 @@ def test_overconfident_std_shows_as_low_coverage_and_high_z():
     scores = [_score(rng.normal(0, 1.0, 2), [0.1] * 2) for _ in range(50)]
     out = _per_set(scores)
     assert out['std_coverage_ratio'] < 0.15 and out['z_max'] > 3
+
+
+def test_a_shared_bias_shows_in_the_mean_error():
+    """Errors of 5 +- 1 over the seeds: mean error near 5 and RMS near sqrt(26), the mean near
+    the RMS (a bias); errors of 0 +- 1: mean near 0."""
+    rng = np.random.default_rng(2)
+    biased = _per_set([_score(rng.normal(5.0, 1.0, 1), [1.0]) for _ in range(400)])
+    assert abs(biased['error_mean_per_quantity']['q0'] - 5.0) < 0.2
+    assert abs(biased['error_rms_per_quantity']['q0'] - np.sqrt(26.0)) < 0.2
+    fair = _per_set([_score(rng.normal(0.0, 1.0, 1), [1.0]) for _ in range(400)])
+    assert abs(fair['error_mean_per_quantity']['q0']) < 0.2
