@@ -198,7 +198,7 @@ def knot_check(robot: Robot, collision: Optional[SelfCollision], limits: Limits 
             com = pin.centerOfMass(robot.model, data, q)
             if support_margin(pts, com[:2]) < limits.zmp_margin_m:
                 return False
-            if swing_clearance(robot, q, swinging) < 2 * limits.clearance_m:
+            if swing_clearance(robot, q, swinging) < 3 * limits.clearance_m:
                 return False
             if collision is not None and collision.colliding(q):
                 return False
