@@ -11,9 +11,10 @@ combinations, made smooth).
 
 The search (:func:`design`) starts from what the robot is known to do safely (the standing
 excitation's numbers, :data:`~legid_ros.core.excitation.motion.SAFE`), then climbs the joint
-sweeps of the swing legs (``swing_joint``, :data:`JOINT_SWEEPS`, at a few swing speeds each)
-while something stays feasible; when no sweep is feasible, it climbs the amplitudes of swing
-targets around the feet's homes instead (:data:`AMPLITUDES`). Then a (1+1) evolution strategy
+sweeps of the swing legs (``swing_joint``, :data:`JOINT_SWEEPS`) while they stay feasible, then
+the amplitudes of swing targets around the feet's homes (:data:`AMPLITUDES`, at a few swing
+speeds each) likewise (a biped and Solo12 gain from the sweeps, Talos, whose legs meet and
+whose thighs meet its pelvis and locked arms, from the amplitudes). Then a (1+1) evolution strategy
 perturbs the best candidate's numbers (sweep, speed, trunk motion, standing share, seed) and
 keeps a perturbation that is feasible and predicted more informative (local search), within
 ``budget_s``. The best feasible candidate is returned (never an infeasible one when a feasible
@@ -182,15 +183,15 @@ def design(problem: ExcitationProblem, budget_s: float = 90.0, seeds: int = 40,
     search.run(SAFE.scaled(1.0, swing_rpy=SWING_RPY_PER_STEP, swing_s=SWING_TIMES[0],
                            stand_share=problem.stand_share))
     kt = SWEEP_LIFT_FACTOR
-    if not search.climb([[replace(SAFE, swing_joint=a, swing_s=s, stand_share=problem.stand_share,
-                                  swing_z=kt * SAFE.swing_z, trunk_rpy=kt * SAFE.trunk_rpy,
-                                  trunk_z=kt * SAFE.trunk_z) for s in SWING_TIMES]
-                         for a in JOINT_SWEEPS]):
-        search.climb([[SAFE.scaled(k, swing_rpy=SWING_RPY_PER_STEP * k, swing_s=s,
-                                   stand_share=problem.stand_share,
-                                   trunk_rpy=SAFE.trunk_rpy * min(k, TRUNK_MAX_FACTOR),
-                                   trunk_z=SAFE.trunk_z * min(k, TRUNK_MAX_FACTOR))
-                       for s in SWING_TIMES] for k in AMPLITUDES[1:]])
+    search.climb([[replace(SAFE, swing_joint=a, swing_s=SWING_TIMES[0],
+                           stand_share=problem.stand_share, swing_z=kt * SAFE.swing_z,
+                           trunk_rpy=kt * SAFE.trunk_rpy, trunk_z=kt * SAFE.trunk_z)]
+                  for a in JOINT_SWEEPS])
+    search.climb([[SAFE.scaled(k, swing_rpy=SWING_RPY_PER_STEP * k, swing_s=s,
+                               stand_share=problem.stand_share,
+                               trunk_rpy=SAFE.trunk_rpy * min(k, TRUNK_MAX_FACTOR),
+                               trunk_z=SAFE.trunk_z * min(k, TRUNK_MAX_FACTOR))
+                   for s in SWING_TIMES] for k in AMPLITUDES[1:]])
     rng = np.random.default_rng(2626)
     for step in range(1, seeds + 1):  # local search: (1+1) perturbations of the best
         if search.best is None or search.best.params is None or search.over():
