@@ -12,11 +12,12 @@ combinations, made smooth).
 The search (:func:`design`) starts from what the robot is known to do safely (the standing
 excitation's numbers, :data:`~legid_ros.core.excitation.motion.SAFE`), then climbs the joint
 sweeps of the swing legs (``swing_joint``, :data:`JOINT_SWEEPS`) while they stay feasible, then
-the amplitudes of swing targets around the feet's homes (:data:`AMPLITUDES`, at a few swing
-speeds each) likewise (a biped and Solo12 gain from the sweeps, Talos, whose legs meet and
-whose thighs meet its pelvis and locked arms, from the amplitudes). Then a (1+1) evolution strategy
-perturbs the best candidate's numbers (sweep, speed, trunk motion, standing share, seed) and
-keeps a perturbation that is feasible and predicted more informative (local search), within
+the amplitudes of swing targets around the feet's homes (:data:`AMPLITUDES`) likewise, both at
+the first of :data:`SWING_TIMES` (the sweeps gain most on the biped and Solo12; on Talos, whose
+legs meet each other and whose thighs meet the pelvis and the locked arms, the sweeps stay
+small and the two families score alike). Then a (1+1) evolution strategy perturbs the best
+candidate's numbers (sweep or amplitudes, speed, trunk motion, standing share, seed) and keeps a
+perturbation that is feasible and predicted more informative (local search), within
 ``budget_s``. The best feasible candidate is returned (never an infeasible one when a feasible
 one was seen); when none is feasible, the first one tried (the safe amplitudes) with its
 violations.
@@ -40,7 +41,7 @@ from legid_ros.core.inertial import get_parameters
 from legid_ros.core.robot import Robot
 from legid_ros.core.sim.described.excitation import StandingPlan, plan_standing
 
-#: Amplitude factors the search climbs through, and the swing times [s] tried at each
+#: Amplitude factors the search climbs through; swing times [s] (the ladders use the first)
 AMPLITUDES = (1.0, 2.0, 3.0, 4.0, 6.0, 8.0)
 #: Joint sweeps of the swing legs the search climbs through [rad] (lift and trunk motion at
 #: twice the safe ones)
@@ -187,11 +188,11 @@ def design(problem: ExcitationProblem, budget_s: float = 90.0, seeds: int = 40,
                            stand_share=problem.stand_share, swing_z=kt * SAFE.swing_z,
                            trunk_rpy=kt * SAFE.trunk_rpy, trunk_z=kt * SAFE.trunk_z)]
                   for a in JOINT_SWEEPS])
-    search.climb([[SAFE.scaled(k, swing_rpy=SWING_RPY_PER_STEP * k, swing_s=s,
+    search.climb([[SAFE.scaled(k, swing_rpy=SWING_RPY_PER_STEP * k, swing_s=SWING_TIMES[0],
                                stand_share=problem.stand_share,
                                trunk_rpy=SAFE.trunk_rpy * min(k, TRUNK_MAX_FACTOR),
-                               trunk_z=SAFE.trunk_z * min(k, TRUNK_MAX_FACTOR))
-                   for s in SWING_TIMES] for k in AMPLITUDES[1:]])
+                               trunk_z=SAFE.trunk_z * min(k, TRUNK_MAX_FACTOR))]
+                  for k in AMPLITUDES[1:]])
     rng = np.random.default_rng(2626)
     for step in range(1, seeds + 1):  # local search: (1+1) perturbations of the best
         if search.best is None or search.best.params is None or search.over():

@@ -5,13 +5,14 @@ trunk shifts, tilts and bobs; then, foot after foot, the COM moved over the supp
 others, the foot lifted, moved through a few random swing targets and put back where it stood.
 A swing target is drawn either around the foot's home (position and, for a flat sole,
 orientation about its start: ``swing_xy``, ``swing_z``, ``swing_rpy``) or, with ``swing_joint``
-set, in the swing leg's joint space (every joint of the leg within ``swing_joint`` of its start
-angle, inside its range, the sole above the ground) and mapped to a sole placement by the
-forward kinematics at the start pose: the leg's links turn through wide, independent angles, so
-each one's mass and COM move the whole-body COM (and the ZMP) differently from the others. The knots are solved by the
-whole-body IK of :mod:`legid_ros.core.sim.described.excitation` (stance feet held, COM and trunk
-as tasks, joints kept ``limit_margin`` inside their ranges) and joined by a clamped cubic
-spline, so the result is a :class:`~legid_ros.core.sim.described.excitation.StandingPlan` the
+set, in the swing leg's joint space: every joint of the leg within ``swing_joint`` of its start
+angle and inside its range, reached along a straight joint path that keeps the sole above the
+ground and the robot free of self-collision (a joint target of the IK); the last one brings the
+leg back to its lifted posture. The leg's links then turn through wide, independent angles, so
+each one's mass and COM move the whole-body COM (and the ZMP) differently from the others'.
+The knots are solved by the whole-body IK of :mod:`legid_ros.core.sim.described.excitation`
+(stance feet held, COM and trunk as tasks, joints kept ``limit_margin`` inside their ranges) and
+joined by a clamped cubic spline, so the result is a :class:`~legid_ros.core.sim.described.excitation.StandingPlan` the
 MuJoCo run tracks as it tracks the standing excitation.
 
 :class:`MotionParams` holds the few numbers the design varies: swing reach and lift, swing-sole
