@@ -139,7 +139,9 @@ class SelfCollision:
 
     def colliding(self, q: np.ndarray) -> List[Tuple[int, int]]:
         """Pairs in collision at ``q``."""
-        pin.computeCollisions(self.robot.model, self._data, self.geom, self._gdata, q, False)
+        if not pin.computeCollisions(self.robot.model, self._data, self.geom, self._gdata, q,
+                                     False):
+            return []
         return [self.pairs[p] for p in range(len(self.pairs))
                 if self._gdata.collisionResults[p].isCollision()]
 

@@ -187,20 +187,22 @@ def _phase_at(plan: StandingPlan, t: float) -> str:
 def knot_check(robot: Robot, collision: Optional[SelfCollision], limits: Limits = Limits()):
     """A ``check`` for :func:`legid_ros.core.excitation.motion.plan_motion`: at every knot, no
     self-collision, the swing soles above the ground and the COM's ground projection inside the
-    support by the ZMP margin (the dynamic ZMP is checked later on the dense grid)."""
+    support by the ZMP margin (the dynamic ZMP is checked later on the dense grid); no
+    self-collision halfway between knots either (a wide swing moves a leg far in a knot step)."""
     data = robot.model.createData()
     feet = list(robot.feet)
 
     def ok(qs: np.ndarray, name: str, stance, feet_world: dict) -> bool:
         pts = _polygon(robot, feet_world, stance)
         swinging = [f for f in feet if f not in stance] if name.startswith('swing') else []
-        for q in qs:
+        for k, q in enumerate(qs):
             com = pin.centerOfMass(robot.model, data, q)
             if support_margin(pts, com[:2]) < limits.zmp_margin_m:
                 return False
-            if swing_clearance(robot, q, swinging) < 2 * limits.clearance_m:
+            if swing_clearance(robot, q, swinging) < 3 * limits.clearance_m:
                 return False
-            if collision is not None and collision.colliding(q):
+            if collision is not None and (collision.colliding(q) or k > 0 and collision.colliding(
+                    pin.interpolate(robot.model, qs[k - 1], q, 0.5))):
                 return False
         return True
 

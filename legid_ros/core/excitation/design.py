@@ -10,11 +10,17 @@ identifiability (:func:`legid_ros.core.excitation.information.predict`: the coun
 combinations, made smooth).
 
 The search (:func:`design`) starts from what the robot is known to do safely (the standing
-excitation's numbers, :data:`~legid_ros.core.excitation.motion.SAFE`) and grows the amplitudes
-step by step, at a few swing speeds each, while something stays feasible (sampling); then
-other random targets of the best candidate are tried (local search), within ``budget_s``.
-The best feasible candidate is returned; when none is feasible, the first one tried (the
-safe amplitudes) with its violations.
+excitation's numbers, :data:`~legid_ros.core.excitation.motion.SAFE`), then climbs the joint
+sweeps of the swing legs (``swing_joint``, :data:`JOINT_SWEEPS`) while they stay feasible, then
+the amplitudes of swing targets around the feet's homes (:data:`AMPLITUDES`) likewise, both at
+the first of :data:`SWING_TIMES` (the sweeps gain most on the biped and Solo12; on Talos, whose
+legs meet each other and whose thighs meet the pelvis and the locked arms, the sweeps stay
+small and the two families score alike). Then a (1+1) evolution strategy perturbs the best
+candidate's numbers (sweep or amplitudes, speed, trunk motion, standing share, seed) and keeps a
+perturbation that is feasible and predicted more informative (local search), within
+``budget_s``. The best feasible candidate is returned (never an infeasible one when a feasible
+one was seen); when none is feasible, the first one tried (the safe amplitudes) with its
+violations.
 """
 
 from __future__ import annotations
@@ -35,8 +41,12 @@ from legid_ros.core.inertial import get_parameters
 from legid_ros.core.robot import Robot
 from legid_ros.core.sim.described.excitation import StandingPlan, plan_standing
 
-#: Amplitude factors the search climbs through, and the swing times [s] tried at each
+#: Amplitude factors the search climbs through; swing times [s] (the ladders use the first)
 AMPLITUDES = (1.0, 2.0, 3.0, 4.0, 6.0, 8.0)
+#: Joint sweeps of the swing legs the search climbs through [rad] (lift and trunk motion at
+#: twice the safe ones)
+JOINT_SWEEPS = (0.4, 0.8, 1.2, 1.6, 2.0)
+SWEEP_LIFT_FACTOR = 2.0
 SWING_TIMES = (2.0, 1.2)
 SWING_RPY_PER_STEP = 0.1  # [rad] swing-sole tilt per amplitude factor
 #: The trunk's tilt and height amplitudes grow with the others up to this factor of the safe
@@ -146,7 +156,8 @@ def evaluate(problem: ExcitationProblem, params: Optional[MotionParams]) -> Cand
         plan = plan_standing(robot, problem.duration_s)
     else:
         plan = plan_motion(robot, problem.duration_s, params,
-                           check=knot_check(robot, problem.collision, problem.limits))
+                           check=knot_check(robot, problem.collision, problem.limits),
+                           free=lambda q: not problem.collision.colliding(q))
     traj = sample_plan(robot, plan, problem.pi_cad, problem.dt)
     cons = check(robot, plan, traj, problem.collision, problem.limits)
     pred = predict(robot, traj, problem.pi_cad, problem.param_set, problem.sigma_m,
@@ -154,9 +165,10 @@ def evaluate(problem: ExcitationProblem, params: Optional[MotionParams]) -> Cand
     return Candidate(params, plan, traj, cons, pred)
 
 
-def design(problem: ExcitationProblem, budget_s: float = 90.0, seeds: int = 2,
+def design(problem: ExcitationProblem, budget_s: float = 90.0, seeds: int = 40,
            progress=None) -> ExcitationDesign:
-    """The most informative feasible motion found within ``budget_s`` [s] (module docstring).
+    """The most informative feasible motion found within ``budget_s`` [s] (module docstring);
+    ``seeds``: most local-search perturbations.
 
     Raises:
         SolverError: Not even the safe motion can be planned.
@@ -168,52 +180,96 @@ def design(problem: ExcitationProblem, budget_s: float = 90.0, seeds: int = 2,
     except (SolverError, BadInputError) as exc:
         say(f'standing excitation not evaluated: {exc}')
         baseline = None
-    best: Optional[Candidate] = None
-    tried: List[dict] = []
-    fallback: Optional[Candidate] = None
-
-    def run(params: MotionParams) -> Optional[Candidate]:
-        nonlocal best, fallback
-        try:
-            cand = evaluate(problem, params)
-        except (SolverError, BadInputError) as exc:
-            tried.append({'params': params.as_dict(), 'error': str(exc)})
-            return None
-        tried.append(cand.summary())
-        say(f'x{params.swing_xy / SAFE.swing_xy:.3g} swing {params.swing_s:g} s seed '
-            f'{params.seed}: feasible {cand.feasible}, predicted '
-            f'{100 * cand.prediction.fraction:.0f} % (soft {cand.prediction.soft_count:.1f}), '
-            f'ZMP margin {1e3 * cand.constraints.zmp_margin_min_m:.1f} mm, collisions '
-            f'{cand.constraints.self_collisions}, friction ratio '
-            f'{cand.constraints.friction_ratio_max:.2f}, point-foot turn '
-            f'{cand.constraints.point_foot_turn_max_rad:.2f} rad')
-        fallback = fallback or cand
-        if cand.feasible and (best is None or cand.prediction.soft_count
-                              > best.prediction.soft_count):
-            best = cand
-        return cand
-
-    def over() -> bool:
-        return time.perf_counter() - t0 > budget_s and best is not None
-
-    for k in AMPLITUDES:  # sampling: amplitude x speed, while something stays feasible
-        feasible = False
-        for swing_s in SWING_TIMES:
-            if over():
-                break
-            kt = min(k, TRUNK_MAX_FACTOR)
-            cand = run(SAFE.scaled(k, swing_rpy=SWING_RPY_PER_STEP * k, swing_s=swing_s,
-                                   stand_share=problem.stand_share,
-                                   trunk_rpy=SAFE.trunk_rpy * kt, trunk_z=SAFE.trunk_z * kt))
-            feasible |= bool(cand is not None and cand.feasible)
-        if not feasible or over():
+    search = _Search(problem, say, lambda: time.perf_counter() - t0 > budget_s)
+    search.run(SAFE.scaled(1.0, swing_rpy=SWING_RPY_PER_STEP, swing_s=SWING_TIMES[0],
+                           stand_share=problem.stand_share))
+    kt = SWEEP_LIFT_FACTOR
+    search.climb([[replace(SAFE, swing_joint=a, swing_s=SWING_TIMES[0],
+                           stand_share=problem.stand_share, swing_z=kt * SAFE.swing_z,
+                           trunk_rpy=kt * SAFE.trunk_rpy, trunk_z=kt * SAFE.trunk_z)]
+                  for a in JOINT_SWEEPS])
+    search.climb([[SAFE.scaled(k, swing_rpy=SWING_RPY_PER_STEP * k, swing_s=SWING_TIMES[0],
+                               stand_share=problem.stand_share,
+                               trunk_rpy=SAFE.trunk_rpy * min(k, TRUNK_MAX_FACTOR),
+                               trunk_z=SAFE.trunk_z * min(k, TRUNK_MAX_FACTOR))]
+                  for k in AMPLITUDES[1:]])
+    rng = np.random.default_rng(2626)
+    for step in range(1, seeds + 1):  # local search: (1+1) perturbations of the best
+        if search.best is None or search.best.params is None or search.over():
             break
-    for seed in range(1, seeds + 1):  # local search: other random targets of the best
-        if best is None or best.params is None or over():
-            break
-        run(replace(best.params, seed=best.params.seed + seed))
-    if best is None:
-        best = fallback
+        search.run(perturb(search.best.params, rng, step))
+    best = search.best or search.fallback
     if best is None:
         raise SolverError('no excitation could be planned for this robot', 'excitation')
-    return ExcitationDesign(best, baseline, tried, time.perf_counter() - t0, problem.pi_cad)
+    return ExcitationDesign(best, baseline, search.tried, time.perf_counter() - t0,
+                            problem.pi_cad)
+
+
+def perturb(p: MotionParams, rng, step: int) -> MotionParams:
+    """A random neighbour of ``p`` (local search): sweep or amplitudes x exp(N(0, 0.2)), a
+    swing time of 1.2-2.5 s, trunk motion x exp(N(0, 0.3)) (at most ``TRUNK_MAX_FACTOR``
+    times the safe one), standing share +- 0.05 within 0.1-0.3, seed ``step``."""
+    grow = float(np.exp(rng.normal(0.0, 0.2)))
+    kt = min(float(np.exp(rng.normal(0.0, 0.3))) * p.trunk_rpy / SAFE.trunk_rpy,
+             TRUNK_MAX_FACTOR)
+    changes = dict(swing_s=float(rng.choice([1.2, 1.6, 2.0, 2.5])),
+                   trunk_rpy=kt * SAFE.trunk_rpy, trunk_z=kt * SAFE.trunk_z,
+                   stand_share=float(np.clip(p.stand_share + rng.uniform(-0.05, 0.05), 0.1,
+                                             0.3)), seed=step)
+    if p.swing_joint > 0:
+        changes['swing_joint'] = float(np.clip(grow * p.swing_joint, 0.2, JOINT_SWEEPS[-1]))
+    else:
+        changes.update(swing_xy=grow * p.swing_xy, swing_z=grow * p.swing_z,
+                       swing_rpy=grow * p.swing_rpy)
+    return replace(p, **changes)
+
+
+class _Search:
+    """The candidates tried, the best feasible one and the first one (the fallback)."""
+
+    def __init__(self, problem: ExcitationProblem, say, over):
+        self.problem, self.say, self._over = problem, say, over
+        self.best: Optional[Candidate] = None
+        self.fallback: Optional[Candidate] = None
+        self.tried: List[dict] = []
+
+    def over(self) -> bool:
+        """Budget spent, and something feasible found."""
+        return self._over() and self.best is not None
+
+    def run(self, params: MotionParams) -> Optional[Candidate]:
+        """Evaluate one candidate; keep it when feasible and better (soft count)."""
+        try:
+            cand = evaluate(self.problem, params)
+        except (SolverError, BadInputError) as exc:
+            self.tried.append({'params': params.as_dict(), 'error': str(exc)})
+            return None
+        self.tried.append(cand.summary())
+        c = cand.constraints
+        self.say(f'sweep {params.swing_joint:.2f} rad, reach {params.swing_xy:.3g}, swing '
+                 f'{params.swing_s:g} s, seed {params.seed}: feasible {cand.feasible}, '
+                 f'predicted {100 * cand.prediction.fraction:.0f} % (soft '
+                 f'{cand.prediction.soft_count:.1f}), ZMP margin '
+                 f'{1e3 * c.zmp_margin_min_m:.1f} mm, collisions {c.self_collisions}, '
+                 f'clearance {1e3 * c.clearance_min_m:.0f} mm, friction ratio '
+                 f'{c.friction_ratio_max:.2f}')
+        self.fallback = self.fallback or cand
+        if cand.feasible and (self.best is None or cand.prediction.soft_count
+                              > self.best.prediction.soft_count):
+            self.best = cand
+        return cand
+
+    def climb(self, levels) -> bool:
+        """Levels of candidates in order while a level has a feasible one; whether any had."""
+        any_feasible = False
+        for level in levels:
+            feasible = False
+            for params in level:
+                if self.over():
+                    return any_feasible
+                cand = self.run(params)
+                feasible |= bool(cand is not None and cand.feasible)
+            any_feasible |= feasible
+            if not feasible:
+                break
+        return any_feasible

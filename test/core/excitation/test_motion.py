@@ -1,11 +1,13 @@
 """Tests of legid_ros.core.excitation.motion and .trajectory."""
 
+from dataclasses import replace
+
 import numpy as np
 import pinocchio as pin
 import pytest
 
 from legid_ros.core.errors import BadInputError
-from legid_ros.core.excitation.motion import SAFE, min_duration_s, plan_motion
+from legid_ros.core.excitation.motion import SAFE, leg_joints, min_duration_s, plan_motion
 from legid_ros.core.excitation.trajectory import sample_plan
 from legid_ros.core.inertial import get_parameters
 from legid_ros.core.robot import load_robot
@@ -62,3 +64,51 @@ def test_cad_zmp_follows_the_com_when_slow(biped, plan):
     com = np.array([pin.centerOfMass(biped.model, data, q)[:2] for q in traj.q[::10]])
     assert np.abs(com - traj.zmp_cad[::10]).max() < 0.03
     assert traj.tau_cad.shape == (len(traj.t), len(biped.actuated_joint_names))
+
+
+@pytest.fixture(scope='module')
+def sweep(biped):
+    return plan_motion(biped, 40.0, replace(SAFE, swing_joint=0.8, swing_z=0.16))
+
+
+def test_joint_sweep_keeps_stance_feet_fixed(biped, sweep):
+    """With swing targets drawn in joint space, each stance sole stays within 2 mm of its start
+    placement at every knot."""
+    data = biped.model.createData()
+    worst = 0.0
+    for t, q in zip(sweep.t, sweep.q):
+        pin.framesForwardKinematics(biped.model, data, q)
+        stance = sweep.stance_at(np.array([t]))
+        for f, ft in biped.feet.items():
+            if stance[f][0]:
+                p = data.oMf[biped.frame_id(ft.sole_frame)].translation
+                worst = max(worst, float(np.linalg.norm(p - sweep.feet_world[f].translation)))
+    assert worst < 2e-3
+
+
+def test_joint_sweep_turns_the_swing_leg_wider(biped, sweep, plan):
+    """A 0.8 rad joint sweep moves the swinging legs' joints through a wider range than swing
+    targets at three times the safe reach around the feet's homes."""
+    def swing_span(p):
+        span = 0.0
+        for f in biped.feet:
+            idx = leg_joints(biped, f)
+            sel = np.zeros(len(p.t), bool)
+            for name, t0, t1, _ in p.phases:
+                if name == f'swing_{f}':
+                    sel |= (p.t >= t0) & (p.t <= t1)
+            span += float(np.ptp(p.q[sel][:, idx], axis=0).sum())
+        return span
+    assert swing_span(sweep) > 1.3 * swing_span(plan)
+
+
+def test_joint_sweep_ends_where_the_lift_ended(biped, sweep):
+    """The last swing phase of each foot brings its leg back to the lifted posture (the foot
+    goes down from where it was lifted to)."""
+    for f in biped.feet:
+        idx = leg_joints(biped, f)
+        lift_end = max(t1 for name, _, t1, _ in sweep.phases if name == f'lift_{f}')
+        swing_end = max(t1 for name, _, t1, _ in sweep.phases if name == f'swing_{f}')
+        q_lift = sweep.q[np.argmin(np.abs(sweep.t - lift_end))]
+        q_back = sweep.q[np.argmin(np.abs(sweep.t - swing_end))]
+        assert np.abs(q_back[idx] - q_lift[idx]).max() < 0.05

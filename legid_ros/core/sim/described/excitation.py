@@ -28,6 +28,7 @@ STAND_WAYPOINT_S = 2.0  # [s]
 SWING_WAYPOINT_S = 1.5  # [s]
 SHIFT_S, LIFT_S, DOWN_S, BACK_S = 2.5, 1.0, 1.0, 2.0  # [s]
 POSTURE_WEIGHT = 0.03  # IK pull toward the start posture [1/rad]
+JOINT_WEIGHT = 10.0  # IK weight of a joint target [1/rad] (a swing foot's is 10 [1/m])
 MAX_STEP_RAD = 0.1  # largest IK step per iteration [rad or m]
 
 
@@ -74,6 +75,7 @@ class _Target:
     rpy: np.ndarray
     z: float
     swing: Dict[str, np.ndarray] = field(default_factory=dict)  # foot -> world position
+    joints: Dict[int, float] = field(default_factory=dict)  # actuated index -> angle [rad]
 
     def blend(self, other: '_Target', s: float) -> '_Target':
         w = 0.5 * (1 - np.cos(np.pi * s))
@@ -81,9 +83,10 @@ class _Target:
                  for f, p in self.swing.items()}
         for f, p in other.swing.items():
             swing.setdefault(f, p)
+        joints = {a: (1 - w) * self.joints.get(a, v) + w * v for a, v in other.joints.items()}
         return _Target((1 - w) * self.com_xy + w * other.com_xy,
                        (1 - w) * self.rpy + w * other.rpy, (1 - w) * self.z + w * other.z,
-                       swing)
+                       swing, joints)
 
 
 def _pad(p: np.ndarray, like: np.ndarray) -> np.ndarray:
@@ -94,7 +97,8 @@ def _pad(p: np.ndarray, like: np.ndarray) -> np.ndarray:
 
 
 class _WholeBodyIK:
-    """Damped least squares on stance feet, swing feet, COM, trunk orientation and height."""
+    """Damped least squares on stance feet, swing feet, joint targets, COM, trunk orientation
+    and height."""
 
     def __init__(self, robot: Robot, feet_world: Dict[str, pin.SE3]):
         self.robot = robot
@@ -146,6 +150,12 @@ class _WholeBodyIK:
             j_z = np.zeros((1, model.nv))
             j_z[0, :3] = r_base[2]
             rows.append((1.0, np.array([q[2] - tgt.z]), j_z))
+            if tgt.joints:
+                idx = np.fromiter(tgt.joints, int)
+                j_joint = np.zeros((len(idx), model.nv))
+                j_joint[np.arange(len(idx)), 6 + idx] = 1.0
+                rows.append((JOINT_WEIGHT, q[7 + idx] - np.fromiter(tgt.joints.values(),
+                                                                    float), j_joint))
             if self.posture is not None:
                 j_post = np.zeros((model.nv - 6, model.nv))
                 j_post[:, 6:] = np.eye(model.nv - 6)
@@ -288,6 +298,8 @@ def _solve_knots(robot, q, feet_world, start, waypoints, knot_s,
         n = max(2, int(round(dur / knot_s)))
         for f in tgt.swing:  # a foot about to lift starts from where it stands
             prev.swing.setdefault(f, feet_world[f].translation.copy())
+        for a in tgt.joints:  # a joint target starts from the joint's angle
+            prev.joints.setdefault(a, float(q[7 + a]))
         for k in range(1, n + 1):
             goal = prev.blend(tgt, k / n)
             q, err = ik.solve(q, goal, stance)
