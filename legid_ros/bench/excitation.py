@@ -200,31 +200,30 @@ def evaluate_robot(name: str, args, tmp: Path) -> dict:
     return out
 
 
-def fixed_base_leg(seed: int = 0) -> dict:
-    """The fixed-base leg (``leg3``): our Fourier + quintic design (condition number of the
-    scaled base regressor, design time) beside FIGAROH's optimal-trajectory design, which needs
-    ``cyipopt``; when that is not importable, the reason instead of a ratio."""
+def fixed_base_leg(seed: int = 0, figaroh_iterations: int = 200) -> dict:
+    """The fixed-base leg (``leg3``): our Fourier + quintic design beside FIGAROH's optimal
+    excitation design (:mod:`legid_ros.bench.excitation_figaroh`, needs ``cyipopt``), both
+    scored on the same samples by our scaled base regressor (condition number, log-det), with
+    both design times; when FIGAROH's design cannot run, its reason instead of a ratio."""
+    from legid_ros.bench import excitation_figaroh
     from legid_ros.core.identification.fixed_base import leg_context
     from legid_ros.core.robot import load_robot
-    from legid_ros.core.synthetic.leg_experiment import (design_excitation, ident_settings,
-                                                         leg_cond_function)
+    from legid_ros.core.synthetic.leg_experiment import design_excitation
     robot = load_robot('leg3', floating_base=False)
     ctx = leg_context(robot)
     t0 = time.perf_counter()
     des = design_excitation(ctx, seed=seed)
     ours_s = time.perf_counter() - t0
-    period = float(ident_settings(robot).get('excitation_period_s', 5.0))
-    out = {'robot': 'leg3', 'cond_ours': float(leg_cond_function(ctx, period)(des.excitation)),
-           'design_s_ours': ours_s, 'cond_ratio_vs_figaroh': None, 'design_s_figaroh': None}
     try:
         importlib.import_module('cyipopt')  # FIGAROH's optimal-trajectory module imports it
     except ImportError as exc:
-        out['figaroh_not_run'] = (f'FIGAROH\'s excitation design (figaroh.tools.robotipopt) '
-                                  f'imports cyipopt, which is not importable here ({exc}); it '
-                                  'is not in the shared venv nor among the installed packages, '
-                                  'and installing packages is not allowed in this session')
+        fig = excitation_figaroh.FigarohDesign(
+            'failed', f'FIGAROH\'s excitation design (figaroh.tools.robotipopt) imports cyipopt, '
+            f'which is not importable here ({exc})')
     else:
-        out['figaroh_not_run'] = 'cyipopt is importable but the FIGAROH design is not wired yet'
+        fig = excitation_figaroh.design(robot, seed=seed, max_iterations=figaroh_iterations)
+    out = excitation_figaroh.side_by_side(ctx, des.excitation, ours_s, fig)
+    out['settings'] = excitation_figaroh.settings(robot, figaroh_iterations)
     return out
 
 

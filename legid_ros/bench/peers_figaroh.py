@@ -12,8 +12,9 @@ squares, or by its physically consistent LMI fit (``select_stage: physical_fit``
 The held-out run goes in as FIGAROH's ``validation_data_file`` and its predictions are read
 from ``result['validation_metrics']``.
 
-FIGAROH's optimal-trajectory module needs cyipopt (not pip-installable) and is not used: both
-tools get the same random Fourier excitation.
+Both tools get the same random Fourier excitation here; FIGAROH's optimal excitation design is
+compared with ours apart (:mod:`legid_ros.bench.excitation_figaroh`, ``legid bench
+excitation``).
 """
 
 from __future__ import annotations
@@ -196,9 +197,11 @@ def _identification_class():
 
 
 @contextlib.contextmanager
-def _quiet():
-    """FIGAROH prints its quality report on stdout and logs warnings: keep both out."""
-    loggers = [logging.getLogger(n) for n in ('figaroh', 'UnifiedConfigParser')]
+def _quiet(extra_loggers=()):
+    """FIGAROH prints its quality report on stdout and logs warnings: keep both out (and the
+    loggers named in ``extra_loggers``, '' for the root logger)."""
+    loggers = [logging.getLogger(n or None)
+               for n in ('figaroh', 'UnifiedConfigParser', *extra_loggers)]
     levels = [lg.level for lg in loggers]
     for lg in loggers:
         lg.setLevel(logging.ERROR)

@@ -52,24 +52,37 @@ def parameter_scale(ctx: LegContext, friction: bool = True) -> np.ndarray:
     return s
 
 
-def leg_cond_function(ctx: LegContext, period: float, n_grid: int = 100,
-                      friction: bool = True) -> Callable[[FourierExcitation], float]:
-    """Condition number of the scaled base regressor along an excitation.
+def scaled_leg_regressor(ctx: LegContext, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray,
+                         friction: bool = True) -> np.ndarray:
+    """Base regressor along samples, each column times its nominal magnitude.
 
     Columns are the base parameters (plus Coulomb-viscous friction columns when
-    ``friction``), each multiplied by its nominal magnitude (:func:`parameter_scale`): the
-    raw condition number depends on units and let the optimiser keep the knee still.
+    ``friction``), each multiplied by :func:`parameter_scale`: the raw condition number
+    depends on units and let the optimiser keep the knee still.
+
+    Args:
+        ctx: The leg.
+        q, qd, qdd: Positions [rad], speeds [rad/s], accelerations [rad/s^2], (N, nv).
+        friction: Append the friction columns.
+
+    Returns:
+        (N nv, r) scaled regressor [N.m].
     """
+    a = ctx.base_regressor(q, qd, qdd)
+    if friction:
+        a = np.hstack([a, friction_columns([CoulombViscous() for _ in ctx.drive.joint_names],
+                                           qd)])
+    return a * parameter_scale(ctx, friction)
+
+
+def leg_cond_function(ctx: LegContext, period: float, n_grid: int = 100,
+                      friction: bool = True) -> Callable[[FourierExcitation], float]:
+    """Condition number of the scaled base regressor (:func:`scaled_leg_regressor`) along an
+    excitation, sampled at ``n_grid`` times over one ``period`` [s]."""
     t = np.linspace(0.0, period, n_grid)
-    scale = parameter_scale(ctx, friction)
-    cv = [CoulombViscous() for _ in ctx.drive.joint_names]
 
     def cond_of(ex: FourierExcitation) -> float:
-        q, qd, qdd = ex.evaluate(t)
-        a = ctx.base_regressor(q, qd, qdd)
-        if friction:
-            a = np.hstack([a, friction_columns(cv, qd)])
-        return cond_ne(a * scale)
+        return cond_ne(scaled_leg_regressor(ctx, *ex.evaluate(t), friction=friction))
     return cond_of
 
 
