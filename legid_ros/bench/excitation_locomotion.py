@@ -43,9 +43,9 @@ TARGETS = {'locomotion_dev_ratio_to_truth': 1.3, 'duration_s_min': 30.0}
 #: inertia + ``kv dt`` (implicit damping), so the stance feet do not do what the contact solve
 #: asked: in a trot's two-foot phases they creep 2-4 cm/s at a fifth of the friction limit
 #: (friction, impratio, noslip change nothing), ``qacc`` is 6 times the knees' real acceleration
-#: (slip 5.9 mm, trunk drift 66 mm in 30 s; identified / truth 5.31). At 0.3 (``kv dt`` 0.42
-#: of the knee's inertia): slip 3.4 mm, drift 27 mm, identified / truth 2.66. Talos's ankles
-#: have the same ratio (3.8-4.9) at the default.
+#: (0.15 s swings: slip 5.9 mm, trunk drift 66 mm in 30 s; identified / truth 5.31). At 0.3
+#: (``kv dt`` 0.42 of the knee's inertia): slip 3.4 mm, drift 27 mm, identified / truth 2.66.
+#: Talos's ankles have the same ratio (3.8-4.9) at the default.
 SETTINGS = {'trot': {'kv_per_kg': 0.3}, 'stepping': {}}
 
 
