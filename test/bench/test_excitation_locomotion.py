@@ -1,0 +1,20 @@
+"""Tests of legid_ros.bench.excitation_locomotion (the runs' physics settings)."""
+
+import numpy as np
+import pinocchio as pin
+
+from legid_ros.bench.excitation_locomotion import SETTINGS
+from legid_ros.core.sim.described import DescribedRun
+from legid_ros.core.sim.described.excitation import _stand_pose
+
+
+def test_trot_servo_damping_is_resolved_by_the_physics_step(solo12):
+    """On the trot's settings every Solo12 joint's servo damping times the 1 ms step stays
+    under half its joint-space inertia (armature included) at the trot's stance, so MuJoCo's
+    implicit step does not carry the damping in place of the inertia (default: 4.2 times the
+    knees' inertia, stance feet creeping 2-4 cm/s)."""
+    settings = DescribedRun(**SETTINGS['trot'])
+    opt = settings.options(solo12.total_mass)
+    q, _, _ = _stand_pose(solo12, 0.12)
+    inertia = np.diag(pin.crba(solo12.model, solo12.model.createData(), q))[6:] + opt.armature
+    assert np.max(opt.kv * opt.timestep_s / inertia) < 0.5
