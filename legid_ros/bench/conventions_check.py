@@ -2,7 +2,8 @@
 setups' own descriptions, each against its bag (flagged or not), and the lines it prints on
 the right descriptions (false alarms).
 
-Ten mistake types: on Solo12 a wrong force frame, a wrong force sensing, no IMU mounting, a
+Eleven mistake types: on Solo12 a wrong force frame, a wrong force sensing, no IMU mounting
+(a rotated IMU; an IMU turned 90 deg about z alone, which gravity at rest cannot show), a
 wrong IMU heading, the feet's topics swapped, point contacts at the sphere centres, forces
 of the foot on the ground (sign flipped) and a wrong total mass (a sensor gain); on Talos a
 sole sensor 2 cm off and a leg joint declared locked that moves.
@@ -49,6 +50,7 @@ def solo_mistakes(bags: Dict[str, Tuple[str, dict]], urdf, root: Path) -> dict:
     for the variants named here, with 'flipped' (force sign) and 'heavy' (gain 1.6)."""
     cases = {'wrong frame': 'world_forces', 'wrong sensing': 'world_forces',
              'imu mounting': 'imu_rotated_yawed_world_forces', 'feet swapped': 'world_forces',
+             'imu yawed 90 deg, not described': 'imu_rot90_drift',
              'imu heading': 'imu_rotated_yawed_world_forces',
              'contact point at the sphere centre': 'canonical',
              'sign flipped': 'flipped', 'wrong total mass': 'heavy'}
@@ -61,7 +63,7 @@ def solo_mistakes(bags: Dict[str, Tuple[str, dict]], urdf, root: Path) -> dict:
                 f.pop('expressed_in', None)
         elif name == 'wrong sensing':
             desc['force_sensing'] = 'fsr'
-        elif name == 'imu mounting':
+        elif name in ('imu mounting', 'imu yawed 90 deg, not described'):
             desc['imu'].pop('rpy', None)
         elif name == 'imu heading':
             desc['imu']['heading_rad'] = 0.0

@@ -6,7 +6,8 @@ use), with the base orientation the IMU gives:
 - the feet's forces, summed in the world, carry the weight upwards (sign, total mass, and
   the frame the forces are expressed in: a sum that is not vertical);
 - at rest, the IMU's gravity direction is the stance feet's ground normal (mounting
-  rotation ``imu.rpy``, ``imu.frame``);
+  rotation ``imu.rpy``, ``imu.frame``); over the whole run, the IMU's up follows that normal
+  as the trunk tilts (a yaw of the mounting, invisible at rest);
 - world-axes foot wrenches balance the moments at rest in the IMU's world
   (``imu.heading_rad``: the yaw of the IMU's reference in the forces' world, estimated from
   that balance, forces and moments);
@@ -18,7 +19,7 @@ Each problem is one line naming the description key and the fix.
 
 from __future__ import annotations
 
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Tuple
 
 import numpy as np
 from scipy.spatial.transform import Rotation
@@ -30,6 +31,7 @@ MAX_SAMPLES = 1500  # samples looked at, evenly spread
 LOAD_TOLERANCE = 0.25  # [-] median vertical force within 25 % of the weight
 TILT_MAX_DEG = 12.0  # [deg] median angle of the summed force from the vertical
 IMU_ANGLE_MAX_DEG = 3.0  # [deg] IMU gravity vs stance ground normal at rest
+TILT_SPREAD_MIN_DEG = 0.5  # [deg] horizontal spread of the ground normal: mounting yaw seen
 COP_MAX_M = 0.003  # [m] sole-sensor CoP vs wrench CoP (median; 1.3 mm on Talos's run)
 SOLE_MARGIN_M = 0.01  # [m] wrench CoP outside the sole rectangle by more than this
 HEADING_MAX_DEG = 3.0  # [deg] yaw of the world-axes forces against the IMU's reference
@@ -117,18 +119,23 @@ def _rest(v: WorldView) -> np.ndarray:
         np.abs(np.linalg.norm(v.acc, axis=1) - GRAVITY) < 0.3)
 
 
-def _imu(v: WorldView, out: List[str]) -> None:
-    """IMU gravity direction vs the stance feet's ground normal, at rest (base frame)."""
+def _stance_normals(v: WorldView, samples: np.ndarray, every_foot: bool = False
+                    ) -> Tuple[np.ndarray, np.ndarray]:
+    """The stance feet's ground normal in base axes at ``samples`` where it is known (three
+    loaded point feet or a loaded flat foot; ``every_foot``: only where every foot is loaded,
+    so that which topic is which foot does not matter): (sample indices, unit normals (K, 3)).
+    """
     robot = v.robot
     feet = [f for f in robot.feet if f in v.force_w]
     if len(feet) != len(robot.feet):
-        return
-    rest = _rest(v)
+        return np.zeros(0, int), np.zeros((0, 3))
     load = np.column_stack([np.linalg.norm(v.force_w[f], axis=1) for f in feet])
     loaded = load > 0.1 * v.weight / len(feet)  # (norms: whatever the IMU says)
-    normals, ups = [], []
-    for k in np.flatnonzero(rest):
+    ks, normals = [], []
+    for k in samples:
         on = [f for j, f in enumerate(feet) if loaded[k, j]]
+        if every_foot and len(on) < len(feet):
+            continue
         r_bw = v.r_wb[k].T
         if all(robot.feet[f].contact == 'point' for f in on) and len(on) >= 3:
             pts = np.array([r_bw @ v.world[robot.frame_id(robot.feet[f].sole_frame)][1][k]
@@ -141,13 +148,20 @@ def _imu(v: WorldView, out: List[str]) -> None:
                     for f in flat)
         else:
             continue
+        ks.append(k)
         normals.append(n / np.linalg.norm(n))
-        ups.append(v.r_bf[k] @ v.acc[k])  # the accelerometer's up, base axes
-    if len(normals) < 10:
+    return np.array(ks, int), np.array(normals).reshape(-1, 3)
+
+
+def _imu(v: WorldView, out: List[str]) -> None:
+    """IMU gravity direction vs the stance feet's ground normal, at rest (base frame)."""
+    robot = v.robot
+    ks, normals = _stance_normals(v, np.flatnonzero(_rest(v)))
+    if len(ks) < 10:
         return
-    normals, ups = np.array(normals), np.array(ups)
+    ups = np.einsum('nij,nj->ni', v.r_bf[ks], v.acc[ks])  # the accelerometer's up, base axes
     acc_deg = float(np.median(_angle_deg(ups, normals)))
-    quat_up = np.array([v.r_wb[k].T[:, 2] for k in np.flatnonzero(rest)[:len(normals)]])
+    quat_up = v.r_wb[ks][:, 2, :]  # the orientation's up in base axes: row 2 of R_wb
     quat_deg = float(np.median(_angle_deg(quat_up, normals)))
     worst = max(acc_deg, quat_deg)
     if worst > IMU_ANGLE_MAX_DEG:
@@ -155,6 +169,50 @@ def _imu(v: WorldView, out: List[str]) -> None:
                    f'/ {quat_deg:.1f} deg (orientation) from the stance feet\'s ground normal; '
                    f'fix: imu.rpy (sensor axes in imu.frame {robot.imu_frame!r}) and imu.frame '
                    'to how the IMU is mounted')
+
+
+def mounting_turn(v: WorldView) -> Optional[np.ndarray]:
+    """Rotation (3, 3) in base axes that takes the stance feet's ground normal to the up of
+    the IMU's orientation over the whole recording (identity when ``imu.rpy`` is right), or
+    None when the trunk tilts too little against the ground for its turn about the vertical
+    to be seen.
+
+    A yaw of the mounting leaves gravity at rest on the base's z axis, so the rest check
+    cannot see it; but as the trunk tilts, the IMU's up turns the wrong way (a 90 deg yaw
+    turns a roll into a pitch). The best rotation between the two unit-vector sets (Kabsch)
+    holds that yaw; it is determined when the normals spread horizontally by at least
+    ``TILT_SPREAD_MIN_DEG``. Only samples with every foot loaded count (swapped force topics
+    would otherwise put a lifted foot in the ground plane).
+    """
+    ks, normals = _stance_normals(v, np.arange(len(v.idx)), every_foot=True)
+    if len(ks) < 10:
+        return None
+    spread = np.degrees(np.sqrt(np.linalg.eigvalsh(np.cov(normals[:, :2].T)).max()))
+    if spread < TILT_SPREAD_MIN_DEG:
+        return None
+    ups = v.r_wb[ks][:, 2, :]
+    u, _, vt = np.linalg.svd(normals.T @ ups)
+    d = np.sign(np.linalg.det(vt.T @ u.T))
+    return vt.T @ np.diag([1.0, 1.0, d]) @ u.T
+
+
+def _mounting(v: WorldView, out: List[str]) -> None:
+    """A mounting rotation (mostly its yaw) that the rest check cannot see: one line with the
+    ``imu.rpy`` that makes the IMU's up follow the ground normal."""
+    turn = mounting_turn(v)
+    if turn is None:
+        return
+    angle = float(np.degrees(Rotation.from_matrix(turn).magnitude()))
+    if angle <= IMU_ANGLE_MAX_DEG:
+        return
+    robot = v.robot
+    r_bf = v.r_bf[0]  # the IMU frame in the base (fixed to it)
+    m = r_bf.T @ turn @ r_bf  # = R_fs(described) R_fs(true)^T, in the IMU frame's axes
+    rpy = Rotation.from_matrix(m.T @ robot.imu.rotation).as_euler('xyz')
+    out.append(f'imu.rpy: as the trunk tilts, the IMU\'s up follows the stance feet\'s ground '
+               f'normal only turned by {angle:.0f} deg (a yaw of the mounting is invisible at '
+               f'rest); fix: imu.rpy: [{rpy[0]:.3f}, {rpy[1]:.3f}, {rpy[2]:.3f}] (sensor axes '
+               f'in imu.frame {robot.imu_frame!r})')
 
 
 def _swapped(v: WorldView, out: List[str]) -> None:
@@ -296,6 +354,8 @@ def physical_problems(robot, rec, source: str) -> List[str]:
         return []
     out: List[str] = []
     _imu(v, out)
+    if not out:
+        _mounting(v, out)
     if not out:  # the next ones need the IMU's base orientation
         _load(v, out)
     if not out:

@@ -36,7 +36,8 @@ def _mistake(name, variant_bags, solo12_ft):
     return desc, bag
 
 
-@pytest.mark.parametrize('name', ['canonical', 'world', 'foot', 'imu', 'imu_world'])
+@pytest.mark.parametrize('name', ['canonical', 'world', 'foot', 'imu', 'imu_world',
+                                  'imu_drift_world'])
 def test_no_false_alarm_on_the_right_description(variant_bags, name, capsys):
     """Each setup's own description passes legid check (exit 0, one 'ok' line)."""
     bag, desc, robot = variant_bags[name]
@@ -82,6 +83,24 @@ def test_a_wrong_imu_heading_with_world_forces_is_flagged_with_the_right_value(
     assert code == 1
     line = next(x for x in lines if x.startswith('imu.heading_rad'))
     assert abs(float(re.search(r'set imu.heading_rad: (\S+)', line).group(1)) - 0.7) < 0.0175
+
+
+def test_an_imu_yawed_90_deg_described_unrotated_is_flagged_with_its_rpy(
+        variant_bags, solo12_ft, tmp_path, capsys, write_description):
+    """An IMU mounted turned 90 deg about z (gravity at rest unchanged) described without
+    its rpy: check names imu.rpy with a yaw within 2 deg of 90 deg."""
+    import math
+    import re
+
+    bag, desc, _ = variant_bags['imu_drift_world']
+    desc = copy.deepcopy(desc)
+    assert desc['imu']['rpy'][2] == pytest.approx(math.pi / 2)
+    del desc['imu']['rpy']
+    code, lines = _check(write_description(desc, solo12_ft, tmp_path / 'y.yaml'), bag, capsys)
+    assert code == 1
+    line = next(x for x in lines if x.startswith('imu.rpy'))
+    rpy = [float(x) for x in re.search(r'imu.rpy: \[(\S+), (\S+), (\S+)\]', line).groups()]
+    assert abs(rpy[2] - math.pi / 2) < math.radians(2) and max(map(abs, rpy[:2])) < 0.02
 
 
 def test_a_sole_sensor_2_cm_off_is_flagged(talos, talos_run, tmp_path, capsys,
