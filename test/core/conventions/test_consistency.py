@@ -120,6 +120,32 @@ def test_a_sole_sensor_2_cm_off_is_flagged(talos, talos_run, tmp_path, capsys,
     assert any('feet.left.force_sensors' in line for line in lines), lines
 
 
+def test_a_humanoid_s_imu_yawed_20_deg_is_flagged_with_its_rpy(talos, talos_run, tmp_path,
+                                                            capsys, write_description):
+    """Talos's IMU read out turned 0.35 rad about z: its own description passes, the one
+    without the rpy is flagged with a yaw within 1 deg of 0.35 rad (flat feet's normal)."""
+    import math
+    import re
+
+    from legid_ros.bag.recording_io import write_bag
+    from legid_ros.core.sim.conventions import Readout, read_out
+
+    ro = Readout(imu_rpy=(0.0, 0.0, 0.35))
+    desc = ro.description(talos)
+    right = write_description(desc, talos, tmp_path / 'right.yaml')
+    bag = str(write_bag(read_out(talos_run, talos, ro), tmp_path / 'yaw_bag',
+                        robot=load_robot(right)))
+    code, lines = _check(right, bag, capsys)
+    assert code == 0, lines
+    desc = copy.deepcopy(desc)
+    del desc['imu']['rpy']
+    code, lines = _check(write_description(desc, talos, tmp_path / 'y.yaml'), bag, capsys)
+    assert code == 1
+    line = next(x for x in lines if x.startswith('imu.rpy'))
+    yaw = float(re.search(r'imu.rpy: \[\S+, \S+, (\S+)\]', line).group(1))
+    assert abs(yaw - 0.35) < math.radians(1)
+
+
 def test_a_moving_joint_declared_locked_is_one_line(talos, talos_run, tmp_path, capsys,
                                                     write_description):
     """Talos's knee declared locked while it moves in the bag: one line naming
