@@ -16,7 +16,7 @@ determine, and over every parameter); the parameters are validated on a second r
 sampling control (``sampling_control``, in no maximum): the canonical setup read out 2 ms
 later, the same rate and conventions but other samples of the run, shows how far another
 sampling alone moves the parameters (what the 500 Hz variants also are). ``legid check`` runs
-on each described bag (false alarms) and on ten kinds of description mistakes
+on each described bag (false alarms) and on eleven kinds of description mistakes
 (:mod:`legid_ros.bench.conventions_check`).
 
 Online part (``online``): each variant's bag goes message by message, in logged order, through
