@@ -40,8 +40,10 @@ def add_arguments(parser) -> None:
     parser.add_argument('--engine', default='synthetic', choices=['synthetic', 'mujoco'],
                         help='simulator of the sim node')
     parser.add_argument('--method', default='zmp_newton',
-                        help='online identification method (default zmp_newton: Newton on Wu & '
-                             "Gao 2021's reduced set, with the swinging feet's ankle F/T)")
+                        help='online identification method (default zmp_newton: Newton on the '
+                             "robot's parameter set from its feet, grouped_sides with the ankle "
+                             "wrenches, Wu & Gao 2021's reduced set with --forces fsr; the "
+                             "swinging feet weighed by their ankle F/T)")
     parser.add_argument('--real-time-factor', type=float, default=1.0,
                         help='playback speed of the simulated run')
     parser.add_argument('--forces', default='wrench', choices=['wrench', 'fsr'],
