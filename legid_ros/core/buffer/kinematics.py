@@ -95,6 +95,9 @@ class StreamKinematics:
         # the F/T frames (wrench mode): the CoP needs their rotation too, and rows() has them
         self._cop_ft = {ids[f][0]: k for k, f in enumerate(self.feet)} \
             if force_mode == 'wrench' else {}
+        # a rolling point foot's contact frame: its rotation places the contact too
+        self._cop_rolling = {ids[f][1] for f in self.feet if len(ids[f]) > 1
+                             and robot.feet[f].radius > 0}
         self._q = pin.neutral(self.model)
         pin.framesForwardKinematics(self.model, self.data, self._q)
         self._r_bi = self.data.oMf[robot.frame_id(robot.imu_frame)].rotation.copy()
@@ -185,8 +188,10 @@ class StreamKinematics:
             if fid in self._cop_ft:  # position and rotation
                 p_b, r_b = ft[self._cop_ft[fid]]
                 m[:, :, :3] = r_wb @ r_b
-            else:  # a position only (sensors, contact points)
+            else:  # a position only (sensors, contact points), a rolling foot's rotation too
                 p_b = pos[:, slot] + rot[:, slot] @ place.translation
+                if fid in self._cop_rolling:
+                    m[:, :, :3] = r_wb @ rot[:, slot] @ place.rotation
             m[:, :, 3] = p_wb + np.einsum('nij,nj->ni', r_wb, p_b)
             placements[fid] = m
         zmp, fz_on = measured_cop(self.robot, self.force_mode, dict(zip(self.feet, force)),

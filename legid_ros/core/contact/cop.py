@@ -7,8 +7,10 @@ the CoP toward its moving contact point). Sensing supported, per foot:
 - 6-axis wrench of a flat foot: the wrench ``[f, n]`` in its F/T frame (``ft_frame``, else its
   link); the CoP is the point of the ground where the summed wrenches have no horizontal moment;
 - force of a point foot (``contact: point`` or no sole size): the force of its wrench message
-  (torques ignored) acts at its contact point, the origin of its sole frame, on the ground
-  (its height, zero up to the kinematics' error, is dropped);
+  (torques ignored) acts at its contact point on the ground: the origin of its sole frame, or,
+  for a foot with a sphere of radius ``r`` (``radius_m``), the sphere's lowest point, the
+  origin plus ``r`` times (the sole's z axis less the vertical): it rolls with the leg (its
+  height, zero up to the kinematics' error, is dropped);
 - sole sensors ('fsr'): normal forces at the sensor frames, ``sum f_k s_k / sum f_k`` (a point
   foot measured by one normal force has one sensor at its contact point).
 
@@ -74,8 +76,9 @@ def measured_cop(robot: Robot, src: str, force: Dict[str, np.ndarray], contact: 
             forces [N].
         contact: (N, n_feet) bool in the robot's foot order: the feet in contact (the rule's).
         placements: World placements ``{frame id: (N, 3, 4)}`` of :func:`cop_frames`' frames
-            (the rotation is read only for a wrench's F/T frame, the first of its foot's);
-            computed at ``q`` when not given.
+            (the rotation is read only for a wrench's F/T frame, the first of its foot's, and
+            for the contact frame of a point foot with a radius); computed at ``q`` when not
+            given.
         q: Floating-base configurations (N, nq), in the frame the CoP is wanted in (needed
             without ``placements``).
         frames: :func:`cop_frames` of the robot (computed if not given; the buffer keeps it).
@@ -113,7 +116,7 @@ def measured_cop(robot: Robot, src: str, force: Dict[str, np.ndarray], contact: 
             if len(fids[f]) > 1:
                 # a point foot: the force at its contact point on the ground, no torque (its
                 # CoP is the point itself: sum f_z p / sum f_z over point feet)
-                pos = placements[fids[f][1]][:, :, 3] * [1.0, 1.0, 0.0]
+                pos = contact_point(robot, f, placements[fids[f][1]]) * [1.0, 1.0, 0.0]
                 n_w = _cross(pos, f_w)
             else:
                 n_w = np.einsum('nij,nj->ni', m[:, :, :3], x[:, 3:]) + _cross(m[:, :, 3], f_w)
@@ -124,6 +127,16 @@ def measured_cop(robot: Robot, src: str, force: Dict[str, np.ndarray], contact: 
     cop[none | bad] = np.nan
     fz[none] = 0.0
     return cop, fz
+
+
+def contact_point(robot: Robot, foot: str, sole: np.ndarray) -> np.ndarray:
+    """Where a point foot touches the ground [m] (N, 3), from its sole frame's world placements
+    ``sole`` (N, 3, 4): the frame's origin, plus ``radius * (z_sole - z_world)`` for a foot
+    sphere of radius ``radius`` (the spec's ``Foot.radius``)."""
+    r = robot.feet[foot].radius
+    if r == 0.0:
+        return sole[:, :, 3]
+    return sole[:, :, 3] + r * (sole[:, :, 2] - np.array([0.0, 0.0, 1.0]))
 
 
 def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -13,6 +13,9 @@ Keys read here (all optional but ``feet.<foot>.link``)::
         sole_frame: l_sole
         contact: flat           # flat (6-D sole contact) or point; default: flat when
                                 # sole_size_m is given, else point
+        radius_m: 0.016         # point feet: the foot is a sphere of this radius whose bottom
+                                # is sole_frame with the sole's z up, centre radius_m along z;
+                                # it rolls: the contact moves radius * sin(tilt) [m]
         expressed_in: sensor    # axes of the wrench topic's values: sensor, foot or world
         frame_id: l_ankle_ft    # header frame id of the wrench topic in the bag
         force_sensors:          # any topic names; a sensor is a frame or a position
@@ -32,7 +35,7 @@ from legid_ros.core.description.errors import DescriptionKeyError, suggest
 
 FOOT_KEYS = ('link', 'sole_frame', 'ft_frame', 'sole_size_m', 'sensor_frames', 'wrench_topic',
              'fsr_topic_prefix', 'ankle_ft_topic', 'force_sensors', 'contact', 'expressed_in',
-             'frame_id')
+             'frame_id', 'radius_m')
 CONTACTS = ('flat', 'point')
 
 
@@ -95,6 +98,10 @@ class Foot:
             else the link), 'foot' (the link) or 'world' (z up); the recording read from a bag
             has them in the F/T frame's axes (:mod:`legid_ros.core.conventions.convert`).
         frame_id: Header frame id of ``wrench_topic`` in the bag.
+        radius: A point foot's sphere radius [m] (description key ``radius_m``, default 0):
+            the sphere's centre is ``radius`` along the sole frame's z axis from its origin
+            and its contact with the ground is the centre less ``radius`` along the world's
+            vertical, ``radius * sin(tilt)`` from the sole frame as the leg tilts.
     """
 
     name: str
@@ -110,6 +117,7 @@ class Foot:
     contact: str = 'flat'
     expressed_in: str = 'sensor'
     frame_id: str = ''
+    radius: float = 0.0  # [m]
 
     @property
     def wrench_frame(self) -> str:
@@ -244,6 +252,7 @@ def parse_feet(desc: dict, path: Optional[str] = None):
         if contact == 'flat' and size is None:
             raise DescriptionKeyError(f'{key}.sole_size_m', 'is missing for a flat foot',
                                       'give [length, width] in m, or set contact: point', path)
+        radius = _radius(f, key, contact, path)
         sole = str(f.get('sole_frame', f['link']))
         sensors, sframes = _sensors(str(name), f, sole, path)
         frames += sframes
@@ -259,8 +268,23 @@ def parse_feet(desc: dict, path: Optional[str] = None):
             ankle_ft_topic=None if raw_topic is None else str(raw_topic),
             force_sensors=sensors, contact=contact, expressed_in=expressed,
             frame_id=str(f.get('frame_id', default_frame_id(expressed, f.get('ft_frame'),
-                                                            str(f['link'])))))
+                                                            str(f['link'])))),
+            radius=radius)
     return feet, frames
+
+
+def _radius(f: dict, key: str, contact: str, path: Optional[str]) -> float:
+    """A point foot's ``radius_m`` [m] (0 when absent)."""
+    if 'radius_m' not in f:
+        return 0.0
+    if contact != 'point':
+        raise DescriptionKeyError(f'{key}.radius_m', 'is for point feet',
+                                  'remove it, or set contact: point', path)
+    r = finite_vector([f['radius_m']], f'{key}.radius_m', 1, path)[0]
+    if not 0.0 <= r <= 0.1:
+        raise DescriptionKeyError(f'{key}.radius_m', f'{r!r} is not a sphere radius',
+                                  'give the foot sphere\'s radius in m (0 to 0.1)', path)
+    return float(r)
 
 
 def parse_link_groups(desc: dict, path: Optional[str] = None) -> Dict[str, LinkGroup]:

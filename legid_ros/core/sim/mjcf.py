@@ -49,9 +49,10 @@ class SimOptions:
         damping: Viscous joint damping [N.m.s/rad].
         armature: Reflected rotor inertia [kg.m^2].
         contact_radius_m: Radius of the sole-corner contact spheres [m].
-        point_radius_m: Radius of a point foot's contact sphere [m]: small, because the
-            sphere rolls with the leg and its contact point moves ``radius * tilt`` from the
-            foot frame the identification puts the force at.
+        point_radius_m: Radius of a point foot's contact sphere [m] when its description
+            gives none (``radius_m``): small, because the sphere rolls with the leg and its
+            contact point moves ``radius * sin(tilt)`` from the foot frame, where the
+            identification puts the force of a foot without a radius.
         mu: Sliding friction coefficient foot/ground.
         solref: MuJoCo contact solref (time constant [s], damping ratio).
         solimp: MuJoCo contact solimp.
@@ -302,7 +303,8 @@ def _add_feet(robot: Robot, model: pin.Model, bodies: dict, spec, opt: SimOption
                                      np.eye(3), np.array([sx * half[0], sy * half[1], 0.0])),
                                  pin.FrameType.OP_FRAME))
                       for k, (sx, sy) in enumerate(((1, 1), (1, -1), (-1, 1), (-1, -1)))]
-        radius = opt.point_radius_m if not foot.sensor_frames and foot.sole_size is None else r
+        point = not foot.sensor_frames and foot.sole_size is None
+        radius = (foot.radius or opt.point_radius_m) if point else r  # the described sphere
         for sname, fr in points:
             if fr.parentJoint != sole.parentJoint:
                 raise RobotDescriptionError(f'sensor frame {sname} is not on the foot body')

@@ -55,6 +55,32 @@ def test_point_force_zmp_is_force_weighted_contact_points(robots):
     np.testing.assert_allclose(contact, 1.0)
 
 
+def test_a_rolling_point_foot_s_force_acts_at_its_sphere_s_lowest_point(tmp_path):
+    """With ``radius_m`` r the buffer places each point force at p_sole + r (z_sole - z_world)
+    (the sphere's lowest point as the leg tilts), by full pinocchio FK at its base pose."""
+    desc = point_feet()
+    for f in desc['feet'].values():
+        f['radius_m'] = 0.02  # [m]
+    robot = load_robot(write(desc, tmp_path, 'rolling.yaml'))
+    kin = StreamKinematics(robot, 'wrench')
+    rng = np.random.default_rng(8)
+    n = 40
+    q, imu = _bent_rows(robot, n, rng)
+    forces = {f: np.hstack([rng.uniform(-30, 30, (n, 2)), rng.uniform(60, 300, (n, 1)),
+                            np.zeros((n, 3))]) for f in FEET}
+    zmp, _, base = kin.rows(q, imu, forces)
+    moved = 0.0
+    for k in range(n):
+        soles = _world_points(robot, q[k], base[k], [robot.feet[f].sole_frame for f in FEET])
+        fts = _world_points(robot, q[k], base[k], [robot.feet[f].ft_frame for f in FEET])
+        fz = np.array([(ft.rotation @ forces[f][k, :3])[2] for ft, f in zip(fts, FEET)])
+        p = np.array([(s.translation + 0.02 * (s.rotation[:, 2] - [0, 0, 1]))[:2]
+                      for s in soles])
+        np.testing.assert_allclose(zmp[k], fz @ p / fz.sum(), atol=1e-9)
+        moved = max(moved, float(np.linalg.norm(p - [s.translation[:2] for s in soles])))
+    assert moved > 1e-3  # the legs tilt enough for the rolling to matter
+
+
 def test_point_foot_torques_are_ignored(robots):
     """A point foot carries a force only: torques in its message leave the ZMP unchanged."""
     robot = robots[0]

@@ -163,6 +163,8 @@ def test_every_description_error_names_the_key_and_the_fix(tmp_path, changes, ke
     ({'lnk': 'l_foot'}, 'feet.left.lnk'),
     ({'sole_frame': 'l_sol'}, 'feet.left.sole_frame'),
     ({'contact': 'soft'}, 'feet.left.contact'),
+    ({'radius_m': 0.01}, 'feet.left.radius_m'),
+    ({'contact': 'point', 'radius_m': -0.01}, 'feet.left.radius_m'),
     ({'force_sensors': [{'topic': 't'}]}, 'feet.left.force_sensors[0]'),
     ({'force_sensors': [{'topic': 't', 'frame': 'nowhere'}], 'sensor_frames': None},
      'feet.left.force_sensors[0].frame'),

@@ -2,6 +2,7 @@
 
 import mujoco
 import numpy as np
+import pinocchio as pin
 import pytest
 
 from legid_ros.core.errors import BadInputError
@@ -52,8 +53,6 @@ def test_tree_joints_actuators_and_limits(biped):
 
 def test_frames_and_contacts_match_pinocchio(biped):
     """Sites sit where pinocchio puts the URDF frames; contact spheres touch the sole plane."""
-    import pinocchio as pin
-
     spec, info = build_spec(biped, options=SimOptions(contact_radius_m=0.006))
     model = spec.compile()
     data = mujoco.MjData(model)
@@ -95,3 +94,32 @@ def test_fixed_base_robot_builds(biped):
     assert model.nq == leg.model.nq
     assert mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_GEOM, 'floor') < 0
     assert all(model.jnt_type[j] != mujoco.mjtJoint.mjJNT_FREE for j in range(model.njnt))
+
+
+def test_a_point_foot_s_radius_sizes_its_contact_sphere(solo12, tmp_path):
+    """A described ``radius_m`` is the simulated foot sphere's radius, its centre that far
+    along the sole frame's z axis (without one: ``SimOptions.point_radius_m``)."""
+    import copy
+
+    import yaml
+
+    desc = copy.deepcopy(solo12.description)
+    desc['urdf'] = str(solo12.urdf_path)
+    for f in desc['feet'].values():
+        f['radius_m'] = 0.012  # [m]
+    path = tmp_path / 'solo12_r.yaml'
+    path.write_text(yaml.safe_dump(desc))
+    for robot, radius in ((load_robot(str(path)), 0.012), (solo12, SimOptions().point_radius_m)):
+        spec, info = build_spec(robot, get_parameters(robot.model))
+        model = spec.compile()
+        data = mujoco.MjData(model)
+        mujoco.mj_kinematics(model, data)
+        pdata = robot.new_data()
+        pin.framesForwardKinematics(robot.model, pdata, pin.neutral(robot.model))
+        for foot, geoms in info.contact_geoms.items():
+            gid = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_GEOM, geoms[0])
+            assert model.geom_size[gid][0] == pytest.approx(radius)
+            sole = pdata.oMf[robot.frame_id(robot.feet[foot].sole_frame)]
+            centre = sole.translation + radius * sole.rotation[:, 2]
+            # MuJoCo's free joint starts at the origin as pinocchio's neutral base does
+            assert np.allclose(data.geom_xpos[gid], centre, atol=1e-9)
