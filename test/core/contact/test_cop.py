@@ -47,21 +47,21 @@ def test_a_point_foot_s_radius_puts_its_force_where_the_sphere_touches(solo12, s
     """Solo12's simulated feet are 0.2 mm spheres whose bottom is the sole frame in the zero
     posture; standing with its shanks tilted, each touches ~0.08 mm from that frame. Described
     without a radius the measured CoP sits that far from MuJoCo's (a constant bias a COM shift
-    would absorb); with ``radius_m: 0.0002`` the bias is gone."""
+    would absorb); with the shipped ``radius_m: 0.0002`` the bias is gone."""
     import yaml
 
     from legid_ros.core.robot import load_robot
 
+    assert all(f.radius == 0.0002 for f in solo12.feet.values())  # the shipped description
     desc = copy.deepcopy(solo12.description)
     desc['urdf'] = str(solo12.urdf_path)
     for f in desc['feet'].values():
-        f['radius_m'] = 0.0002  # [m] the simulator's point-foot sphere (SimOptions)
-    path = tmp_path / 'solo12_r.yaml'
+        f.pop('radius_m')
+    path = tmp_path / 'solo12_no_radius.yaml'
     path.write_text(yaml.safe_dump(desc))
-    rolling = load_robot(str(path))
     opts = PrepareOptions(base='true', step=2, transition_s=0.25)  # MuJoCo's world frame
     bias = {}
-    for label, robot in (('none', solo12), ('radius', rolling)):
+    for label, robot in (('none', load_robot(str(path))), ('radius', solo12)):
         s = prepare(solo12_run, robot, opts)
         m = np.all(np.isfinite(s.zmp_true), axis=1)
         # the median: contact transients give a few mm-large outliers at 1 kHz

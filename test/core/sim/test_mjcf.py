@@ -105,11 +105,16 @@ def test_a_point_foot_s_radius_sizes_its_contact_sphere(solo12, tmp_path):
 
     desc = copy.deepcopy(solo12.description)
     desc['urdf'] = str(solo12.urdf_path)
-    for f in desc['feet'].values():
-        f['radius_m'] = 0.012  # [m]
-    path = tmp_path / 'solo12_r.yaml'
-    path.write_text(yaml.safe_dump(desc))
-    for robot, radius in ((load_robot(str(path)), 0.012), (solo12, SimOptions().point_radius_m)):
+    robots = []
+    for name, radius in (('r', 0.012), ('none', None)):
+        for f in desc['feet'].values():
+            f.pop('radius_m', None)
+            if radius is not None:
+                f['radius_m'] = radius  # [m]
+        path = tmp_path / f'solo12_{name}.yaml'
+        path.write_text(yaml.safe_dump(desc))
+        robots.append((load_robot(str(path)), radius or SimOptions().point_radius_m))
+    for robot, radius in robots:
         spec, info = build_spec(robot, get_parameters(robot.model))
         model = spec.compile()
         data = mujoco.MjData(model)
