@@ -56,6 +56,23 @@ def test_describe_writes_a_description_that_loads_without_edits(erd, tmp_path, c
     assert any(len(g.links) >= 2 for g in robot.link_groups.values())
 
 
+def test_describe_foot_radius_goes_to_every_point_foot_and_its_command(erd, tmp_path, capsys):
+    """--foot-radius 0.016 gives each Solo12 point foot radius_m 0.016 (recorded in the
+    command line the file starts with); a negative radius is refused in one line."""
+    out = tmp_path / 'solo.yaml'
+    urdf = str(erd / 'solo_description/robots/solo12.urdf')
+    feet = 'FL_FOOT,FR_FOOT,HL_FOOT,HR_FOOT'
+    assert main(['describe', '--urdf', urdf, '--feet', feet, '--foot-radius', '0.016',
+                 '--out', str(out)]) == 0
+    robot = load_robot(out)
+    assert [f.radius for f in robot.feet.values()] == [0.016] * 4
+    assert '--foot-radius 0.016' in out.read_text().splitlines()[0]
+    capsys.readouterr()
+    assert main(['describe', '--urdf', urdf, '--feet', feet, '--foot-radius', '-1']) != 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and '--foot-radius' in err[0]
+
+
 def test_describe_lock_errors_are_one_line(erd, capsys):
     """A --lock matching no joint, or without a value, ends in one error line (exit 2)."""
     urdf = str(erd / 'solo_description/robots/solo12.urdf')

@@ -91,7 +91,8 @@ def _describe(canon, bag, out: Path, options: dict) -> str:
         urdf=str(canon.urdf_path), feet=','.join(f.link for f in canon.feet.values()),
         lock=[f'{j}={float(np.ravel(v)[0]):g}' for j, v in canon.locked_joints.items()],
         name=canon.name, corner_sensors=flat, fsr_topic=None, sensor_xyz=None,
-        sensor_name=None, frame=[], bag=str(bag), imu_rpy=None, joint_map=[], out=str(out))
+        sensor_name=None, frame=[], bag=str(bag), imu_rpy=None, joint_map=[], out=str(out),
+        foot_radius=next((f.radius for f in canon.feet.values() if f.radius), None))
     for key, value in options.items():
         setattr(args, key, value)
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):

@@ -47,6 +47,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument('--sensor-name', default=None, metavar='PATTERN',
                         help='sole sensor (and frame) names with {foot} and {k} (default '
                              '{foot}_force_{k})')
+    parser.add_argument('--foot-radius', type=float, default=None, metavar='R',
+                        help='point feet are spheres of this radius [m] (radius_m: the CoP '
+                             'follows the rolling contact; not written by default: a URDF\'s '
+                             'collision sphere may not be what touches the ground)')
     parser.add_argument('--imu-rpy', default=None, metavar='R,P,Y',
                         help='IMU mounting: sensor axes in the IMU frame [rad]')
     parser.add_argument('--joint-map', action='append', default=[], metavar='BAG=URDF',
@@ -224,6 +228,13 @@ def run(args: argparse.Namespace) -> int:
     frames = [f.name for f in model.frames]
     for item in args.frame:
         result.warnings.extend(add_frame(result.description, *_frame(item), frames))
+    radius = getattr(args, 'foot_radius', None)
+    if radius is not None:
+        if not 0.0 <= radius <= 0.1:
+            raise BadInputError(f'--foot-radius {radius:g}: give a sphere radius in m (0-0.1)')
+        for foot in result.description['feet'].values():
+            if foot.get('contact') == 'point':
+                foot['radius_m'] = radius
     if getattr(args, 'joint_map', None) and not args.bag:
         result.description['joint_name_map'] = _joint_map(args.joint_map)
     if args.bag:
@@ -245,7 +256,8 @@ def run(args: argparse.Namespace) -> int:
         command += ['--joint-map', item]
     for flag, value in (('--name', args.name), ('--fsr-topic', args.fsr_topic),
                         ('--sensor-xyz', args.sensor_xyz), ('--sensor-name', args.sensor_name),
-                        ('--bag', args.bag), ('--imu-rpy', args.imu_rpy)):
+                        ('--bag', args.bag), ('--imu-rpy', args.imu_rpy),
+                        ('--foot-radius', None if radius is None else f'{radius:g}')):
         command += [flag, value] if value else []
     command += ['--corner-sensors'] if args.corner_sensors else []
     text = description_yaml(result, shlex.join(command))
