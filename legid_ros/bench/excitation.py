@@ -46,8 +46,10 @@ def add_arguments(parser) -> None:
                         help='robots: names under config/robots/, description YAMLs, or biped')
     parser.add_argument('--duration', type=float, default=120.0,
                         help='designed excitation [s] (default 120)')
-    parser.add_argument('--budget', type=float, default=150.0,
-                        help='design time budget per robot [s] (default 150)')
+    parser.add_argument('--budget', type=float, default=None,
+                        help='design time budget per robot [s] (default: none, every '
+                             'candidate of the search is tried, so the figures do not depend '
+                             "on the machine's speed; legid excite's default is 150 s)")
     parser.add_argument('--rate', type=float, default=200.0, help='recording rate [Hz]')
     parser.add_argument('--param-set', default='grouped_sides',
                         choices=['grouped', 'grouped_sides'], help='parameter set')
@@ -138,7 +140,8 @@ def evaluate_robot(name: str, args, tmp: Path) -> dict:
     robot, desc = _load(name)
     out: Dict[str, object] = {'description': desc, 'joints': len(robot.actuated_joint_names)}
     problem = ExcitationProblem(robot, args.duration, args.param_set)
-    _progress(f'{name}: designing {args.duration:g} s (budget {args.budget:g} s)')
+    _progress(f'{name}: designing {args.duration:g} s (budget '
+              f'{"none" if args.budget is None else f"{args.budget:g} s"})')
     des = design(problem, budget_s=args.budget, progress=lambda m: _progress(f'{name}: {m}'))
     best = des.best
     out['design_s'] = des.design_s

@@ -165,10 +165,12 @@ def evaluate(problem: ExcitationProblem, params: Optional[MotionParams]) -> Cand
     return Candidate(params, plan, traj, cons, pred)
 
 
-def design(problem: ExcitationProblem, budget_s: float = 90.0, seeds: int = 40,
+def design(problem: ExcitationProblem, budget_s: Optional[float] = 90.0, seeds: int = 40,
            progress=None) -> ExcitationDesign:
     """The most informative feasible motion found within ``budget_s`` [s] (module docstring);
-    ``seeds``: most local-search perturbations.
+    ``seeds``: most local-search perturbations. ``budget_s`` None: no time limit, every
+    candidate of the search is tried, so the result does not depend on the machine's speed
+    (the search's random draws are seeded).
 
     Raises:
         SolverError: Not even the safe motion can be planned.
@@ -180,7 +182,8 @@ def design(problem: ExcitationProblem, budget_s: float = 90.0, seeds: int = 40,
     except (SolverError, BadInputError) as exc:
         say(f'standing excitation not evaluated: {exc}')
         baseline = None
-    search = _Search(problem, say, lambda: time.perf_counter() - t0 > budget_s)
+    search = _Search(problem, say, lambda: budget_s is not None
+                     and time.perf_counter() - t0 > budget_s)
     search.run(SAFE.scaled(1.0, swing_rpy=SWING_RPY_PER_STEP, swing_s=SWING_TIMES[0],
                            stand_share=problem.stand_share))
     kt = SWEEP_LIFT_FACTOR

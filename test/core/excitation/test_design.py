@@ -73,6 +73,26 @@ def test_falls_back_to_the_first_candidate_when_none_is_feasible(problem, monkey
     assert not des.best.feasible and des.best.params.swing_joint == 0.0
 
 
+def test_without_a_time_budget_the_search_tries_the_same_candidates(problem, monkeypatch):
+    """budget_s None: however slow each evaluation is, every candidate of the search is tried
+    and two searches try the same ones (the bench's figures do not depend on the machine)."""
+    import time
+
+    clock = {'t': 0.0}
+
+    def fake(_problem, params):
+        clock['t'] += 1000.0  # each evaluation "takes" 1000 s
+        return _Fake(params, True, 0.0 if params is None else params.swing_joint
+                     + params.swing_xy)
+
+    monkeypatch.setattr(design_mod, 'evaluate', fake)
+    monkeypatch.setattr(time, 'perf_counter', lambda: clock['t'])
+    runs = [design(problem, budget_s=None, seeds=5).tried for _ in range(2)]
+    assert runs[0] == runs[1]
+    timed = design(problem, budget_s=60.0, seeds=5).tried
+    assert len(runs[0]) > len(timed)  # with a budget the slow search stops early
+
+
 def test_perturb_stays_in_the_safe_box():
     """Local-search neighbours keep the sweep, trunk motion and standing share in bounds."""
     rng = np.random.default_rng(1)
