@@ -23,7 +23,9 @@ def _describe(robot, bag, out, imu_rpy=None):
     args = argparse.Namespace(urdf=str(robot.urdf_path), feet=feet, lock=[], name='solo12',
                               corner_sensors=False, fsr_topic=None, bag=bag, frame=[],
                               sensor_xyz=None, sensor_name=None,
-                              imu_rpy=imu_rpy, out=str(out))
+                              imu_rpy=imu_rpy, out=str(out),
+                              foot_radius=next((f.radius for f in robot.feet.values()
+                                                if f.radius), None))  # the user's feet
     assert describe.run(args) == 0
     return load_robot(out)
 
