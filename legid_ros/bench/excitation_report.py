@@ -28,8 +28,9 @@ def write_report(results: dict, out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     robots = results['robots']
     lines = ['# Designed excitation, executed in MuJoCo and identified (`legid bench excitation`)',
-             '', f'Command: `legid bench excitation --duration {results["duration_s"]:g} '
-             f'--budget {results["budget_s"]:g}`; parameter set {results["param_set"]}; '
+             '', f'Command: `legid bench excitation --duration {results["duration_s"]:g}'
+             + (f' --budget {results["budget_s"]:g}' if results.get('budget_s') is not None
+                else '') + f'`; parameter set {results["param_set"]}; '
              f'targets {results["targets"]}', '',
              '| figure | ' + ' | '.join(robots) + ' |',
              '|---|' + '---|' * len(robots)]

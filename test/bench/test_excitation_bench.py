@@ -27,3 +27,13 @@ def test_report_lists_every_robot(tmp_path):
     text = (tmp_path / 'excitation.md').read_text()
     assert '| figure | talos | biped |' in text
     assert '| identifiable_fraction | 0.7 | 0.7 |' in text
+
+
+def test_report_of_a_search_without_a_time_budget(tmp_path):
+    """A run with no design budget (the bench's default) writes its report, its command
+    without --budget."""
+    res = {'robots': {'biped': GOOD}, 'targets': TARGETS, 'param_set': 'grouped_sides',
+           'duration_s': 120.0, 'budget_s': None, 'passed': True}
+    write_report(res, tmp_path)
+    text = (tmp_path / 'excitation.md').read_text()
+    assert '`legid bench excitation --duration 120`' in text
