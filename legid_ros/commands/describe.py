@@ -201,6 +201,7 @@ def run(args: argparse.Namespace) -> int:
     from legid_ros.core.description.model_file import is_mjcf, load_model
     from legid_ros.core.description.generate import DEFAULT_FSR_TOPIC, describe_urdf
     from legid_ros.core.description.from_bag import add_frame, map_streams, refused_topic
+    from legid_ros.core.description.spec import foot_radius
     from legid_ros.core.description.writer import description_yaml
     from legid_ros.core.errors import BadInputError
 
@@ -230,8 +231,7 @@ def run(args: argparse.Namespace) -> int:
         result.warnings.extend(add_frame(result.description, *_frame(item), frames))
     radius = getattr(args, 'foot_radius', None)
     if radius is not None:
-        if not 0.0 <= radius <= 0.1:
-            raise BadInputError(f'--foot-radius {radius:g}: give a sphere radius in m (0-0.1)')
+        foot_radius({'radius_m': radius}, '--foot-radius')  # the description's own rule
         for foot in result.description['feet'].values():
             if foot.get('contact') == 'point':
                 foot['radius_m'] = radius

@@ -110,9 +110,8 @@ class DemoListener(GuardedNode):
                 continue
             self.diagnostics[st.name] = got
             if st.name == 'legid estimator' and 'solve_time_ms' in got[2]:
-                try:
-                    value = float(got[2]['solve_time_ms'])
-                except ValueError:
+                value = _float(got[2]['solve_time_ms'])
+                if not np.isfinite(value):
                     continue
                 if not self.solve_ms or value != self.solve_ms[-1]:
                     self.solve_ms.append(value)

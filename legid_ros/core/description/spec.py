@@ -252,7 +252,7 @@ def parse_feet(desc: dict, path: Optional[str] = None):
         if contact == 'flat' and size is None:
             raise DescriptionKeyError(f'{key}.sole_size_m', 'is missing for a flat foot',
                                       'give [length, width] in m, or set contact: point', path)
-        radius = _radius(f, key, contact, path)
+        radius = foot_radius(f, f'{key}.radius_m', contact, path)
         sole = str(f.get('sole_frame', f['link']))
         sensors, sframes = _sensors(str(name), f, sole, path)
         frames += sframes
@@ -273,16 +273,21 @@ def parse_feet(desc: dict, path: Optional[str] = None):
     return feet, frames
 
 
-def _radius(f: dict, key: str, contact: str, path: Optional[str]) -> float:
-    """A point foot's ``radius_m`` [m] (0 when absent)."""
+def foot_radius(f: dict, key: str, contact: str = 'point', path: Optional[str] = None) -> float:
+    """A point foot's ``radius_m`` [m] from its entry ``f`` (0 when absent).
+
+    Raises:
+        DescriptionKeyError: On a flat foot, not a number, or outside 0-0.1 m, naming ``key``
+            (the value's full key, e.g. ``feet.lf.radius_m``).
+    """
     if 'radius_m' not in f:
         return 0.0
     if contact != 'point':
-        raise DescriptionKeyError(f'{key}.radius_m', 'is for point feet',
+        raise DescriptionKeyError(key, 'is for point feet',
                                   'remove it, or set contact: point', path)
-    r = finite_vector([f['radius_m']], f'{key}.radius_m', 1, path)[0]
+    r = finite_vector([f['radius_m']], key, 1, path)[0]
     if not 0.0 <= r <= 0.1:
-        raise DescriptionKeyError(f'{key}.radius_m', f'{r!r} is not a sphere radius',
+        raise DescriptionKeyError(key, f'{r!r} is not a sphere radius',
                                   'give the foot sphere\'s radius in m (0 to 0.1)', path)
     return float(r)
 
