@@ -159,3 +159,40 @@ def held_basis(robot: Robot, pi: np.ndarray, jac: np.ndarray) -> np.ndarray:
     rot = np.setdiff1d(np.arange(n), mh)
     comp[rot, rot] = 1.0  # inertias about the COM, held at CAD
     return s_std[:, None] * comp
+
+
+
+def offset_width(move: np.ndarray, comb_std: np.ndarray, shrink: np.ndarray, width: float,
+                 floor: float = 0.5, least_shrink: float = 0.1) -> float:
+    """How far the truth is from CAD [core-scale units], as the data show it (an
+    empirical-Bayes estimate of the prior's width).
+
+    Along combination ``i`` the data-only estimate's move from CAD, ``m_i / s_i`` (the
+    estimator's move undone of the prior's shrink ``s_i``), is the truth's offset (variance
+    ``a``, the same along every combination) plus noise of variance ``sigma_i^2`` (its
+    data-only std, model error included): ``a`` is the maximum-likelihood value of
+    ``m_i / s_i ~ N(0, a + sigma_i^2)`` over the combinations the data see and the prior does
+    not hold (the well-determined ones decide it, the others barely weigh). The prior pulls
+    the estimate toward CAD along what the data do not determine by that offset, not by the
+    width it allows (it never widens the prior: a CAD further off than the prior allows is model
+    error to :func:`moved_too_far`).
+
+    Args:
+        move: (k,) the estimate's move from CAD along each combination [core-scale units].
+        comb_std: (k,) data-only std of each combination (``inf``: not seen).
+        shrink: (k,) ``lam / (lam + prior)`` per combination (1 without a prior).
+        width: The prior width [core-scale units]: the most this returns.
+        floor: Least result [``width`` units]: a few combinations near CAD by chance do not
+            make CAD exact.
+        least_shrink: Combinations the prior shrinks more than this are left out (their small
+            moves are the prior's and the bounds', not the data's).
+    """
+    use = np.isfinite(comb_std) & (shrink >= least_shrink)
+    if not np.any(use):
+        return float(width)
+    u = (move[use] / shrink[use]) ** 2
+    v = comb_std[use] ** 2
+    a = (width * np.linspace(floor, 1.0, 51)) ** 2
+    nll = np.sum(np.log(a[:, None] + v[None, :]) + u[None, :] / (a[:, None] + v[None, :]),
+                 axis=1)
+    return float(np.sqrt(a[int(np.argmin(nll))]))

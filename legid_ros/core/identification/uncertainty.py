@@ -20,7 +20,8 @@ report's 'ok'); ``std_data`` is ``inf`` along a direction the data has no inform
 The reported ``std`` is that of the estimate's *error*, not of its spread alone: for a
 regularised estimate the error along what the data do not determine is the prior's pull
 toward CAD, so it counts the prior's bias (the truth within ``prior_width`` scale units of
-CAD), the parameters the set holds at CAD and model error the residual does not show
+CAD; the pull by the offset from CAD the determined combinations show, at most that width:
+:func:`~legid_ros.core.identification.model_error.offset_width`), the parameters the set holds at CAD and model error the residual does not show
 (:mod:`legid_ros.core.identification.model_error`); ``std_along(v, noise_only=True)`` keeps
 the spread over noise alone. :mod:`legid_ros.core.identification.summary` turns it into the
 physical quantities the data determine.
@@ -37,7 +38,7 @@ import scipy.linalg as sla
 from legid_ros.core.identification.identifiability import describe
 from legid_ros.core.identification.model_error import (core_readout, effective_samples,
                                                         held_basis, model_error_ratio,
-                                                        moved_too_far)
+                                                        moved_too_far, offset_width)
 from legid_ros.core.identification.parameters.sets import GroupedSet, ReducedSet, StandardSet
 from legid_ros.core.inertial import PARAMS_PER_LINK, get_parameters
 from legid_ros.core.robot import Robot
@@ -256,7 +257,8 @@ def core_uncertainty(robot: Robot, pi: np.ndarray, jac_pi: np.ndarray, resid: np
     In the plane the data must decide (:mod:`.uncertainty`): the noise and motion (the
     sandwich over blocks, shrunk by the prior; widened where the estimate moved from CAD too
     far for it, :func:`.model_error.moved_too_far`), the prior's pull toward CAD (the truth is
-    within ``prior_width`` scale units of CAD: ``(B + P)^-1 P W P (B + P)^-1``), and the
+    within ``prior_width`` scale units of CAD, by the offset the data show:
+    ``(B + P)^-1 P W P (B + P)^-1``), and the
     parameters the set holds at CAD (:func:`.model_error.held_basis`, ``UNMODELLED_WIDTH`` of
     that width). Along a combination the data alone do not determine (std above
     :data:`DETERMINED_RATIO` x ``prior_width``) the std is at least ``prior_width`` (held at
@@ -337,10 +339,13 @@ def core_uncertainty(robot: Robot, pi: np.ndarray, jac_pi: np.ndarray, resid: np
     # the estimator's own error: the noise through its prior, the prior's bias and what the
     # set holds at CAD
     width = float(prior_width)
+    # the prior's pull: by the truth's offset from CAD as the data show it, within the width
+    offset = offset_width(vec.T @ move, comb_std, np.where(det, lam, 0.0) / (lam + prior),
+                          width) if width > 0 and prior > 0 else width
     if prior > 0:
         inv_p = vec / (lam + prior)
         noise_z = inv_p @ (vec.T @ noise_meat @ vec) @ inv_p.T
-        cov_z = inv_p @ (vec.T @ meat @ vec) @ inv_p.T + (prior * width) ** 2 * (
+        cov_z = inv_p @ (vec.T @ meat @ vec) @ inv_p.T + (prior * offset) ** 2 * (
             inv_p @ inv_p.T)
         gain = inv_p @ vec.T
     else:
@@ -391,7 +396,8 @@ def normal_uncertainty(robot: Robot, pi: np.ndarray, info: np.ndarray, rss: floa
     Without the rows there are no blocks: the white-residual form ``s^2 (A^T A)^-1`` of Zhu &
     Zhang with ``s^2 = rss / (n_rows - d)``, on the core and the plane of
     :func:`core_uncertainty`, with its prior, its pull toward CAD and what the set holds at
-    CAD as there. Filtered data makes the noise part optimistic (neighbouring rows share
+    CAD as there (the pull by the truth's offset from CAD that the data show,
+    :func:`.model_error.offset_width`). Filtered data makes the noise part optimistic (neighbouring rows share
     their noise); the batch form is the one checked against a Monte-Carlo.
 
     Args:
@@ -422,7 +428,12 @@ def normal_uncertainty(robot: Robot, pi: np.ndarray, info: np.ndarray, rss: floa
     if prior > 0:
         inv_p = vec / (lam + prior)
         noise_z = s2 * (inv_p * lam) @ inv_p.T
-        cov_z = noise_z + (prior * width) ** 2 * (inv_p @ inv_p.T)
+        # the prior's pull, by the truth's offset from CAD the data show (as core_uncertainty)
+        cad = _core_basis(robot, get_parameters(robot.model), core)[0]
+        offset = offset_width(vec.T @ (z.T @ ((value - cad) / scales)), comb_std,
+                              np.where(det, lam, 0.0) / (lam + prior), width) \
+            if width > 0 else 0.0
+        cov_z = noise_z + (prior * offset) ** 2 * (inv_p @ inv_p.T)
         gain = inv_p @ vec.T
     else:
         cov_z = noise_z = cov_data

@@ -1,10 +1,12 @@
-"""What the residual does not show: effective samples, the far-move widening, held parameters."""
+"""What the residual does not show: effective samples, the far-move widening, held parameters,
+the truth's offset from CAD."""
 
 import numpy as np
 import pytest
 
 from legid_ros.core.identification.model_error import (effective_samples, held_basis,
-                                                        model_error_ratio, moved_too_far)
+                                                        model_error_ratio, moved_too_far,
+                                                        offset_width)
 from legid_ros.core.inertial import PARAMS_PER_LINK, get_parameters
 from legid_ros.core.robot import load_robot
 
@@ -109,3 +111,32 @@ def test_core_readout_skips_only_columns_the_set_does_not_read():
             d[k] = step[k]
             full[:, k] = (basis.from_standard(pi + d) - basis.from_standard(pi - d)) / (2 * step[k])
         np.testing.assert_allclose(core_readout(robot, pi, core, scales), full, atol=1e-9)
+
+
+def test_offset_width_reads_the_truths_offset_from_the_determined_moves():
+    """Moves of well-determined combinations drawn with a 0.6 std give an offset near 0.6 of
+    a unit prior width; noisy combinations (std 3) barely weigh."""
+    rng = np.random.default_rng(5)
+    good = rng.normal(0.0, 0.6, 60)
+    noisy = rng.normal(0.0, 3.0, 60)
+    move = np.concatenate([good, noisy])
+    std = np.concatenate([np.full(60, 0.01), np.full(60, 3.0)])
+    out = offset_width(move, std, np.ones(move.size), 1.0)
+    assert abs(out - 0.6) < 0.1
+
+
+def test_offset_width_stays_within_floor_and_width():
+    """Moves beyond the prior width give the width (never wider); moves at CAD give the floor."""
+    std = np.full(10, 0.01)
+    assert offset_width(np.full(10, 4.0), std, np.ones(10), 2.0) == pytest.approx(2.0)
+    assert offset_width(np.zeros(10), std, np.ones(10), 2.0) == pytest.approx(1.0)
+
+
+def test_offset_width_undoes_the_shrink_and_skips_what_the_prior_holds():
+    """A move shrunk to half by the prior counts double; a combination the prior holds (shrink
+    0.01, move near 0) is left out; none left: the prior width."""
+    std = np.full(3, 0.01)
+    out = offset_width(np.array([0.35, -0.35, 0.0]), std, np.array([0.5, 0.5, 0.01]), 1.0)
+    assert out == pytest.approx(0.7, abs=0.03)
+    assert offset_width(np.zeros(2), np.array([np.inf, 0.01]), np.array([1.0, 0.01]),
+                        1.0) == 1.0

@@ -121,3 +121,28 @@ def test_held_value_sensitivity_keeps_the_total_mass():
     sens = _held_sensitivity(i, c * scales, g, z, vec, lam, np.ones(lam.size, bool))
     assert abs((c * scales) @ sens) < 1e-12
     assert sens[i] == pytest.approx(1.0)
+
+
+
+def test_prior_pull_counts_the_offset_the_data_show(robot):
+    """With a prior, the std of a direction the prior holds is its pull toward CAD: half the
+    width (the floor) for an estimate at CAD, 0.8 of it once the determined combinations show
+    the truth 0.8 width away from CAD."""
+    from legid_ros.core.identification.uncertainty import _core_basis, normal_uncertainty
+    from legid_ros.core.inertial import get_parameters
+    rng = np.random.default_rng(4)
+    pi = get_parameters(robot.model)
+    _, scales, jac, _, names = _core_basis(robot, pi)
+    n = 3000
+    cols = rng.normal(size=(n, len(names)))
+    cols[:, 0] *= 1e-4  # the trunk's COM barely seen: the prior holds it
+    jac_pi = cols @ np.linalg.pinv(jac)
+    r = rng.normal(0, 1e-3, n)
+    info = jac_pi.T @ jac_pi
+    at_cad = normal_uncertainty(robot, pi, info, float(r @ r), n, prior=1.0)
+    seen = at_cad.vectors[at_cad.combination_std < 0.01]
+    assert len(seen) == len(names) - 2  # the total mass fixed, the trunk COM held
+    step = 0.8 * rng.choice([-1.0, 1.0], len(seen)) @ seen
+    moved = normal_uncertainty(robot, pi + jac @ step, info, float(r @ r), n, prior=1.0)
+    assert at_cad.std[0] / scales[0] == pytest.approx(0.5, rel=0.05)
+    assert moved.std[0] / scales[0] == pytest.approx(0.8, rel=0.08)
