@@ -243,11 +243,17 @@ def imu_linear_acceleration(robot: Robot, q: np.ndarray, v: np.ndarray, a: np.nd
             acceleration are read; :func:`stance_base_state`'s).
         imu_acc: Specific force in the IMU frame (N, 3) [m/s^2].
         gravity: [m/s^2].
+
+    Raises:
+        BadInputError: The IMU frame is not on the base.
     """
     model = robot.model
     data = model.createData()
     pin.framesForwardKinematics(model, data, pin.neutral(model))
     imu = robot.imu_frame
+    if model.existFrame(imu) and model.frames[model.getFrameId(imu)].parentJoint != 1:
+        raise BadInputError(f'the IMU frame {imu!r} is not on the base: its acceleration is '
+                            "not the base's")
     m_bi = data.oMf[model.getFrameId(imu)] if model.existFrame(imu) else pin.SE3.Identity()
     r_bi, p_bi = m_bi.rotation, m_bi.translation  # the IMU's axes and place in the base
     q, v, a = (np.atleast_2d(np.asarray(x, float)) for x in (q, v, a))
