@@ -63,6 +63,9 @@ def add_arguments(parser) -> None:
                         help='no fixed-base leg comparison with FIGAROH')
     parser.add_argument('--skip-locomotion', action='store_true',
                         help='no locomotion runs (Solo12 trotting, Talos stepping in place)')
+    parser.add_argument('--locomotion-only', action='store_true',
+                        help='only the locomotion runs (no designed excitation, no fixed-base '
+                        'leg): the trot and the stepping alone')
     parser.add_argument('--locomotion-duration', type=float, default=30.0,
                         help='each locomotion run [s] (default 30)')
     parser.add_argument('--seed', type=int, default=0, help='seed of the truth and the runs')
@@ -250,13 +253,13 @@ def run(args) -> Dict[str, object]:
     results: Dict[str, object] = {'robots': {}, 'targets': TARGETS, 'param_set': args.param_set,
                                   'duration_s': args.duration, 'budget_s': args.budget}
     with tempfile.TemporaryDirectory(prefix='legid_bench_excitation_') as tmpdir:
-        for name in args.robots:
+        for name in ([] if getattr(args, 'locomotion_only', False) else args.robots):
             results['robots'][Path(name).stem] = evaluate_robot(name, args, Path(tmpdir))
         if args.skip_locomotion:
             results['locomotion'] = dict(NOT_RUN)
         else:
             results['locomotion'] = locomotion_block(args, Path(tmpdir))
-    if not args.skip_fixed_base:
+    if not (args.skip_fixed_base or getattr(args, 'locomotion_only', False)):
         _progress('fixed-base leg: our design; FIGAROH\'s')
         results['fixed_base_leg'] = fixed_base_leg(args.seed)
     results['passed'] = _passed(results)

@@ -37,3 +37,18 @@ def test_report_of_a_search_without_a_time_budget(tmp_path):
     write_report(res, tmp_path)
     text = (tmp_path / 'excitation.md').read_text()
     assert '`legid bench excitation --duration 120`' in text
+
+
+def test_locomotion_only_runs_no_robot_and_no_fixed_base_leg(tmp_path):
+    """``--locomotion-only`` (here with the locomotion skipped too) designs no robot's
+    excitation and runs no fixed-base leg, and still writes its report."""
+    import argparse
+
+    from legid_ros.bench.excitation import add_arguments, run
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    args = parser.parse_args(['--locomotion-only', '--skip-locomotion'])
+    args.out = str(tmp_path)
+    res = run(args)
+    assert res['robots'] == {} and 'fixed_base_leg' not in res
+    assert (tmp_path / 'excitation.md').exists()

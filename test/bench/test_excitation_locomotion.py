@@ -18,3 +18,17 @@ def test_trot_servo_damping_is_resolved_by_the_physics_step(solo12):
     q, _, _ = _stand_pose(solo12, 0.12)
     inertia = np.diag(pin.crba(solo12.model, solo12.model.createData(), q))[6:] + opt.armature
     assert np.max(opt.kv * opt.timestep_s / inertia) < 0.5
+
+
+def test_every_run_s_data_preparation_is_prepare_s():
+    """Every run's data preparation names :class:`PrepareOptions` fields (what ``identify``
+    hands to ``prepare``), and the trot keeps only its four-foot rows."""
+    import dataclasses
+
+    from legid_ros.bench.excitation_locomotion import RUNS
+    from legid_ros.core.identification.prepare import PrepareOptions
+    names = {f.name for f in dataclasses.fields(PrepareOptions)}
+    for _, _, prep in RUNS.values():
+        assert set(prep) <= names
+        PrepareOptions(**prep)
+    assert RUNS['trot'][2]['min_contacts'] == 4

@@ -16,7 +16,8 @@ Every stance foot is still on flat ground (z = 0). Per sample:
 
 :class:`StanceBase` solves one sample (the feedforward's 1 kHz cycle);
 :func:`stance_base_state` runs it over a recording (``prepare``, the online folding, the
-estimator).
+estimator). :func:`imu_linear_acceleration` measures the base's linear acceleration with the
+IMU's accelerometer instead (``prepare``'s ``base_acc='imu'``: fast motions such as a trot).
 """
 
 from __future__ import annotations
@@ -222,6 +223,48 @@ def stance_base_state(robot: Robot, q_j: np.ndarray, qd_j: np.ndarray, qdd_j: np
     if frames:
         out['placements'] = place
     return out
+
+
+def imu_linear_acceleration(robot: Robot, q: np.ndarray, v: np.ndarray, a: np.ndarray,
+                            imu_acc: np.ndarray, gravity: float = 9.81) -> np.ndarray:
+    """The base's linear acceleration [m/s^2] (N, 3) measured by the IMU's accelerometer.
+
+    The accelerometer's specific force ``f`` (IMU axes) plus gravity is the IMU point's
+    acceleration; moved to the base origin (the IMU's place on the base, with the base's
+    angular velocity ``w`` and acceleration ``wd``) and given as pinocchio's free-flyer
+    (spatial) linear acceleration ``a_classical - w x v``. Against the contacts' double
+    derivative of the joint kinematics it needs no stance foot to be still and differentiates
+    nothing; a real accelerometer's bias ``b`` [m/s^2] moves the model ZMP of a COM at height
+    ``h`` by ``h b / g``.
+
+    Args:
+        robot: Floating-base robot (its ``imu_frame`` rigidly on the base).
+        q, v, a: Base state (N, nq), (N, nv), (N, nv) (orientation, twist and angular
+            acceleration are read; :func:`stance_base_state`'s).
+        imu_acc: Specific force in the IMU frame (N, 3) [m/s^2].
+        gravity: [m/s^2].
+
+    Raises:
+        BadInputError: The IMU frame is not on the base.
+    """
+    model = robot.model
+    data = model.createData()
+    pin.framesForwardKinematics(model, data, pin.neutral(model))
+    imu = robot.imu_frame
+    if model.existFrame(imu) and model.frames[model.getFrameId(imu)].parentJoint != 1:
+        raise BadInputError(f'the IMU frame {imu!r} is not on the base: its acceleration is '
+                            "not the base's")
+    m_bi = data.oMf[model.getFrameId(imu)] if model.existFrame(imu) else pin.SE3.Identity()
+    r_bi, p_bi = m_bi.rotation, m_bi.translation  # the IMU's axes and place in the base
+    q, v, a = (np.atleast_2d(np.asarray(x, float)) for x in (q, v, a))
+    x, y, z, w = (q[:, 3:7] / np.linalg.norm(q[:, 3:7], axis=1, keepdims=True)).T
+    # the world z axis in base axes: the third row of the base's rotation
+    z_base = np.column_stack([2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)])
+    acc_imu = np.asarray(imu_acc, float) @ r_bi.T - gravity * z_base  # IMU point, base axes
+    w_b, wd_b, v_lin = v[:, 3:6], a[:, 3:6], v[:, :3]
+    p = np.broadcast_to(p_bi, w_b.shape)
+    classical = acc_imu - np.cross(wd_b, p) - np.cross(w_b, np.cross(w_b, p))
+    return classical - np.cross(w_b, v_lin)
 
 
 def support_list(support, n: int) -> np.ndarray:

@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from legid_ros.core.errors import BadInputError
 from legid_ros.core.identification.prepare import PrepareOptions, prepare
 
 
@@ -95,3 +96,24 @@ def test_a_lifted_foot_s_sensor_offset_is_no_ground_wrench(solo12, solo12_run):
         lifted = ~np.any(w[a], axis=1)
         assert lifted.sum() > 50, foot  # every foot lifts in the run
         assert np.abs(w[a] - ref.foot_wrench[foot][b]).max() < 0.05, foot
+
+
+def test_min_contacts_and_imu_base_acceleration(solo12, solo12_run):
+    """``min_contacts`` drops (and counts) the samples with fewer feet in contact; the base's
+    linear acceleration from the accelerometer is MuJoCo's within the sensor's filtered noise
+    (on this slow standing run the contacts' is as close); an unknown ``base_acc`` is
+    refused."""
+    opts = dict(base='contacts', cutoff_hz=14.0)
+    ref = prepare(solo12_run, solo12, PrepareOptions(**opts))
+    four = prepare(solo12_run, solo12, PrepareOptions(min_contacts=4, **opts))
+    n_on = np.sum([np.any(w, axis=1) for w in four.foot_wrench.values()], axis=0)
+    assert (n_on == 4).all() and 0 < four.n < ref.n
+    assert four.dropped['fewer than 4 feet in contact'] == ref.n - four.n
+    imu = prepare(solo12_run, solo12, PrepareOptions(base_acc='imu', **opts))
+    k = np.searchsorted(solo12_run.t, imu.t - 1e-9)
+    truth = solo12_run.base_acc_true[k, :3]
+    err_imu = np.sqrt(np.mean((imu.a[:, :3] - truth) ** 2))
+    err_contacts = np.sqrt(np.mean((ref.a[:, :3] - truth) ** 2))
+    assert err_imu < 0.03 and err_contacts < 0.03  # [m/s^2]
+    with pytest.raises(BadInputError):
+        prepare(solo12_run, solo12, PrepareOptions(base_acc='gyro', **opts))
