@@ -19,6 +19,7 @@ are written and say so at their top, and the command exits 3 (:data:`EXIT_INCONS
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from pathlib import Path
 from typing import Optional
@@ -99,6 +100,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument('--transition-s', type=float, default=0.0,
                         help="leave out samples this close to any foot's touch-down or "
                         'lift-off [s]')
+    parser.add_argument('--min-contacts', type=int, default=0,
+                        help='leave out samples with fewer feet in contact (a trot: 4 keeps '
+                        'the four-foot phases; 0: none left out)')
+    parser.add_argument('--base-acc', default='contacts', choices=('contacts', 'imu'),
+                        help="the base's linear acceleration from the stance contacts' "
+                        "kinematics or the IMU's accelerometer (fast gaits, e.g. a trot)")
     parser.add_argument('--contact-on-fraction', type=float, default=None,
                         help="a foot touches down above this fraction of the robot's weight "
                         "(default: the contact rule's, as the buffer's, 0.10) [-]")
@@ -357,7 +364,8 @@ def _identify(args, robot, train, validation, stages: _Stages, opts: dict) -> in
     step = args.step or max(1, int(round(train.rate / 100.0)))
     prep = PrepareOptions(cutoff_hz=args.cutoff_hz, step=step, zmp_source=args.zmp_source,
                           use_imu=not args.no_imu, base=args.base,
-                          transition_s=args.transition_s, **{
+                          transition_s=args.transition_s, min_contacts=args.min_contacts,
+                          base_acc=args.base_acc, **{
                               k: getattr(args, k) for k in ('contact_on_fraction',
                                                             'contact_off_fraction')
                               if getattr(args, k) is not None})
@@ -399,8 +407,9 @@ def _fit_and_write(args, robot, stages: _Stages, opts: dict, data: dict, prep,
     stages.start('write')
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    yaml_path = write_parameter_yaml(robot.model, result.pi, out / 'parameters.yaml',
-                                     _facts(args, robot, result, known),
+    facts = _facts(args, robot, result, known)
+    facts['prepare'] = dataclasses.asdict(prep)  # how the samples were made (reproducible)
+    yaml_path = write_parameter_yaml(robot.model, result.pi, out / 'parameters.yaml', facts,
                                      uncertainty=result.uncertainty, advice=CONSISTENT_ADVICE,
                                      physical=result.physical)
     urdf_path = out / f'{safe_stem(robot.name)}_identified{identified_suffix(robot.urdf_path)}'

@@ -87,7 +87,10 @@ def identify(recording: Recording, robot: Robot, method: str = 'zmp_qp',
     if samples is None:
         samples = prepare(recording, robot, prep)
     if samples.n < 10:
-        raise BadInputError(f'only {samples.n} usable samples')
+        why = ', '.join(f'{k}: {v}' for k, v in sorted(samples.dropped.items(),
+                                                      key=lambda kv: -kv[1]))
+        raise BadInputError(f'only {samples.n} usable samples' + (
+            f' (dropped: {why})' if why else ''))
     total = opts.pop('total_mass', None)
     total = total_mass_from_forces(samples, robot) if total is None else float(total)
     pi_cad = opts.pop('pi_cad', None)
