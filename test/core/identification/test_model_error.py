@@ -34,6 +34,14 @@ def test_a_far_move_along_a_poor_combination_widens_it():
     assert std[1] == pytest.approx(0.01)
 
 
+def test_a_move_within_two_joint_std_is_the_truths_offset():
+    """A move of 2.5 scale units along a combination of data std 1 and prior width 1 (1.77
+    joint std, a chance one truth in 13 gives) is not read as model error."""
+    out = moved_too_far(np.eye(1), np.eye(1), np.ones(1), np.ones(1, bool), np.array([2.5]),
+                        1.0, 0.05)
+    assert out[0, 0] == pytest.approx(1.0)
+
+
 def _moves(kappa, width=1.0, n=400, seed=5):
     """Combinations with noise variances from 1e-4 to 1e2 and moves drawn with model error
     ``kappa`` times the noise: (meat, vec, lam, det, move)."""
