@@ -7,9 +7,10 @@ A swing target is drawn either around the foot's home (position and, for a flat 
 orientation about its start: ``swing_xy``, ``swing_z``, ``swing_rpy``) or, with ``swing_joint``
 set, in the swing leg's joint space: every joint of the leg within ``swing_joint`` of its start
 angle and inside its range, reached along a straight joint path that keeps the sole above the
-ground and the robot free of self-collision (a joint target of the IK); the last one brings the
-leg back to its lifted posture. The leg's links then turn through wide, independent angles, so
-each one's mass and COM move the whole-body COM (and the ZMP) differently from the others'.
+ground and the robot free of self-collision (a joint target of the IK). Either way the last one
+brings the foot back over its home (the lifted posture), so it is put down vertically. The
+leg's links turn through wide, independent angles, so each one's mass and COM move the
+whole-body COM (and the ZMP) differently from the others'.
 The knots are solved by the whole-body IK of :mod:`legid_ros.core.sim.described.excitation`
 (stance feet held, COM and trunk as tasks, joints kept ``limit_margin`` inside their ranges) and
 joined by a clamped cubic spline, so the result is a :class:`~legid_ros.core.sim.described.excitation.StandingPlan` the
@@ -23,7 +24,7 @@ bend and the seed.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import List, Tuple
+from typing import List, Optional, Tuple
 
 import numpy as np
 import pinocchio as pin
@@ -84,12 +85,26 @@ class MotionParams:
 #: The standing excitation's numbers (what the robot is known to do safely)
 SAFE = MotionParams()
 SHIFT_S, LIFT_S, DOWN_S, BACK_S, STAND_S = 2.5, 1.0, 1.0, 2.0, 2.0  # [s]
+#: Mean speed of a foot put down, at most [m/s] (the ``down`` phase lasts at least ``DOWN_S``):
+#: Talos's soles put down from 25 cm in 1 s hit the ground at 690 N, rolled the robot onto
+#: the other sole's edge (the landed foot rose 7 mm) and the other foot slid 3.5 mm when it
+#: landed again; in 2 s, 1.2 mm
+DOWN_SPEED_MPS = 0.125
 JOINT_DRAWS = 30  # joint-space draws of one swing target before the lowest one is kept
 
 
-def min_duration_s(robot: Robot, params: MotionParams = SAFE) -> float:
-    """Shortest duration with two swing targets per foot [s]."""
-    per_foot = SHIFT_S + LIFT_S + 2 * params.swing_s + DOWN_S + BACK_S
+def down_s(params: MotionParams, z0: float) -> float:
+    """Length of a ``down`` phase [s] for a trunk height ``z0`` [m]."""
+    return max(DOWN_S, params.swing_z * z0 / DOWN_SPEED_MPS)
+
+
+def min_duration_s(robot: Robot, params: MotionParams = SAFE, z0: Optional[float] = None
+                   ) -> float:
+    """Shortest duration with two swing targets per foot [s] (``z0``: trunk height of the
+    start posture [m], default from the robot)."""
+    if z0 is None:
+        z0 = _stand_pose(robot, params.drop)[2]
+    per_foot = SHIFT_S + LIFT_S + 2 * params.swing_s + down_s(params, z0) + BACK_S
     return len(robot.feet) * per_foot + 2 * STAND_S
 
 
@@ -107,14 +122,16 @@ def plan_motion(robot: Robot, duration_s: float, params: MotionParams = SAFE,
     """
     if not robot.floating or not robot.feet:
         raise BadInputError('an excitation needs a floating robot with feet')
-    if duration_s < min_duration_s(robot, params) - 1e-9:
-        raise BadInputError(f'duration {duration_s:g} s is too short for {len(robot.feet)} '
-                            f'feet: give at least {min_duration_s(robot, params):g} s')
     p = params
-    rng = np.random.default_rng([p.seed, 2626])
     q, feet_world, z0 = _stand_pose(robot, p.drop)
+    shortest = min_duration_s(robot, params, z0)
+    if duration_s < shortest - 1e-9:
+        raise BadInputError(f'duration {duration_s:g} s is too short for {len(robot.feet)} '
+                            f'feet: give at least {shortest:g} s')
+    rng = np.random.default_rng([p.seed, 2626])
     feet = list(robot.feet)
-    per_foot = SHIFT_S + LIFT_S + DOWN_S + BACK_S
+    t_down = down_s(p, z0)
+    per_foot = SHIFT_S + LIFT_S + t_down + BACK_S
     swing_total = max(2 * len(feet) * p.swing_s, (1 - p.stand_share) * duration_s
                       - len(feet) * per_foot)
     n_swing = max(2, int(swing_total / len(feet) // p.swing_s))
@@ -155,14 +172,21 @@ def plan_motion(robot: Robot, duration_s: float, params: MotionParams = SAFE,
             rot = rng.uniform(-1, 1, 3) * p.swing_rpy if flat else np.zeros(3)
             return _Target(com, *trunk(0.5), {f: np.concatenate([pos, rot])})
 
-        for _ in range(n_swing - (p.swing_joint > 0)):
+        for _ in range(n_swing - 1):
             solver.add(f'swing_{f}', p.swing_s, swing_target, others)
-        if p.swing_joint > 0:  # back to the lifted posture along the joints, then down
+        # back over the foot's home (the lifted posture), then straight down: a foot put down
+        # while it still moves sideways lands off its home, and the double support then
+        # fights the stance foot (Talos's landing foot, 3 mm off after a 30 mm sideways
+        # descent, took 240 N sideways and the other foot slid 2.2 mm)
+        if p.swing_joint > 0:
             lifted = sweep.joints(f, solver.lifted)
             solver.add(f'swing_{f}', p.swing_s, lambda: _Target(
                 centre, np.zeros(3), z0, {}, dict(lifted)), others)
+        else:
+            solver.add(f'swing_{f}', p.swing_s, lambda: _Target(centre, np.zeros(3), z0,
+                                                                {f: up}), others)
         down = np.concatenate([home, np.zeros(3)])
-        solver.add(f'down_{f}', DOWN_S, lambda: _Target(centre, np.zeros(3), z0, {f: down}),
+        solver.add(f'down_{f}', t_down, lambda: _Target(centre, np.zeros(3), z0, {f: down}),
                    others)
         solver.add(f'back_{f}', BACK_S, lambda: _Target(centre_all, np.zeros(3), z0),
                    tuple(feet))

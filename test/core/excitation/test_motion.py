@@ -108,3 +108,16 @@ def test_joint_sweep_ends_where_the_lift_ended(biped, sweep):
         q_lift = sweep.q[np.argmin(np.abs(sweep.t - lift_end))]
         q_back = sweep.q[np.argmin(np.abs(sweep.t - swing_end))]
         assert np.abs(q_back[idx] - q_lift[idx]).max() < 0.05
+
+
+def test_placement_swings_end_over_the_home(biped, plan):
+    """With swing targets around the home, the last swing phase of each foot ends with the
+    sole over its home (the foot goes down vertically)."""
+    data = biped.model.createData()
+    for f, ft in biped.feet.items():
+        swing_end = max(t1 for name, _, t1, _ in plan.phases if name == f'swing_{f}')
+        q = plan.q[np.argmin(np.abs(plan.t - swing_end))]
+        pin.framesForwardKinematics(biped.model, data, q)
+        p = data.oMf[biped.frame_id(ft.sole_frame)].translation
+        assert np.linalg.norm(p[:2] - plan.feet_world[f].translation[:2]) < 2e-3
+        assert p[2] > 0.01

@@ -42,6 +42,14 @@ class DescribedRun:
         settle_s: Standing still in the first pose before recording [s].
         fall_height_m_fraction: Trunk drop that counts as a fall, fraction of its height [-].
         contact_timeconst_s: MuJoCo contact time constant (stiffness of the soles) [s].
+        kv_dt_inertia_max: When set, each joint's servo damping is at most this many times
+            its joint-space inertia (armature included, at the plan's first posture) over the
+            physics step [-]: ``kv_j <= ratio * I_j / dt``. A digital drive running at
+            ``1 / dt`` cannot realise more (explicit damping is stable only for
+            ``kv dt < 2 I``), and MuJoCo, which solves the contact forces with the inertia
+            alone and then steps with ``I + kv dt`` (implicit damping), makes stance feet creep
+            when ``kv dt`` dominates ``I`` (a small robot's distal joints: Solo12's knees are at
+            4.2 ``I`` with the default ``kv_per_kg``). None: ``kv_per_kg`` alone.
     """
 
     kp_per_kg: float = 300.0
@@ -52,10 +60,19 @@ class DescribedRun:
     settle_s: float = 1.0
     fall_height_m_fraction: float = 0.3
     contact_timeconst_s: float = 0.004
+    kv_dt_inertia_max: Optional[float] = None
 
-    def options(self, mass_kg: float) -> SimOptions:
-        """MuJoCo settings for a robot of ``mass_kg``."""
-        return SimOptions(kp=self.kp_per_kg * mass_kg, kv=self.kv_per_kg * mass_kg,
+    def options(self, mass_kg: float, joint_inertia: Optional[Dict[str, float]] = None
+                ) -> SimOptions:
+        """MuJoCo settings for a robot of ``mass_kg``; ``joint_inertia``: per joint, its
+        joint-space inertia without armature [kg.m^2] (used with ``kv_dt_inertia_max``)."""
+        kv = self.kv_per_kg * mass_kg
+        if self.kv_dt_inertia_max is not None and joint_inertia:
+            dt = SimOptions().timestep_s
+            arm = self.armature_per_kg * mass_kg
+            kv = {j: min(kv, self.kv_dt_inertia_max * (i + arm) / dt)
+                  for j, i in joint_inertia.items()}
+        return SimOptions(kp=self.kp_per_kg * mass_kg, kv=kv,
                           friction=self.friction_per_kg * mass_kg,
                           damping=self.damping_per_kg * mass_kg,
                           armature=self.armature_per_kg * mass_kg,
@@ -108,7 +125,8 @@ def simulate_described(robot: Robot, pi_true: np.ndarray, duration_s: float = 60
     settings = settings or DescribedRun()
     noise = noise_for(robot) if noise is None else noise
     plan = plan or plan_standing(robot, duration_s, seed)
-    opt = settings.options(robot.total_mass)
+    opt = settings.options(robot.total_mass, joint_inertia(robot, plan.q[0])
+                           if settings.kv_dt_inertia_max is not None else None)
     dt = opt.timestep_s
     sub = int(round(1.0 / (rate_hz * dt)))
     if sub < 1 or abs(sub * rate_hz * dt - 1.0) > 1e-9:
@@ -132,6 +150,16 @@ def simulate_described(robot: Robot, pi_true: np.ndarray, duration_s: float = 60
                                   desc=f'mujoco {robot.name}')
     return _assemble(robot, plan, lay, raw, wr_world, sub * dt, pi_true, noise, seed,
                      settings, rate_hz)
+
+
+def joint_inertia(robot: Robot, q: np.ndarray) -> Dict[str, float]:
+    """Per actuated joint, the diagonal of the CAD joint-space inertia matrix at ``q``
+    [kg.m^2] (the links beyond the joint about its axis)."""
+    model = robot.model
+    mass = pin.crba(model, model.createData(), q)
+    off = model.nv - len(robot.actuated_joint_names)  # the free flyer's 6, else 0
+    return {name: float(mass[off + k, off + k]) for k, name in
+            enumerate(robot.actuated_joint_names)}
 
 
 def _foot_frames(robot: Robot, q: np.ndarray) -> Dict[str, list]:
