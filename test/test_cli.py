@@ -77,6 +77,11 @@ def test_primitives_without_primitives_exits_2_before_reading_the_bag(short_bag,
     res = _run('identify', '--bag', str(garbage), '--method', 'zmp_newton', '--out',
                str(tmp_path / 'o'))
     assert res.returncode == 2 and 'cannot read bag' in res.stderr
+    # the accelerometer's base acceleration without the IMU: refused before the read too
+    res = _run('identify', '--bag', str(garbage), '--base-acc', 'imu', '--no-imu', '--out',
+               str(tmp_path / 'o'))
+    assert res.returncode == 2 and '--base-acc imu' in res.stderr, res.stderr
+    assert 'cannot read bag' not in res.stderr
 
 
 def test_preparation_options_reach_the_samples_and_the_yaml(short_bag, tmp_path):

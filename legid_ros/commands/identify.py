@@ -166,8 +166,10 @@ def _load(path: str, robot):
 
 def method_options(args: argparse.Namespace) -> dict:
     """The options ``identify()`` gets from the command line (also those of the prepare
-    step the prerequisite checks look at: ``zmp_source``, ``use_imu``, ``base``)."""
-    opts = {'zmp_source': args.zmp_source, 'use_imu': not args.no_imu, 'base': args.base}
+    step the prerequisite checks look at: ``zmp_source``, ``use_imu``, ``base``,
+    ``base_acc``)."""
+    opts = {'zmp_source': args.zmp_source, 'use_imu': not args.no_imu, 'base': args.base,
+            'base_acc': args.base_acc}
     for name in ('param_set', 'rows', 'reg', 'total_mass'):
         if getattr(args, name) is not None:
             opts[name] = getattr(args, name)
@@ -399,7 +401,8 @@ def _fit_and_write(args, robot, stages: _Stages, opts: dict, data: dict, prep,
     stages.start('identify')
     known = opts.get('known', {})
     # the prepare step's options were used above; identify() gets the method's own
-    opts = {k: v for k, v in opts.items() if k not in ('zmp_source', 'use_imu', 'base')}
+    opts = {k: v for k, v in opts.items()
+            if k not in ('zmp_source', 'use_imu', 'base', 'base_acc')}
     if cad_given:
         opts['pi_cad'] = pi_cad  # the recording's CAD (else the robot model's)
     result = identify(None, robot, args.method, samples=samples, **opts)

@@ -31,7 +31,8 @@ ROW_KINDS = ('zmp', 'torque', 'floating')
 # command-line spelling of the options the checks name (``cli=True``)
 _FLAGS = {'method': '--method', 'param_set': '--param-set', 'rows': '--rows',
           'known': '--known', 'foot_from_ft': '--foot-from-ft', 'reg': '--reg',
-          'zmp_source': '--zmp-source', 'use_imu': '--no-imu', 'base': '--base'}
+          'zmp_source': '--zmp-source', 'use_imu': '--no-imu', 'base': '--base',
+          'base_acc': '--base-acc'}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -144,6 +145,9 @@ def check_method(robot: Robot, method: str, options: dict, cli: bool = False) ->
                 f'add them or drop {say("foot_from_ft")}')
     base = options.get('base', 'auto')
     point = any(foot.contact == 'point' for foot in robot.feet.values())
+    if options.get('use_imu') is False and options.get('base_acc') == 'imu':
+        raise BadInputError(f"{say('base_acc', 'imu')} reads the IMU's accelerometer: drop "
+                            f'{say("use_imu")} or {say("base_acc", "imu")}')
     if options.get('use_imu') is False and (base == 'contacts' or (base == 'auto' and point)):
         raise BadInputError(f"{say('base', 'contacts')} (the default with point feet) needs "
                             f'the IMU: drop {say("use_imu")}' + (
