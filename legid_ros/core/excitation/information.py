@@ -135,7 +135,7 @@ def inertia_bias(robot: Robot, rows: np.ndarray, u: Uncertainty, pi_cad: np.ndar
                  param_set: str, spread: float) -> np.ndarray:
     """Per combination of ``u``, the RMS least-squares bias [core-scale units] from
     independent errors of std ``spread`` in every link's inertia about its COM."""
-    from legid_ros.core.identification.uncertainty import _core_basis
+    from legid_ros.core.identification.uncertainty.core import _core_basis
     if spread <= 0:
         return np.zeros(len(u.combinations))
     _, _, jac, _, _ = _core_basis(robot, np.asarray(pi_cad, float), param_set)

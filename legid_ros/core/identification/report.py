@@ -84,7 +84,7 @@ def parameter_table(robot: Robot, result: IdentResult, pi_cad: np.ndarray,
 def uncertainty_table(unc) -> list:
     """Markdown lines: per core parameter value +- std, then the combinations."""
     lines = ['Standard deviations from the residual and the information of the rows (sandwich '
-             'covariance over blocks of samples, `core/identification/uncertainty.py`): '
+             'covariance over blocks of samples, `core/identification/uncertainty/`): '
              '"std" is that of the error: noise, model error and the method\'s prior toward '
              'CAD (at least its width where the data do not determine it); "data '
              'alone" is what the data determine by themselves.', '',

@@ -86,7 +86,7 @@ def test_model_error_ratio_ignores_what_the_prior_holds():
 def test_held_basis_of_a_per_link_core_is_the_inertias():
     """A core of every link's mass and first moment holds only the inertias: the held basis
     has no mass or first-moment component and spans all six inertia entries of each link."""
-    from legid_ros.core.identification.uncertainty import _core_basis
+    from legid_ros.core.identification.uncertainty.core import _core_basis
     robot = load_robot('biped')
     pi = get_parameters(robot.model)
     _, _, jac, _, _ = _core_basis(robot, pi, 'links')

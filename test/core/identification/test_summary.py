@@ -53,7 +53,7 @@ def test_undetermined_directions_report_at_least_the_prior_width(robot):
     quantity not determined at least its prior width."""
     rng = np.random.default_rng(0)
     pi = get_parameters(robot.model)
-    from legid_ros.core.identification.uncertainty import _core_basis
+    from legid_ros.core.identification.uncertainty.core import _core_basis
     _, _, jac, _, names = _core_basis(robot, pi)
     n = 400
     g_core = np.zeros((n, len(names)))
@@ -86,7 +86,7 @@ def test_prior_width_counts_in_the_core_std(robot):
     (scale), not the prior-shrunk noise: the error there is CAD's."""
     rng = np.random.default_rng(1)
     pi = get_parameters(robot.model)
-    from legid_ros.core.identification.uncertainty import _core_basis
+    from legid_ros.core.identification.uncertainty.core import _core_basis
     _, scales, jac, _, names = _core_basis(robot, pi)
     n = 300
     g_core = np.zeros((n, len(names)))

@@ -72,7 +72,7 @@ def test_held_parameter_and_unseen_direction(robot):
     rng = np.random.default_rng(0)
     from legid_ros.core.inertial import get_parameters
     pi = get_parameters(robot.model)
-    from legid_ros.core.identification.uncertainty import _core_basis
+    from legid_ros.core.identification.uncertainty.core import _core_basis
     _, _, jac, _, names = _core_basis(robot, pi)
     n = 400
     # rows that see only the first core parameter and the trunk mass
@@ -91,7 +91,8 @@ def test_held_parameter_and_unseen_direction(robot):
 
 def test_normal_statistics_form_matches_white_rows(robot):
     """With white residuals the sufficient-statistics form agrees with the block form."""
-    from legid_ros.core.identification.uncertainty import _core_basis, normal_uncertainty
+    from legid_ros.core.identification.uncertainty import normal_uncertainty
+    from legid_ros.core.identification.uncertainty.core import _core_basis
     from legid_ros.core.inertial import get_parameters
     rng = np.random.default_rng(1)
     pi = get_parameters(robot.model)
@@ -109,7 +110,7 @@ def test_held_value_sensitivity_keeps_the_total_mass():
     """Moving a held mass moves the estimate along a direction that keeps the total mass in
     core-scale units ((c * scales) . sens = 0), whatever the scales of the masses."""
     import scipy.linalg as sla
-    from legid_ros.core.identification.uncertainty import _held_sensitivity, _mass_plane
+    from legid_ros.core.identification.uncertainty.core import _held_sensitivity, _mass_plane
     rng = np.random.default_rng(2)
     c = np.array([1.0, 2.0, 2.0, 0.0])  # mass row; the last entry is a COM
     scales = np.array([3.0, 0.4, 0.7, 0.02])
@@ -128,7 +129,8 @@ def test_prior_pull_counts_the_offset_the_data_show(robot):
     """With a prior, the std of a direction the prior holds is its pull toward CAD: half the
     width (the floor) for an estimate at CAD, 0.8 of it once the determined combinations show
     the truth 0.8 width away from CAD."""
-    from legid_ros.core.identification.uncertainty import _core_basis, normal_uncertainty
+    from legid_ros.core.identification.uncertainty import normal_uncertainty
+    from legid_ros.core.identification.uncertainty.core import _core_basis
     from legid_ros.core.inertial import get_parameters
     rng = np.random.default_rng(4)
     pi = get_parameters(robot.model)

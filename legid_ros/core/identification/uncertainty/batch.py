@@ -1,0 +1,164 @@
+"""The batch form: the sandwich over blocks of samples from the rows' residual and Jacobian,
+with the prior's pull, what the set holds at CAD and the model error the residual does not show
+(:mod:`legid_ros.core.identification.uncertainty`)."""
+
+from __future__ import annotations
+
+from typing import Dict, Sequence, Union
+
+import numpy as np
+import scipy.linalg as sla
+
+from legid_ros.core.identification.identifiability import describe
+from legid_ros.core.identification.model_error import (effective_samples, held_basis,
+                                                        model_error_ratio, moved_too_far,
+                                                        offset_width)
+from legid_ros.core.identification.uncertainty.core import (DEFAULT_BLOCKS, POOR_SPREAD,
+                                                            PRIOR_WIDTH,
+                                                            UNMODELLED_WIDTH, _core_basis,
+                                                            _finish, _held_sensitivity,
+                                                            _mass_plane, _stds)
+from legid_ros.core.identification.uncertainty.result import Uncertainty
+from legid_ros.core.inertial import get_parameters
+from legid_ros.core.robot import Robot
+
+
+def core_uncertainty(robot: Robot, pi: np.ndarray, jac_pi: np.ndarray, resid: np.ndarray,
+                     n_samples: int, held: Union[Sequence[str], Dict[str, float]] = (),
+                     nuisance: np.ndarray = None,
+                     n_blocks: int = DEFAULT_BLOCKS, poor_spread: float = POOR_SPREAD,
+                     prior: float = 0.0, core: str = 'reduced',
+                     prior_width: float = PRIOR_WIDTH,
+                     unmodelled_width: float = None, pi_cad: np.ndarray = None) -> Uncertainty:
+    """Covariance of the core from the rows' residual and Jacobian, the prior included.
+
+    In the plane the data must decide (this package): the noise and motion (the
+    sandwich over blocks, shrunk by the prior; widened where the estimate moved from CAD too
+    far for it, :func:`model_error.moved_too_far`), the prior's pull toward CAD (the truth is
+    within ``prior_width`` scale units of CAD, by the offset the data show:
+    ``(B + P)^-1 P W P (B + P)^-1``), and the
+    parameters the set holds at CAD (:func:`model_error.held_basis`, ``UNMODELLED_WIDTH`` of
+    that width). Along a combination the data alone do not determine (std above
+    :data:`DETERMINED_RATIO` x ``prior_width``) the std is at least ``prior_width`` (held at
+    CAD +- that width).
+
+    Args:
+        robot: Robot (defines the core).
+        pi: Identified standard parameters.
+        jac_pi: (m, P) derivative of the (whitened) row residuals with respect to ``pi``; rows
+            ordered by sample, ``m / n_samples`` per sample.
+        resid: (m,) (whitened) row residuals at the estimate.
+        n_samples: Samples behind the rows.
+        held: Core parameter names held fixed (std 0), or name -> standard deviation of the
+            value they are held at (measured otherwise, e.g. a foot weighed by its ankle F/T):
+            that measurement's information joins the data's.
+        nuisance: (m, k) columns fitted alongside (e.g. friction), projected out.
+        n_blocks: Least number of contiguous sample blocks of the score covariance (at least
+            3 per parameter of the plane, each at least twice the residual's correlation).
+        poor_spread: Largest std of an identifiable combination [core-scale units].
+        prior: The estimator's prior weight on the core, in the rows' units per squared
+            core-scale unit (ZMP Newton: ``N reg``; linear rows: ``N reg`` on whitened rows);
+            0: none (the estimate along what the data do not see is then not determined).
+        core: The core parameter set (:func:`_core_basis`): the set the method fitted.
+        prior_width: How far the truth may be from CAD [core-scale units] (the sets' scales
+            are their prior spreads: 20 % of a mass, 2 cm of COM); 0: the prior's bias and
+            the held parameters not counted.
+        unmodelled_width: Width of the held parameters [scale units of the standard set]
+            (default ``UNMODELLED_WIDTH`` x ``prior_width``).
+        pi_cad: CAD parameters (default: the robot model's): along a poorly determined
+            combination, an estimate further from CAD than the prior width and its spread
+            allow carries model error the residual does not show
+            (:func:`model_error.moved_too_far`).
+    """
+    value, scales, jac, c, names = _core_basis(robot, np.asarray(pi, float), core)
+    g = np.asarray(jac_pi, float) @ jac
+    r = np.asarray(resid, float).copy()
+    nq = None
+    if nuisance is not None and nuisance.size:
+        nq, _ = np.linalg.qr(nuisance)
+        g -= nq @ (nq.T @ g)
+        r -= nq @ (nq.T @ r)
+    held_std = dict(held) if isinstance(held, dict) else {h: 0.0 for h in held}
+    fixed = [names.index(h) for h in held_std if h in names]
+    rows = np.vstack([_mass_plane(c, scales)] + ([np.eye(len(names))[fixed]] if fixed else []))
+    z = sla.null_space(rows)
+    gz = g @ z
+    # the residual of the data-only fit: a prior or bounds hold some directions away from the
+    # data's optimum, and that offset is no noise (it would leak into the block scores)
+    r = r - gz @ np.linalg.lstsq(gz, r, rcond=1e-10)[0]
+    bread = gz.T @ gz
+    lam, vec = np.linalg.eigh(0.5 * (bread + bread.T))
+    det = lam > 1e-10 * max(lam[-1], 1e-300)
+    per = max(1, len(r) // max(n_samples, 1))
+    # blocks: more than the plane's parameters (a score covariance from fewer blocks than
+    # parameters is rank-deficient and low), each longer than twice the residual's
+    # correlation (effective_samples)
+    tau = max(len(r) / per / effective_samples(r.reshape(-1, per)[:, k])
+              for k in range(per)) if len(r) == per * n_samples else 1.0
+    want = max(n_blocks, 3 * z.shape[1])
+    nb = int(max(2, min(want, n_samples // max(2.0 * tau, 2.0))))
+    edges = np.linspace(0, n_samples, nb + 1).astype(int) * per
+    score = np.array([gz[a:b].T @ r[a:b] for a, b in zip(edges[:-1], edges[1:])])
+    meat = score.T @ score * (nb / (nb - 1.0))  # the cluster-robust small-sample factor
+    inv = vec[:, det] / lam[det]
+    noise_meat = meat
+    if prior_width > 0:
+        cad = _core_basis(robot, np.asarray(pi_cad if pi_cad is not None else
+                                            get_parameters(robot.model), float), core)[0]
+        move = z.T @ ((value - cad) / scales)
+        kappa = model_error_ratio(meat, vec, lam, det, move, float(prior_width),
+                                  poor_spread, prior)
+        meat = moved_too_far(meat * (1.0 + kappa), vec, lam, det, move, float(prior_width),
+                             poor_spread)
+    # data alone: per eigen-direction of the information (identifiability)
+    cov_data = inv @ (vec[:, det].T @ meat @ vec[:, det]) @ inv.T
+    comb_std = np.array([np.sqrt(max(vec[:, i] @ cov_data @ vec[:, i], 0.0)) if det[i]
+                         else np.inf for i in range(lam.size)])
+    # the estimator's own error: the noise through its prior, the prior's bias and what the
+    # set holds at CAD
+    width = float(prior_width)
+    # the prior's pull: by the truth's offset from CAD as the data show it, within the width
+    offset = offset_width(vec.T @ move, comb_std, np.where(det, lam, 0.0) / (lam + prior),
+                          width) if width > 0 and prior > 0 else width
+    if prior > 0:
+        inv_p = vec / (lam + prior)
+        noise_z = inv_p @ (vec.T @ noise_meat @ vec) @ inv_p.T
+        cov_z = inv_p @ (vec.T @ meat @ vec) @ inv_p.T + (prior * offset) ** 2 * (
+            inv_p @ inv_p.T)
+        gain = inv_p @ vec.T
+    else:
+        cov_z = cov_data
+        noise_z = inv @ (vec[:, det].T @ noise_meat @ vec[:, det]) @ inv.T
+        gain = inv @ vec[:, det].T
+    held_width = UNMODELLED_WIDTH * width if unmodelled_width is None else unmodelled_width
+    response = None
+    if held_width > 0:
+        u = np.asarray(jac_pi, float) @ held_basis(robot, pi, jac)
+        if nq is not None:
+            u -= nq @ (nq.T @ u)
+        response = gain @ (gz.T @ u)
+    cov_scaled, cov_pi = _finish(robot, pi, core, jac, scales, z, vec, cov_z, comb_std, width,
+                                 held_width, response)
+    noise_scaled = z @ noise_z @ z.T
+    for h, sd in held_std.items():  # a held value's own error moves the rest of the estimate
+        if h in names and sd > 0:
+            sens = _held_sensitivity(names.index(h), c * scales, g, z, vec, lam + prior,
+                                     det | (prior > 0))
+            cov_scaled = cov_scaled + np.outer(sens, sens) * (sd / scales[names.index(h)]) ** 2
+            noise_scaled = noise_scaled + np.outer(sens, sens) * (
+                sd / scales[names.index(h)]) ** 2
+            cov_pi = cov_pi + jac @ np.outer(sens, sens) @ jac.T * (
+                sd / scales[names.index(h)]) ** 2
+    std, std_data = _stds(cov_scaled, cov_data, z, vec, det, scales, prior)
+    for h, sd in held_std.items():
+        if h in names:
+            std_data[names.index(h)] = sd
+            if not sd > 0:
+                std[names.index(h)] = 0.0
+    vectors = (z @ vec).T
+    return Uncertainty(names, value, std, scales, cov_scaled * np.outer(scales, scales),
+                       [describe(v, names) for v in vectors], vectors, comb_std,
+                       comb_std <= poor_spread, nb, std_data, float(prior),
+                       jacobian=jac / scales[None, :], prior_width=width,
+                       covariance_data=z @ cov_data @ z.T, covariance_pi=cov_pi,
+                       covariance_noise=noise_scaled * np.outer(scales, scales))

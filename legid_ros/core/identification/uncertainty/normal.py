@@ -1,0 +1,89 @@
+"""The sufficient-statistics form (the online estimator): Zhu & Zhang's white-residual
+``s^2 (A^T A)^-1`` on the core, with the prior's pull and what the set holds at CAD as the batch
+form counts them (:mod:`legid_ros.core.identification.uncertainty`)."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+import scipy.linalg as sla
+
+from legid_ros.core.identification.identifiability import describe
+from legid_ros.core.identification.model_error import held_basis, offset_width
+from legid_ros.core.identification.uncertainty.core import (POOR_SPREAD, PRIOR_WIDTH,
+                                                            UNMODELLED_WIDTH, _core_basis,
+                                                            _finish, _mass_plane, _stds)
+from legid_ros.core.identification.uncertainty.result import Uncertainty
+from legid_ros.core.inertial import get_parameters
+from legid_ros.core.robot import Robot
+
+
+def normal_uncertainty(robot: Robot, pi: np.ndarray, info: np.ndarray, rss: float,
+                       n_rows: float, held: Sequence[str] = (),
+                       poor_spread: float = POOR_SPREAD, core: str = 'reduced',
+                       prior: float = 0.0, prior_width: float = PRIOR_WIDTH,
+                       unmodelled_width: float = None) -> Uncertainty:
+    """Core standard deviations from sufficient statistics only (the online estimator).
+
+    Without the rows there are no blocks: the white-residual form ``s^2 (A^T A)^-1`` of Zhu &
+    Zhang with ``s^2 = rss / (n_rows - d)``, on the core and the plane of
+    :func:`core_uncertainty`, with its prior, its pull toward CAD and what the set holds at
+    CAD as there (the pull by the truth's offset from CAD that the data show,
+    :func:`model_error.offset_width`). Filtered data makes the noise part optimistic
+    (neighbouring rows share their noise); the batch form is the one checked against a Monte-Carlo.
+
+    Args:
+        robot: Robot (defines the core).
+        pi: Current standard parameters.
+        info: ``sum A^T A`` in standard parameters (P, P), nuisance columns eliminated.
+        rss: Residual sum of squares at ``pi``.
+        n_rows: Rows behind ``info`` (forgetting included).
+        held: Core parameter names held fixed (std 0).
+        poor_spread: Largest std of an identifiable combination [core-scale units].
+        core: The core parameter set (:func:`_core_basis`).
+        prior: The estimator's prior weight, in ``info``'s units per squared core-scale unit
+            (``n reg``); 0: none.
+        prior_width, unmodelled_width: As :func:`core_uncertainty`.
+    """
+    value, scales, jac, c, names = _core_basis(robot, np.asarray(pi, float), core)
+    info = np.asarray(info, float)
+    fixed = [names.index(h) for h in held if h in names]
+    rows = np.vstack([_mass_plane(c, scales)] + ([np.eye(len(names))[fixed]] if fixed else []))
+    z = sla.null_space(rows)
+    bread = z.T @ jac.T @ info @ jac @ z
+    lam, vec = np.linalg.eigh(0.5 * (bread + bread.T))
+    det = lam > 1e-10 * max(lam[-1], 1e-300)
+    s2 = max(float(rss), 0.0) / max(float(n_rows) - int(det.sum()), 1.0)
+    comb_std = np.where(det, np.sqrt(s2 / np.where(det, lam, 1.0)), np.inf)
+    cov_data = (vec[:, det] / lam[det]) @ vec[:, det].T * s2
+    width = float(prior_width)
+    if prior > 0:
+        inv_p = vec / (lam + prior)
+        noise_z = s2 * (inv_p * lam) @ inv_p.T
+        # the prior's pull, by the truth's offset from CAD the data show (as core_uncertainty)
+        cad = _core_basis(robot, get_parameters(robot.model), core)[0]
+        offset = offset_width(vec.T @ (z.T @ ((value - cad) / scales)), comb_std,
+                              np.where(det, lam, 0.0) / (lam + prior), width) \
+            if width > 0 else 0.0
+        cov_z = noise_z + (prior * offset) ** 2 * (inv_p @ inv_p.T)
+        gain = inv_p @ vec.T
+    else:
+        cov_z = noise_z = cov_data
+        gain = (vec[:, det] / lam[det]) @ vec[:, det].T
+    held_width = UNMODELLED_WIDTH * width if unmodelled_width is None else unmodelled_width
+    response = None
+    if held_width > 0:
+        response = gain @ (z.T @ jac.T @ info @ held_basis(robot, pi, jac))
+    cov_scaled, cov_pi = _finish(robot, pi, core, jac, scales, z, vec, cov_z, comb_std, width,
+                                 held_width, response)
+    std, std_data = _stds(cov_scaled, cov_data, z, vec, det, scales, prior)
+    std[fixed] = 0.0
+    std_data[fixed] = 0.0
+    vectors = (z @ vec).T
+    return Uncertainty(names, value, std, scales, cov_scaled * np.outer(scales, scales),
+                       [describe(v, names) for v in vectors], vectors, comb_std,
+                       comb_std <= poor_spread, 0, std_data, float(prior),
+                       jacobian=jac / scales[None, :], prior_width=width,
+                       covariance_data=z @ cov_data @ z.T, covariance_pi=cov_pi,
+                       covariance_noise=(z @ noise_z @ z.T) * np.outer(scales, scales))
