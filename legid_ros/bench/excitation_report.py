@@ -60,4 +60,7 @@ def _locomotion(block: dict) -> list:
     lines += ['| figure | ' + ' | '.join(runs) + ' |', '|---|' + '---|' * len(runs)]
     for key in LOCO_KEYS:
         lines.append(f'| {key} | ' + ' | '.join(_fmt(r.get(key)) for r in runs.values()) + ' |')
+    lines.append('| dev_ratio_to_truth at the bench\'s --reg (beside the figure) | ' + ' | '.join(
+        _fmt((r.get('bench_reg') or {}).get('dev_ratio_to_truth')) for r in runs.values())
+        + ' |')
     return lines + ['']

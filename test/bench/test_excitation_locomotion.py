@@ -32,3 +32,21 @@ def test_every_run_s_data_preparation_is_prepare_s():
         assert set(prep) <= names
         PrepareOptions(**prep)
     assert RUNS['trot'][2]['min_contacts'] == 4
+
+
+def test_the_bench_reg_figure_is_beside_the_headline_not_in_it(monkeypatch):
+    """The block's headline and its pass are the held-out weight's figures; the fixed-weight
+    figure is the larger of the runs' and changes neither."""
+    import types
+
+    from legid_ros.bench import excitation_locomotion as loco
+
+    def fake(kind, args, tmp):
+        return {'robot': kind, 'fell': False, 'duration_s': 30.0,
+                'dev_ratio_to_truth': {'trot': 1.98, 'stepping': 1.19}[kind],
+                'bench_reg': {'reg': 1e-9,
+                              'dev_ratio_to_truth': {'trot': 1.06, 'stepping': 1.10}[kind]}}
+    monkeypatch.setattr(loco, 'evaluate_run', fake)
+    out = loco.locomotion_block(types.SimpleNamespace(locomotion_duration=30.0), None)
+    assert out['locomotion_dev_ratio_to_truth'] == 1.98 and out['passed'] is False
+    assert out['locomotion_dev_ratio_to_truth_bench_reg'] == 1.10
