@@ -28,6 +28,7 @@ import numpy as np
 import pinocchio as pin
 
 from legid_ros.core.contact.cop import is_point_foot
+from legid_ros.core.contact.rule import GRAVITY
 from legid_ros.core.errors import BadInputError
 from legid_ros.core.robot import Robot
 
@@ -226,7 +227,7 @@ def stance_base_state(robot: Robot, q_j: np.ndarray, qd_j: np.ndarray, qdd_j: np
 
 
 def imu_linear_acceleration(robot: Robot, q: np.ndarray, v: np.ndarray, a: np.ndarray,
-                            imu_acc: np.ndarray, gravity: float = 9.81) -> np.ndarray:
+                            imu_acc: np.ndarray, gravity: float = GRAVITY) -> np.ndarray:
     """The base's linear acceleration [m/s^2] (N, 3) measured by the IMU's accelerometer.
 
     The accelerometer's specific force ``f`` (IMU axes) plus gravity is the IMU point's

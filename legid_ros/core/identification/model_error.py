@@ -164,7 +164,6 @@ def held_basis(robot: Robot, pi: np.ndarray, jac: np.ndarray) -> np.ndarray:
     return s_std[:, None] * comp
 
 
-
 def offset_width(move: np.ndarray, comb_std: np.ndarray, shrink: np.ndarray, width: float,
                  floor: float = 0.5, least_shrink: float = 0.1) -> float:
     """How far the truth is from CAD [core-scale units], as the data show it (an

@@ -11,13 +11,12 @@ import scipy.linalg as sla
 
 from legid_ros.core.identification.identifiability import describe
 from legid_ros.core.identification.model_error import (effective_samples, held_basis,
-                                                        model_error_ratio, moved_too_far,
-                                                        offset_width)
+                                                        model_error_ratio, moved_too_far)
 from legid_ros.core.identification.uncertainty.core import (DEFAULT_BLOCKS, POOR_SPREAD,
                                                             PRIOR_WIDTH,
                                                             UNMODELLED_WIDTH, _core_basis,
                                                             _finish, _held_sensitivity,
-                                                            _mass_plane, _stds)
+                                                            _mass_plane, _pull_offset, _stds)
 from legid_ros.core.identification.uncertainty.result import Uncertainty
 from legid_ros.core.inertial import get_parameters
 from legid_ros.core.robot import Robot
@@ -118,8 +117,7 @@ def core_uncertainty(robot: Robot, pi: np.ndarray, jac_pi: np.ndarray, resid: np
     # set holds at CAD
     width = float(prior_width)
     # the prior's pull: by the truth's offset from CAD as the data show it, within the width
-    offset = offset_width(vec.T @ move, comb_std, np.where(det, lam, 0.0) / (lam + prior),
-                          width) if width > 0 and prior > 0 else width
+    offset = _pull_offset(move, vec, lam, det, comb_std, prior, width) if width > 0 else width
     if prior > 0:
         inv_p = vec / (lam + prior)
         noise_z = inv_p @ (vec.T @ noise_meat @ vec) @ inv_p.T

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from legid_ros.core.identification.model_error import core_readout, held_basis
+from legid_ros.core.identification.model_error import core_readout, held_basis, offset_width
 from legid_ros.core.identification.parameters.sets import GroupedSet, ReducedSet, StandardSet
 from legid_ros.core.inertial import PARAMS_PER_LINK
 from legid_ros.core.robot import Robot
@@ -73,6 +73,23 @@ def _held_sensitivity(i: int, cs: np.ndarray, g: np.ndarray, z: np.ndarray, vec:
     inv = vec[:, use] / lam[use]
     return e - z @ (inv @ (vec[:, use].T @ (gz.T @ ge)))
 
+
+def _pull_offset(move: np.ndarray, vec: np.ndarray, lam: np.ndarray, det: np.ndarray,
+                 comb_std: np.ndarray, prior: float, width: float) -> float:
+    """How far the prior pulls toward CAD [core-scale units]: the truth's offset from CAD the
+    data show (:func:`model_error.offset_width`) when there is a prior and a width; else
+    ``width`` (0 with no width).
+
+    Args:
+        move: (k,) estimate minus CAD in the plane [core-scale units].
+        vec, lam, det: Eigen-decomposition of the information in the plane; which are seen.
+        comb_std: (k,) data-only std per combination.
+        prior: The estimator's prior weight (as ``lam``).
+        width: The prior width [core-scale units].
+    """
+    if not (width > 0 and prior > 0):
+        return float(width)
+    return offset_width(vec.T @ move, comb_std, np.where(det, lam, 0.0) / (lam + prior), width)
 
 def _finish(robot: Robot, pi: np.ndarray, core: str, jac: np.ndarray, scales: np.ndarray,
             z: np.ndarray, vec: np.ndarray, cov_z: np.ndarray, comb_std: np.ndarray,

@@ -10,10 +10,11 @@ import numpy as np
 import scipy.linalg as sla
 
 from legid_ros.core.identification.identifiability import describe
-from legid_ros.core.identification.model_error import held_basis, offset_width
+from legid_ros.core.identification.model_error import held_basis
 from legid_ros.core.identification.uncertainty.core import (POOR_SPREAD, PRIOR_WIDTH,
                                                             UNMODELLED_WIDTH, _core_basis,
-                                                            _finish, _mass_plane, _stds)
+                                                            _finish, _mass_plane, _pull_offset,
+                                                            _stds)
 from legid_ros.core.identification.uncertainty.result import Uncertainty
 from legid_ros.core.inertial import get_parameters
 from legid_ros.core.robot import Robot
@@ -62,10 +63,9 @@ def normal_uncertainty(robot: Robot, pi: np.ndarray, info: np.ndarray, rss: floa
         inv_p = vec / (lam + prior)
         noise_z = s2 * (inv_p * lam) @ inv_p.T
         # the prior's pull, by the truth's offset from CAD the data show (as core_uncertainty)
-        cad = _core_basis(robot, get_parameters(robot.model), core)[0]
-        offset = offset_width(vec.T @ (z.T @ ((value - cad) / scales)), comb_std,
-                              np.where(det, lam, 0.0) / (lam + prior), width) \
-            if width > 0 else 0.0
+        cad = _core_basis(robot, get_parameters(robot.model), core)[0] if width > 0 else value
+        offset = _pull_offset(z.T @ ((value - cad) / scales), vec, lam, det, comb_std, prior,
+                              width)
         cov_z = noise_z + (prior * offset) ** 2 * (inv_p @ inv_p.T)
         gain = inv_p @ vec.T
     else:
