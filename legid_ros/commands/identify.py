@@ -188,50 +188,6 @@ def method_options(args: argparse.Namespace) -> dict:
     return opts
 
 
-def _bag_topics(path: str):
-    """Topics of the bag at ``path`` that hold messages, from its ``metadata.yaml`` alone
-    (no message is read); None when there is none to read (a bare storage file, a recorder's
-    directory without it) or it is unreadable: the read then says what is wrong."""
-    import yaml
-
-    from legid_ros.bag.discover import locate_bag
-
-    meta = locate_bag(path).path / 'metadata.yaml'
-    try:
-        loader = getattr(yaml, 'CSafeLoader', yaml.SafeLoader)  # libyaml: 20x faster
-        info = yaml.load(meta.read_text(), Loader=loader)['rosbag2_bagfile_information']
-        return {t['topic_metadata']['name'] for t in info['topics_with_message_count']
-                if t.get('message_count', 1)}
-    except (OSError, yaml.YAMLError, KeyError, TypeError):
-        return None
-
-
-def sensing_of_bag(path: str, robot):
-    """What the bag at ``path`` carries (:class:`~legid_ros.core.identification.prerequisites.Sensing`),
-    from its topic list; None when its topic list cannot be known without reading it."""
-    from legid_ros.bag.recording_io import foot_topics
-    from legid_ros.core.identification.prerequisites import Sensing
-
-    if Path(path).suffix == '.npz':
-        return None
-    topics = _bag_topics(path)
-    if topics is None:
-        return None
-    bare = {t.lstrip('/') for t in topics}
-
-    def fsr_ok(topic):  # older bags named <prefix>/sensor_<k> as <prefix>/<k>
-        name = topic.lstrip('/')
-        return name in bare or name.replace('/sensor_', '/') in bare
-
-    feet = foot_topics(robot)
-    return Sensing(
-        foot_wrench=frozenset(f for f, tp in feet.items() if tp['wrench'] in topics),
-        fsr=frozenset(f for f, tp in feet.items() if tp['fsr'] and all(map(fsr_ok, tp['fsr']))),
-        ankle_ft=frozenset(f for f, tp in feet.items() if tp['ankle_ft'] in topics),
-        imu=robot.imu.topic in topics, efforts=None if '/joint_states' in topics else False,
-        source=f'bag {path}')
-
-
 def robot_defaults(args: argparse.Namespace, robot) -> Optional[str]:
     """Fill an omitted ``--method`` / ``--param-set`` with the robot's
     (:func:`legid_ros.core.identification.defaults.resolve`, the estimator node's rule);
@@ -257,6 +213,8 @@ def check_prerequisites(args: argparse.Namespace, robot) -> dict:
     chosen = robot_defaults(args, robot)
     opts = method_options(args)
     check_method(robot, args.method, opts, cli=True)
+    from legid_ros.bag.sensing import sensing_of_bag
+
     sensing = sensing_of_bag(args.bag, robot)
     if sensing is not None:
         check_sensing(robot, args.method, opts, sensing, cli=True)
@@ -343,6 +301,7 @@ def _read_split(args, robot, opts: dict):
 def _check_recordings(args, robot, opts: dict, recs: dict) -> None:
     """The prerequisites of a recording whose sensors only its data tells (a Recording
     ``.npz``, or a bag without a topic list): checked before any sample is prepared."""
+    from legid_ros.bag.sensing import sensing_of_bag
     from legid_ros.core.identification.prerequisites import Sensing, check_sensing
 
     for key, path in (('bag', args.bag), ('validate', args.validate)):
