@@ -38,6 +38,7 @@ from legid_ros.core.identification.identifiability import DEFAULT_MAX_COND, exci
 from legid_ros.core.identification.online.ankle_ft import FT_SIGMA, AnkleFtRows
 from legid_ros.core.identification.online.forgetting import TimeForgetting
 from legid_ros.core.identification.online.solve import make_solver
+from legid_ros.core.identification.online.state import restore, state_of
 from legid_ros.core.identification.parameters.sets import StandardSet
 from legid_ros.core.identification.result import IdentResult
 from legid_ros.core.identification.rows.linear import GRAVITY, Normal
@@ -400,79 +401,10 @@ class OnlineEstimator:
             return None
 
     def state_dict(self) -> Dict[str, np.ndarray]:
-        """Plain numpy arrays of the whole state (for ``np.savez``)."""
-        ft = self.ankle.normal
-        return {'H': self.normal.H.copy(), 'h': self.normal.h.copy(),
-                'bb': np.array(self.normal.bb), 'n': np.array(self.normal.n),
-                'x': np.asarray(self.x, float).copy(), 'pi': self.pi.copy(),
-                'mass_sum': np.array(self.mass_sum), 'mass_n': np.array(self.mass_n),
-                'dropped': np.array(self.dropped),
-                'double_support_dropped': np.array(self.double_support_dropped),
-                'method': np.array(self.method), 'param_set': np.array(self.param_set),
-                'half_life_s': np.array(self.half_life_s),
-                'reg': np.array(self.reg), 'sigma': np.array(self.sigma),
-                'ft_H': ft.H.copy(), 'ft_h': ft.h.copy(), 'ft_bb': np.array(ft.bb),
-                'ft_n': np.array(ft.n), 'ft_rows': np.array(self.ankle.rows),
-                'ft_dropped': np.array(self.ankle.dropped),
-                'ft_sigma': self.ankle.ft_sigma.copy(),
-                **self._solver_state(),
-                **({'t_ref': np.array(self.forgetting.t_ref)}
-                   if np.isfinite(self.forgetting.t_ref) else {})}
-
-    def _solver_state(self) -> Dict[str, np.ndarray]:
-        """The LMI cuts kept by the standard-set solver: rows ``[link, v (4)]``."""
-        levels = getattr(self.solver, 'levels', None)
-        if levels and self.param_set == 'auto':  # the set chosen, as 'unit=level,...'
-            return {'auto_levels': np.array(','.join(f'{u}={v}' for u, v in levels.items()))}
-        cuts = getattr(self.solver, 'cuts', None)
-        if cuts is None:
-            return {}
-        rows = [[i, *v] for i, vs in enumerate(cuts.cuts) for v in vs]
-        return {'lmi_cuts': np.array(rows, float).reshape(-1, 5)}
+        """Plain numpy arrays of the whole state (for ``np.savez``; :mod:`.state`)."""
+        return state_of(self)
 
     def load_state_dict(self, state: Dict[str, np.ndarray]) -> None:
-        """Restore a state from :meth:`state_dict` (same robot, method and parameter set).
-
-        States written before the time-based forgetting and the parameter sets are read too
-        (standard set; their per-sample forgetting factor is not carried over).
-        """
-        saved_set = str(state['param_set']) if 'param_set' in state else 'standard'
-        if (str(state['method']) != self.method or state['H'].shape != self.normal.H.shape
-                or saved_set != self.param_set):
-            raise BadInputError(f'state is for method {str(state["method"])!r}, set '
-                                f'{saved_set!r} with {state["H"].shape[0]} columns; estimator: '
-                                f'{self.method!r}, set {self.param_set!r} with '
-                                f'{self.normal.H.shape[0]}')
-        self.normal.H = np.array(state['H'], float)
-        self.normal.h = np.array(state['h'], float)
-        self.normal.bb = float(state['bb'])
-        self.normal.n = float(state['n'])
-        self.x = np.array(state['x'], float)
-        self.pi = np.array(state['pi'], float) if 'pi' in state else self.x.copy()
-        self.mass_sum = float(state['mass_sum'])
-        self.mass_n = float(state['mass_n'])
-        self.dropped = int(state['dropped'])
-        self.double_support_dropped = int(state.get('double_support_dropped', 0))
-        self.forgetting.t_ref = float(state['t_ref']) if 't_ref' in state else -np.inf
-        self.reg = float(state['reg'])
-        self.sigma = float(state['sigma'])
-        self.ankle = AnkleFtRows(self.robot, self.param.size,
-                                 state['ft_sigma'] if 'ft_sigma' in state else self._ft_sigma)
-        if 'auto_levels' in state and self.param_set == 'auto' and str(state['auto_levels']):
-            from legid_ros.core.identification.parameters.auto.levels import parse_levels
-            self.solver.set_levels(parse_levels(str(state["auto_levels"])))
-        cuts = getattr(self.solver, 'cuts', None)
-        if cuts is not None and 'lmi_cuts' in state:  # valid whatever the data: kept
-            for row in np.asarray(state['lmi_cuts'], float).reshape(-1, 5):
-                if 0 <= int(row[0]) < cuts.n_links and np.linalg.norm(row[1:]) > 0:
-                    cuts.add_cut(int(row[0]), row[1:])
-            cuts.refresh()
-        if 'ft_H' in state:  # states saved before the ankle F/T rows have none
-            self.ankle.normal.H = np.array(state['ft_H'], float)
-            self.ankle.normal.h = np.array(state['ft_h'], float)
-            self.ankle.normal.bb = float(state['ft_bb'])
-            self.ankle.normal.n = float(state['ft_n']) if 'ft_n' in state else 0.0
-            self.ankle.rows = float(state['ft_rows'])
-            self.ankle.dropped = int(state['ft_dropped'])
-        self._unc, self._unc_t = None, -np.inf  # of the data before: recomputed
-        self._exc, self._exc_t = None, -np.inf
+        """Restore a state from :meth:`state_dict` (same robot, method and parameter set;
+        :func:`.state.restore`)."""
+        restore(self, state)
