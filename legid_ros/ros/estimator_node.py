@@ -9,9 +9,11 @@ consistent is never published: the solvers enforce consistency (LMIs, or a param
 points are all consistent), nothing is substituted. ``/diagnostics`` carries the standard
 deviation of every core parameter (group masses [kg], COM offsets [m]) and the poorly
 determined combinations; the markers draw each group's COM sphere with a radius of its COM
-standard deviation. Forgetting is defined in time (``forgetting_half_life_s``). Services ``~/save`` (identified URDF + YAML + state) and
-``~/reset``. With ``use_ankle_ft``, windows carrying raw ankle F/T channels add the swinging
-feet's F/T rows (the ZMP alone cannot tell the foot mass from the shank's). The state
+standard deviation. Forgetting is defined in time (``forgetting_half_life_s``). Services
+``~/save`` (identified URDF + YAML + state) and ``~/reset``. With ``use_ankle_ft``, windows
+carrying raw ankle F/T channels add the swinging feet's F/T rows (the ZMP alone cannot tell the
+foot mass from the shank's). ``base_acc`` and ``min_contacts`` fold as ``legid identify``'s
+``--base-acc`` and ``--min-contacts`` prepare (fast gaits). The state
 (:mod:`legid_ros.ros.estimator_files`) is saved on ``~/save`` and shutdown, restored at start.
 The weights, periods and outputs marked ``runtime`` in ``PARAMETERS`` may change while it runs.
 
@@ -126,7 +128,8 @@ class EstimatorNode(GuardedNode):
         return FoldSettings(margin_rows=int(p.fold_margin_rows),
                             derivative_window_s=p.derivative_window_s, smooth_zmp=p.smooth_zmp,
                             fold_step=int(p.fold_step), use_ankle_ft=p.use_ankle_ft,
-                            jump_back_s=p.jump_back_s, base=p.base_state)
+                            jump_back_s=p.jump_back_s, base=p.base_state,
+                            base_acc=p.base_acc, min_contacts=int(p.min_contacts))
 
     def _apply_parameters(self, changes):
         """Run-time estimator settings (timers follow their periods; the rest is read on use)."""

@@ -23,7 +23,11 @@ from legid_ros.core import signals
 from legid_ros.core.errors import BadInputError
 from legid_ros.core.buffer.window import WindowData
 from legid_ros.core.contact import is_point_foot, measured_cop, near_transitions, stance_base_state
+from legid_ros.core.contact.base_state import imu_linear_acceleration, support_base_state
 from legid_ros.core.identification.online import OnlineEstimator
+
+
+BASE_ACC = ('contacts', 'imu')  # where the base's linear acceleration comes from
 
 
 @dataclass
@@ -44,12 +48,22 @@ class FoldSettings:
             ('contacts' when the robot has a point foot).
         gyro_window_s: Savitzky-Golay window of the gyro and its derivative (base
             'contacts') [s].
+        base_acc: The base's linear acceleration from 'contacts' (the stance feet still:
+            the joint kinematics' second derivative) or 'imu' (the IMU's accelerometer,
+            :func:`legid_ros.core.contact.base_state.imu_linear_acceleration`, as
+            ``prepare``'s ``base_acc``: fast motions such as a trot, whose stance contacts'
+            double derivative is mostly 10-20 Hz content), smoothed with the joints' and the
+            ZMP's ``derivative_window_s``; rows whose accelerometer is not finite lose their
+            force.
         transition_s: Rows closer than this to a change of any foot's contact state (the
             buffer's rule) lose their force, as ``prepare``'s ``transition_s`` drops them [s]
             (0: off); only the changes inside the window are seen: at least ``margin_rows``
             after a folded row, and the rows before it in the window (with the buffer's
             200-row windows at 1 kHz, 0.05-0.1 s either side: make the windows longer for
             a wider band).
+        min_contacts: Rows with fewer feet in contact (the buffer's contact flags) lose their
+            force, as ``prepare``'s ``min_contacts`` drops them (0: off; a trot's two-foot
+            rows: 4).
     """
 
     margin_rows: int = 50
@@ -61,6 +75,8 @@ class FoldSettings:
     base: str = 'auto'
     gyro_window_s: float = 0.3
     transition_s: float = 0.0
+    base_acc: str = 'contacts'
+    min_contacts: int = 0
 
 
 @dataclass
@@ -106,6 +122,9 @@ class WindowFolder:
 
     def __init__(self, settings: Optional[FoldSettings] = None):
         self.settings = settings or FoldSettings()
+        if self.settings.base_acc not in BASE_ACC:
+            raise BadInputError(f'base_acc must be one of {BASE_ACC}, not '
+                                f'{self.settings.base_acc!r}')
         self.reset()
 
     def reset(self) -> None:
@@ -148,6 +167,8 @@ class WindowFolder:
                                'or stale sensors were not used'))
         if s.transition_s > 0 and data.contact is not None:
             usable &= ~near_transitions(data.t, data.contact > 0.5, s.transition_s)
+        if s.min_contacts > 0 and data.contact is not None:
+            usable &= (data.contact > 0.5).sum(axis=1) >= s.min_contacts
         fz = np.where(usable, data.fz, np.nan)
         col = {f: i for i, f in enumerate(data.feet)}
         contact = {f: data.contact[idx, col[f]] > 0.5 for f in data.feet} \
@@ -156,11 +177,14 @@ class WindowFolder:
         if s.use_ankle_ft and data.ankle_ft:
             ankle = {f: w[idx] for f, w in data.ankle_ft.items()}
             swing = {f: ~contact[f] for f in ankle} if contact else None
-        zmp, base_state = zmp[idx], None
+        zmp, base_state, fz = zmp[idx], None, fz[idx]
         if _contacts_base(est.robot, s.base) and data.contact is not None:
             zmp, base_state = self._contacts(est.robot, data, idx, q_s, out)
+        if s.base_acc == 'imu':
+            base_state, fz = self._imu_acceleration(est.robot, data, idx, q_s, out, base_state,
+                                                    fz)
         out.folded = est.add_window(
-            data.t[idx], q_s[idx], out.qd[idx], out.qdd[idx], zmp=zmp, fz=fz[idx],
+            data.t[idx], q_s[idx], out.qd[idx], out.qdd[idx], zmp=zmp, fz=fz,
             imu_quat=data.imu_quat[idx], support=data.support[idx], base_state=base_state,
             tau=data.tau[idx] if est.method != 'zmp' else None,
             foot_wrench={f: w[idx] for f, w in data.foot_wrench.items()} or None,
@@ -185,6 +209,23 @@ class WindowFolder:
             src, force = 'fsr', {f: w[idx] for f, w in data.fsr.items()}
         zmp, _ = measured_cop(robot, src, force, stance, q=st['q'])
         return zmp, st
+
+
+    def _imu_acceleration(self, robot, data: WindowData, idx, q_s, out: FoldOutcome,
+                          base_state, fz):
+        """(base state with the accelerometer's linear acceleration, vertical force with the
+        rows whose accelerometer is not finite unloaded)."""
+        if base_state is None:  # the estimator's own: the support sole flat and still
+            base_state = support_base_state(robot, q_s[idx], out.qd[idx], out.qdd[idx],
+                                            data.support[idx], data.imu_quat[idx])
+        acc = signals.savgol_derivatives(data.t, data.imu_acc,
+                                         self.settings.derivative_window_s)[0]
+        acc = acc[idx]
+        bad = ~np.isfinite(acc).all(axis=1)
+        st = {k: np.array(v, float) for k, v in base_state.items() if k in ('q', 'v', 'a')}
+        st['a'][:, :3] = imu_linear_acceleration(robot, st['q'], st['v'], st['a'],
+                                                 np.where(bad[:, None], 0.0, acc))
+        return st, np.where(bad, np.nan, fz)
 
 
 def _contacts_base(robot, base: str) -> bool:

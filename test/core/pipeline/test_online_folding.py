@@ -91,3 +91,86 @@ def test_rows_near_any_contact_change_are_not_folded(biped):
     dropped = folded[0.0] - folded[0.2]
     within_margin = near_transitions(t, contact[order][idx], 0.05).sum()
     assert 0 < within_margin <= dropped <= near.sum()
+
+
+def _spy(est):
+    """Record the (t, base_state, fz) of every add_window call of ``est``."""
+    calls, inner = [], est.add_window
+
+    def add_window(t, *a, **kw):
+        calls.append((np.array(t), kw.get('base_state'), np.array(kw['fz'])))
+        return inner(t, *a, **kw)
+    est.add_window = add_window
+    return calls
+
+
+def test_accelerometer_gives_the_base_linear_acceleration(biped, rec):
+    """base_acc 'imu': the folded base state's linear acceleration is the accelerometer's,
+    within 2 % RMS of the run's true base acceleration; 'contacts' leaves it to the estimator."""
+    wins = list(recording_windows(rec, biped))
+    for kind in ('imu', 'contacts'):
+        est = OnlineEstimator(biped, min_samples=10)
+        calls = _spy(est)
+        folder = WindowFolder(FoldSettings(base_acc=kind))
+        for w in wins:
+            folder.fold(est, w)
+        assert calls and est.normal.n > 0.8 * rec.n / 10
+        if kind == 'contacts':
+            assert all(st is None for _, st, _ in calls)  # support base: the estimator's own
+            continue
+        t = np.concatenate([c[0] for c in calls])
+        acc = np.concatenate([c[1]['a'][:, :3] for c in calls])
+        true = rec.base_acc_true[np.searchsorted(rec.t, t), :3]
+        rms = np.sqrt(np.mean((acc - true) ** 2))
+        assert rms < 0.02 * np.sqrt(np.mean(true ** 2))
+
+
+def test_rows_without_an_accelerometer_are_not_folded(biped, rec):
+    """A stretch of non-finite accelerometer samples costs those rows (and their smoothing
+    neighbours) only: they are unloaded, the rest is folded, the statistics stay finite."""
+    broken = rec.slice(0, rec.n)
+    broken.imu_acc = np.array(broken.imu_acc, float)
+    broken.imu_acc[2000:2500] = np.nan
+    folded = {}
+    for name, r in (('clean', rec), ('broken', broken)):
+        est = OnlineEstimator(biped, min_samples=10)
+        folder = WindowFolder(FoldSettings(base_acc='imu', fold_step=1))
+        for w in recording_windows(r, biped):
+            folder.fold(est, w)
+        folded[name] = est.normal.n
+        assert np.isfinite(est.normal.H).all() and np.isfinite(est.normal.h).all()
+    # 500 rows, a few of them unusable anyway, plus half a 0.1 s smoothing window either side
+    assert 400 <= folded['clean'] - folded['broken'] <= 500 + 2 * 50 + 50
+
+
+def test_an_unknown_acceleration_source_is_refused():
+    """base_acc other than 'contacts' or 'imu': refused when the folder is made."""
+    from legid_ros.core.errors import BadInputError
+    with pytest.raises(BadInputError, match="base_acc must be one of"):
+        WindowFolder(FoldSettings(base_acc='gps'))
+
+
+def test_rows_with_fewer_feet_in_contact_are_not_folded(biped):
+    """min_contacts 2 on a run where a foot lifts: the rows folded are those of min_contacts 0
+    less exactly its single-support rows (by the buffer's flags); min_contacts 1: all."""
+    swap = simulate_biped(SyntheticConfig(duration_s=11.0, seed=6, noise=NoiseModel.none(),
+                                          protocol='swap'))
+    wins = list(recording_windows(swap, biped))
+    folded, single = {}, 0
+    for k in (0, 1, 2):
+        est = OnlineEstimator(biped, min_samples=10)
+        inner, calls = est.add_window, []
+
+        def spy(t, *a, **kw):
+            calls.append((kw['fz'], kw['contact']))
+            return inner(t, *a, **kw)
+        est.add_window = spy
+        folder = WindowFolder(FoldSettings(fold_step=1, min_contacts=k))
+        for w in wins:
+            folder.fold(est, w)
+        folded[k] = est.normal.n
+        if k == 0:
+            single = sum(int((np.isfinite(fz) & (sum(c.astype(int) for c in contact.values())
+                                                 < 2)).sum()) for fz, contact in calls)
+    assert folded[1] == folded[0]
+    assert single > 100 and folded[0] - folded[2] == pytest.approx(single, abs=0.5)
