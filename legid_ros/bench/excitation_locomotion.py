@@ -17,7 +17,9 @@ the one with the true ones (``dev_ratio_to_truth``). Figures: ``trot_fell`` /
 ``stepping_fell`` (and when), ``locomotion_dev_ratio_to_truth`` (the larger of the two; the
 weight toward CAD chosen on held-out data, as ``legid identify`` does by default). Beside it,
 not in it: ``locomotion_dev_ratio_to_truth_bench_reg``, the same runs identified at the bench's
-fixed ``--reg`` (the designed runs' setting).
+fixed ``--reg`` (the designed runs' setting), and ``locomotion_online_dev_ratio_to_truth``, the
+same runs through the online path (replay -> buffer -> the estimator's folding, with the run's
+preparation as fold settings: :func:`online_fold`).
 """
 
 from __future__ import annotations
@@ -96,7 +98,7 @@ def validation_duration(robot) -> float:
 def evaluate_run(kind: str, args, tmp: Path) -> dict:
     """One locomotion run: simulate, identify, validate."""
     from legid_ros.bench.excitation import _load, identified_figures
-    from legid_ros.bench.robots import PREP, _bag_roundtrip, validation_zmp
+    from legid_ros.bench.robots import PREP, _bag_roundtrip, _online, validation_zmp
     from legid_ros.core.identification.api import identify
     from legid_ros.core.sim.described import (DescribedRun, locomotion, perturbed_truth,
                                               simulate_described)
@@ -147,6 +149,9 @@ def evaluate_run(kind: str, args, tmp: Path) -> dict:
     except LegidError as exc:
         res_b = None
         out['bench_reg'] = {'reg': args.reg, 'error': f'{type(exc).__name__}: {exc}'}
+    _progress(f'{kind}: online (replay -> buffer -> estimator, {args.param_set})')
+    online, res_on = _online(rec, robot, args.param_set, fold=online_fold(prep_over))
+    out['online'] = online
     val_s = validation_duration(robot)
     _progress(f'{kind}: validation, standing {val_s:.0f} s in MuJoCo')
     val = simulate_described(robot, pi_true, duration_s=val_s, rate_hz=args.rate,
@@ -158,6 +163,8 @@ def evaluate_run(kind: str, args, tmp: Path) -> dict:
     sets = {'identified': res.pi, 'truth': pi_true, 'urdf': rec.pi_cad}
     if res_b is not None:
         sets['bench_reg'] = res_b.pi
+    if res_on is not None:
+        sets['online'] = res_on.pi
     dev, _ = validation_zmp(val, robot, sets)
     out['validation_s'] = val_s
     out['validation_dev_mm'] = {k: v['mean_mm'] for k, v in dev.items()}
@@ -167,7 +174,18 @@ def evaluate_run(kind: str, args, tmp: Path) -> dict:
     if res_b is not None:
         out['bench_reg'] = {'reg': args.reg,
                             'dev_ratio_to_truth': dev['bench_reg']['mean_mm'] / floor}
+    if res_on is not None:
+        online['dev_ratio_to_truth'] = dev['online']['mean_mm'] / floor
     return out
+
+
+def online_fold(prep: dict) -> dict:
+    """The online folding's settings matching a run's preparation (``RUNS``): the same rows
+    left out around a contact change and below ``min_contacts``, the same base acceleration,
+    the Savitzky-Golay window of ``window_s``."""
+    keys = {'transition_s': 'transition_s', 'base_acc': 'base_acc',
+            'min_contacts': 'min_contacts', 'window_s': 'derivative_window_s'}
+    return {fold: prep[k] for k, fold in keys.items() if k in prep}
 
 
 def locomotion_block(args, tmp: Path) -> dict:
@@ -176,11 +194,15 @@ def locomotion_block(args, tmp: Path) -> dict:
     ratios = [r.get('dev_ratio_to_truth') for r in runs.values()]
     ratio = max(ratios) if all(r is not None for r in ratios) else None
     fixed = [(r.get('bench_reg') or {}).get('dev_ratio_to_truth') for r in runs.values()]
+    onl = [(r.get('online') or {}).get('dev_ratio_to_truth') for r in runs.values()]
     out = {'trot_fell': runs['trot']['fell'], 'stepping_fell': runs['stepping']['fell'],
            'locomotion_dev_ratio_to_truth': ratio,
            # beside the figure, not in it: the same runs at the bench's fixed --reg
            'locomotion_dev_ratio_to_truth_bench_reg':
                max(fixed) if all(r is not None for r in fixed) else None,
+           # beside it too: the same runs through the online path (estimator's folding)
+           'locomotion_online_dev_ratio_to_truth':
+               max(onl) if all(r is not None for r in onl) else None,
            'duration_s': args.locomotion_duration, 'targets': TARGETS, **runs}
     out['passed'] = bool(ratio is not None and ratio <= TARGETS['locomotion_dev_ratio_to_truth']
                          and not out['trot_fell'] and not out['stepping_fell']

@@ -63,4 +63,7 @@ def _locomotion(block: dict) -> list:
     lines.append('| dev_ratio_to_truth at the bench\'s --reg (beside the figure) | ' + ' | '.join(
         _fmt((r.get('bench_reg') or {}).get('dev_ratio_to_truth')) for r in runs.values())
         + ' |')
+    lines.append('| dev_ratio_to_truth online (replay -> buffer -> estimator; beside) | '
+                 + ' | '.join(_fmt((r.get('online') or {}).get('dev_ratio_to_truth'))
+                              for r in runs.values()) + ' |')
     return lines + ['']

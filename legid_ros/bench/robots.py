@@ -28,7 +28,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Dict, List
+from typing import Dict, List, Optional
 
 import numpy as np
 
@@ -153,9 +153,11 @@ def _errors(robot, param_set: str, res, pi_true) -> dict:
     return identifiable_grouped(robot, param_set, [res.pi], [res.uncertainty], pi_true)
 
 
-def _online(rec, robot, param_set: str, conventions: bool = False, windows=None) -> dict:
+def _online(rec, robot, param_set: str, conventions: bool = False, windows=None,
+            fold: Optional[dict] = None) -> dict:
     """Online result of ``rec`` (or of the buffer's ``windows`` of it, e.g. a bag fed by
-    :func:`legid_ros.bag.feed.bag_windows`): figures and the last result."""
+    :func:`legid_ros.bag.feed.bag_windows`): figures and the last result. ``fold``:
+    :class:`~legid_ros.core.pipeline.online_folding.FoldSettings` fields over the bench's."""
     from legid_ros.core.identification.online import OnlineEstimator
     from legid_ros.core.pipeline.online_folding import FoldSettings, WindowFolder
     from legid_ros.core.pipeline.replay import recording_windows, replay_online
@@ -166,8 +168,9 @@ def _online(rec, robot, param_set: str, conventions: bool = False, windows=None)
     # change left out as the batch methods' TRANSITION_S does
     wins = windows if windows is not None else recording_windows(rec, robot,
                                                                  conventions=conventions)
-    run = replay_online(wins, est, WindowFolder(FoldSettings(
-        use_ankle_ft=False, base='contacts', transition_s=TRANSITION_S)), 1.0)
+    settings = {'use_ankle_ft': False, 'base': 'contacts', 'transition_s': TRANSITION_S,
+                **(fold or {})}
+    run = replay_online(wins, est, WindowFolder(FoldSettings(**settings)), 1.0)
     out = {'updates': run.updates, 'consistent_updates': run.consistent_updates,
            'windows': run.windows, 'failures': run.failures,
            'time_s': time.perf_counter() - t0}

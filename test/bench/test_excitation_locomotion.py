@@ -45,8 +45,22 @@ def test_the_bench_reg_figure_is_beside_the_headline_not_in_it(monkeypatch):
         return {'robot': kind, 'fell': False, 'duration_s': 30.0,
                 'dev_ratio_to_truth': {'trot': 1.98, 'stepping': 1.19}[kind],
                 'bench_reg': {'reg': 1e-9,
-                              'dev_ratio_to_truth': {'trot': 1.06, 'stepping': 1.10}[kind]}}
+                              'dev_ratio_to_truth': {'trot': 1.06, 'stepping': 1.10}[kind]},
+                'online': {'dev_ratio_to_truth': {'trot': 1.2, 'stepping': 1.1}[kind]}}
     monkeypatch.setattr(loco, 'evaluate_run', fake)
     out = loco.locomotion_block(types.SimpleNamespace(locomotion_duration=30.0), None)
     assert out['locomotion_dev_ratio_to_truth'] == 1.98 and out['passed'] is False
     assert out['locomotion_dev_ratio_to_truth_bench_reg'] == 1.10
+    assert out['locomotion_online_dev_ratio_to_truth'] == 1.2
+
+
+def test_the_online_pass_folds_as_the_run_is_prepared():
+    """The online folding of each run takes the run's preparation: the trot's accelerometer,
+    four-foot rows, transition band and Savitzky-Golay window; settings the folder accepts."""
+    from legid_ros.bench.excitation_locomotion import RUNS, online_fold
+    from legid_ros.core.pipeline.online_folding import FoldSettings, WindowFolder
+    trot = online_fold(RUNS['trot'][2])
+    assert trot == {'transition_s': 0.03, 'base_acc': 'imu', 'min_contacts': 4,
+                    'derivative_window_s': 0.05}
+    for _, _, prep in RUNS.values():
+        WindowFolder(FoldSettings(**online_fold(prep)))
