@@ -210,7 +210,6 @@ class WindowFolder:
         zmp, _ = measured_cop(robot, src, force, stance, q=st['q'])
         return zmp, st
 
-
     def _imu_acceleration(self, robot, data: WindowData, idx, q_s, out: FoldOutcome,
                           base_state, fz):
         """(base state with the accelerometer's linear acceleration, vertical force with the
