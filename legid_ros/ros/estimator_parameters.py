@@ -71,7 +71,8 @@ PARAMETERS = (
           'fast gaits such as a trot; legid identify --base-acc)',
           choices=('contacts', 'imu')),
     Param('min_contacts', 0, 'rows with fewer feet in contact (the buffer\'s flags) are not '
-          "folded (0: all; a trot's two-foot rows: 4; legid identify --min-contacts)", low=0),
+          "folded (0: all; a trot's two-foot rows: 4; legid identify --min-contacts) [feet]",
+          low=0),
     Param('state_file', 'legid_estimator_state.npz', 'state file (.npz), restored at start, '
           'saved on ~/save and shutdown ("" = none)'),
     Param('output_dir', 'legid_identified', 'directory of the URDF + YAML written by ~/save',
