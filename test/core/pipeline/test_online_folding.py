@@ -94,11 +94,11 @@ def test_rows_near_any_contact_change_are_not_folded(biped):
 
 
 def _spy(est):
-    """Record the (t, base_state, fz) of every add_window call of ``est``."""
+    """Record the (t, base_state, fz, contact) of every add_window call of ``est``."""
     calls, inner = [], est.add_window
 
     def add_window(t, *a, **kw):
-        calls.append((np.array(t), kw.get('base_state'), np.array(kw['fz'])))
+        calls.append((np.array(t), kw.get('base_state'), np.array(kw['fz']), kw.get('contact')))
         return inner(t, *a, **kw)
     est.add_window = add_window
     return calls
@@ -116,7 +116,7 @@ def test_accelerometer_gives_the_base_linear_acceleration(biped, rec):
             folder.fold(est, w)
         assert calls and est.normal.n > 0.8 * rec.n / 10
         if kind == 'contacts':
-            assert all(st is None for _, st, _ in calls)  # support base: the estimator's own
+            assert all(c[1] is None for c in calls)  # support base: the estimator's own
             continue
         t = np.concatenate([c[0] for c in calls])
         acc = np.concatenate([c[1]['a'][:, :3] for c in calls])
@@ -159,18 +159,13 @@ def test_rows_with_fewer_feet_in_contact_are_not_folded(biped):
     folded, single = {}, 0
     for k in (0, 1, 2):
         est = OnlineEstimator(biped, min_samples=10)
-        inner, calls = est.add_window, []
-
-        def spy(t, *a, **kw):
-            calls.append((kw['fz'], kw['contact']))
-            return inner(t, *a, **kw)
-        est.add_window = spy
+        calls = _spy(est)
         folder = WindowFolder(FoldSettings(fold_step=1, min_contacts=k))
         for w in wins:
             folder.fold(est, w)
         folded[k] = est.normal.n
         if k == 0:
             single = sum(int((np.isfinite(fz) & (sum(c.astype(int) for c in contact.values())
-                                                 < 2)).sum()) for fz, contact in calls)
+                                                 < 2)).sum()) for _, _, fz, contact in calls)
     assert folded[1] == folded[0]
     assert single > 100 and folded[0] - folded[2] == pytest.approx(single, abs=0.5)
