@@ -37,8 +37,9 @@ efforts, IMU, ankle F/T); :func:`identify` runs the first itself.
 
 Every result carries ``uncertainty``: the standard deviation of each core parameter and of each
 combination, from the residual and the information of the rows the method fitted
-(:mod:`legid_ros.core.identification.uncertainty`; for standard-set methods the core is
-linearised with the other parameters fixed, which makes it optimistic).
+(:mod:`legid_ros.core.identification.uncertainty`; for standard-set methods computed on every
+standard parameter, where the fit is, and read in the ZMP reduced core:
+:mod:`~legid_ros.core.identification.uncertainty.projected`).
 """
 
 from __future__ import annotations
@@ -56,6 +57,7 @@ from legid_ros.core.identification.result import IdentResult
 from legid_ros.core.identification.rows.linear import (build_rows, regressors_for,
                                                        total_mass_from_forces)
 from legid_ros.core.identification.solvers.standard import DEFAULT_REG, solve_standard
+from legid_ros.core.identification.uncertainty.projected import read_in_core
 from legid_ros.core.recording import Recording
 from legid_ros.core.robot import Robot
 
@@ -151,11 +153,16 @@ def identify(recording: Recording, robot: Robot, method: str = 'zmp_qp',
                      'com_m': f.com_m.tolist(), 'n_samples': f.n_samples}
             for f in weighed.feet.values()}
         res.identifiable = weighed.lines() + list(res.identifiable)
-    res.uncertainty = _uncertainty(res, robot, samples, regs, rows, pi_cad)
-    links = res.info.get('param_set') not in NEWTON_SETS and robot.link_groups
-    # a standard-set fit's summary: on every link's mass and first moment, what it estimates
-    summary_unc = _uncertainty(res, robot, samples, regs, rows, pi_cad, 'links') if links \
-        else res.uncertainty
+    if res.info.get('param_set') not in NEWTON_SETS and robot.link_groups:
+        # a standard-set fit: its uncertainty where it fits (every standard parameter), read
+        # in the reduced core (not re-linearised there with the rest held); the summary on
+        # every link's mass and first moment, the inertias held at CAD as model error
+        # (measured: `legid bench honesty`, docs/identification.md)
+        full = _uncertainty(res, robot, samples, regs, rows, pi_cad, 'standard')
+        res.uncertainty = None if full is None else read_in_core(full, robot, res.pi)
+        summary_unc = _uncertainty(res, robot, samples, regs, rows, pi_cad, 'links')
+    else:
+        res.uncertainty = summary_unc = _uncertainty(res, robot, samples, regs, rows, pi_cad)
     res.physical = _physical(res, robot, samples, all_regs.wrench, summary_unc)
     return res
 

@@ -42,6 +42,8 @@ def core_readout(robot: Robot, pi: np.ndarray, core: str, scales: np.ndarray) ->
     """(q, P) ``d x_scaled / d pi``: how the core reads a standard vector (the truth's core
     value moves with the parameters the set holds; central differences, linear maps exact)."""
     pi = np.asarray(pi, float)
+    if core == 'standard':
+        return np.eye(pi.size) / scales[:, None]
     if not robot.link_groups or core == 'links':
         cols = [i for i in range(pi.size) if i % PARAMS_PER_LINK < 4]
         out = np.zeros((len(cols), pi.size))

@@ -35,8 +35,12 @@ def _core_basis(robot: Robot, pi: np.ndarray, core: str = 'reduced'):
 
     ``core``: 'reduced' (the ZMP reduced set), 'grouped' or 'grouped_sides' (mass and 3-D COM
     per link group or group side); 'links' and robots without link groups: every link's mass
-    and first moment (a standard-set fit's core).
+    and first moment (a standard-set fit's summary); 'standard': every standard parameter.
     """
+    if core == 'standard':  # every standard parameter (what a standard-set fit estimates)
+        std = StandardSet(robot, pi)
+        sc = std.scales()
+        return np.asarray(pi, float).copy(), sc, np.diag(sc), std.mass_row(), list(std.names)
     if robot.link_groups and core != 'links':
         if core in ('grouped', 'grouped_sides'):
             basis = GroupedSet(robot, pi_cad=pi, per_side=core == 'grouped_sides')
