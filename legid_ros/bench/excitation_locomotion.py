@@ -151,7 +151,7 @@ def evaluate_run(kind: str, args, tmp: Path) -> dict:
         out['bench_reg'] = {'reg': args.reg, 'error': f'{type(exc).__name__}: {exc}'}
     _progress(f'{kind}: online (replay -> buffer -> estimator, {args.param_set})')
     online, res_on = _online(rec, robot, args.param_set,
-                             fold=online_fold(prep_over, args.rate))
+                             fold=online_fold(prep_over))
     out['online'] = online
     val_s = validation_duration(robot)
     _progress(f'{kind}: validation, standing {val_s:.0f} s in MuJoCo')
@@ -180,17 +180,15 @@ def evaluate_run(kind: str, args, tmp: Path) -> dict:
     return out
 
 
-def online_fold(prep: dict, rate_hz: float) -> dict:
-    """The online folding's settings matching a run's preparation (``RUNS``) at ``rate_hz``:
+def online_fold(prep: dict) -> dict:
+    """The online folding's settings matching a run's preparation (``RUNS``):
     the same rows left out around a contact change and below ``min_contacts``, the same base
-    acceleration, the Savitzky-Golay window of ``window_s``, and rows folded at 100 Hz as
-    ``prepare`` steps them (the node's default ``fold_step`` 10 is 100 Hz of a 1 kHz stream;
-    at the bench's 200 Hz it left 20 Hz, too few four-foot rows of a 30 s trot for an
-    update)."""
+    acceleration and the Savitzky-Golay window of ``window_s``; rows are folded at the node's
+    default 100 Hz whatever the rate, as ``prepare`` steps them (a fixed every-10th row left
+    20 Hz of the bench's 200 Hz, too few four-foot rows of a 30 s trot for an update)."""
     keys = {'transition_s': 'transition_s', 'base_acc': 'base_acc',
             'min_contacts': 'min_contacts', 'window_s': 'derivative_window_s'}
     out = {fold: prep[k] for k, fold in keys.items() if k in prep}
-    out['fold_step'] = max(1, int(round(rate_hz / 100.0)))
     return out
 
 

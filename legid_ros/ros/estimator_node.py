@@ -127,7 +127,7 @@ class EstimatorNode(GuardedNode):
         p = self.p
         return FoldSettings(margin_rows=int(p.fold_margin_rows),
                             derivative_window_s=p.derivative_window_s, smooth_zmp=p.smooth_zmp,
-                            fold_step=int(p.fold_step), use_ankle_ft=p.use_ankle_ft,
+                            fold_rate_hz=p.fold_rate_hz, use_ankle_ft=p.use_ankle_ft,
                             jump_back_s=p.jump_back_s, base=p.base_state,
                             base_acc=p.base_acc, min_contacts=int(p.min_contacts))
 

@@ -34,7 +34,7 @@ PARAMETERS = (
           "(sole sensors) or '' (the description's force_sensing); floating_qp needs 'wrench'",
           choices=('', 'wrench', 'fsr')),
     Param('forgetting_half_life_s', 0.0, 'forgetting in time: a sample weighs half after this '
-          'long [s] (0 = remember everything; independent of fold_step and window size)',
+          'long [s] (0 = remember everything; independent of fold_rate_hz and window size)',
           low=0.0, runtime=True),
     Param('regularization', -1.0, 'weight of the prior toward CAD [-] (< 0: the parameter '
           "set's default, 0.01 for the standard set, 0.025 for the others: the batch methods')",
@@ -58,8 +58,9 @@ PARAMETERS = (
           '[N]', low=0.0, open_low=True),
     Param('ankle_ft_moment_sigma_nm', 0.1, 'scale of the ankle F/T moment rows [N.m]',
           low=0.0, open_low=True),
-    Param('fold_step', 10, 'fold every k-th new row (10: 100 Hz from 1 kHz, like legid '
-          'identify; Wu & Gao 2021 sampled at 20 Hz) [rows]', low=1),
+    Param('fold_rate_hz', 100.0, 'rows folded per second: every k-th new row, k from the '
+          "windows' own sampling rate (100: as legid identify steps a 1 kHz run, 1 kHz and 200 "
+          'Hz streams alike; Wu & Gao 2021 sampled at 20 Hz; 0 = every row) [Hz]', low=0.0),
     Param('jump_back_s', 0.5, 'a window this much older than the last is a clock jump [s]',
           low=0.0),
     Param('base_state', 'auto', "floating-base state: 'support' (support sole flat and still), "

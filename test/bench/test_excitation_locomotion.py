@@ -56,13 +56,12 @@ def test_the_bench_reg_figure_is_beside_the_headline_not_in_it(monkeypatch):
 
 def test_the_online_pass_folds_as_the_run_is_prepared():
     """The online folding of each run takes the run's preparation: the trot's accelerometer,
-    four-foot rows, transition band and Savitzky-Golay window, rows at 100 Hz whatever the
-    recording rate; settings the folder accepts."""
+    four-foot rows, transition band and Savitzky-Golay window (rows at the folder's default
+    100 Hz whatever the recording rate); settings the folder accepts."""
     from legid_ros.bench.excitation_locomotion import RUNS, online_fold
     from legid_ros.core.pipeline.online_folding import FoldSettings, WindowFolder
-    trot = online_fold(RUNS['trot'][2], 200.0)
+    trot = online_fold(RUNS['trot'][2])
     assert trot == {'transition_s': 0.03, 'base_acc': 'imu', 'min_contacts': 4,
-                    'derivative_window_s': 0.05, 'fold_step': 2}
-    assert online_fold(RUNS['stepping'][2], 1000.0)['fold_step'] == 10
+                    'derivative_window_s': 0.05}
     for _, _, prep in RUNS.values():
-        WindowFolder(FoldSettings(**online_fold(prep, 200.0)))
+        WindowFolder(FoldSettings(**online_fold(prep)))

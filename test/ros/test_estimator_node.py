@@ -98,7 +98,7 @@ def test_online_estimate_moves_masses_toward_truth(recording, tmp_path):
     assert abs(est['foot'] - truth['foot']) < 0.5 * abs(cad['foot'] - truth['foot'])
     left = 10 * link_index(robot.model, 'l_foot')  # swings all along: weighed by its ankle F/T
     assert abs(pi[left] / recording.pi_true[left] - 1) < 0.05
-    assert got['folded'] > 0.09 * recording.n  # fold_step 10
+    assert got['folded'] > 0.09 * recording.n  # fold_rate_hz 100
     assert got['zmp'] and got['markers']
     marker_ids = {m.id for m in got['markers'][-1].markers}
     assert {0, 1, 2, 3} <= marker_ids and 100 in marker_ids

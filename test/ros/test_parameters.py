@@ -98,7 +98,7 @@ def test_out_of_range_or_unknown_value_is_refused(recording):
 
 @pytest.mark.parametrize('node_cls, name, value', [
     (BufferNode, 'window_length', 0), (BufferNode, 'force_sensing', 'sonar'),
-    (EstimatorNode, 'method', 'bogus'), (EstimatorNode, 'fold_step', 0),
+    (EstimatorNode, 'method', 'bogus'), (EstimatorNode, 'fold_rate_hz', -1.0),
     (EstimatorNode, 'auto_levels', 'knee=mass'), (EstimatorNode, 'auto_levels', 'thigh'),
     (ControllerNode, 'rt_priority', 120), (ControllerNode, 'rate_hz', 1000)])
 def test_start_up_refuses_values_that_cannot_work(node_cls, name, value):

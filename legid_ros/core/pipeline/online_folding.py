@@ -3,9 +3,10 @@
 The estimator node's input logic: windows overlap (a new window every ``hop`` rows), so only
 rows newer than the last folded one are used, and the last ``margin_rows`` of a full window wait
 for the next window (the Savitzky-Golay derivatives are poorest at the edge). The window's joint
-positions (and optionally the ZMP) get zero-phase Savitzky-Golay derivatives; every
-``fold_step``-th new row is folded with its ankle F/T reading (swinging feet), contact flags
-and support foot. Rows near a sampling gap or with a stale stream lose their force (so they are
+positions (and optionally the ZMP) get zero-phase Savitzky-Golay derivatives; new rows are
+folded at ``fold_rate_hz`` (every k-th, k from the window's own sampling rate: 100 Hz of a 1 kHz
+or of a 200 Hz stream alike) with their ankle F/T reading (swinging feet), contact flags and
+support foot. Rows near a sampling gap or with a stale stream lose their force (so they are
 dropped and counted by the estimator), never the window.
 
 Both the node (:mod:`legid_ros.ros.estimator_node`) and the in-process replay of
@@ -38,7 +39,9 @@ class FoldSettings:
         margin_rows: Rows at the end of a full window left for the next one [rows].
         derivative_window_s: Savitzky-Golay window for q, its derivatives and the ZMP [s].
         smooth_zmp: Smooth the measured ZMP with the same window as q.
-        fold_step: Fold every k-th new row [rows].
+        fold_rate_hz: Rows folded per second [Hz]: every ``round(rate / fold_rate_hz)``-th new
+            row, the rate from the window's median sampling step (:func:`fold_stride`; 0:
+            every row).
         use_ankle_ft: Fold the swinging feet's raw ankle F/T readings.
         jump_back_s: A window this much older than the last folded row is a clock jump [s].
         base: 'support' (the support sole flat and still, Wu & Gao 2021), 'contacts' (IMU
@@ -69,7 +72,7 @@ class FoldSettings:
     margin_rows: int = 50
     derivative_window_s: float = 0.1
     smooth_zmp: bool = True
-    fold_step: int = 10
+    fold_rate_hz: float = 100.0
     use_ankle_ft: bool = True
     jump_back_s: float = 0.5
     base: str = 'auto'
@@ -84,7 +87,7 @@ class FoldOutcome:
     """What one window gave.
 
     Attributes:
-        new_rows: Rows newer than the last folded one (before ``fold_step``).
+        new_rows: Rows newer than the last folded one (before ``fold_rate_hz``).
         folded: Samples the estimator folded.
         events: ``(kind, message)`` of anything abnormal (clock jump, dropped rows, ...).
         view_row: Index of the newest folded-or-waiting row to display (or None).
@@ -97,6 +100,15 @@ class FoldOutcome:
     view_row: Optional[int] = None
     qd: Optional[np.ndarray] = None
     qdd: Optional[np.ndarray] = None
+
+
+def fold_stride(t: np.ndarray, rate_hz: float) -> int:
+    """Every how many rows of stamps ``t`` [s] to fold for ``rate_hz`` rows a second [rows]
+    (1 for ``rate_hz`` 0, fewer than 2 rows or a stream slower than ``rate_hz``)."""
+    if not rate_hz > 0 or len(t) < 2:
+        return 1
+    step = float(np.median(np.diff(t)))
+    return max(1, int(round(1.0 / (step * rate_hz)))) if step > 0 else 1
 
 
 def near_uniform(t: np.ndarray, window_s: float) -> np.ndarray:
@@ -160,7 +172,7 @@ class WindowFolder:
         q_s, out.qd, out.qdd = signals.savgol_derivatives(data.t, data.q, win_s)
         zmp = signals.savgol_derivatives(data.t, data.zmp_support, win_s)[0] \
             if s.smooth_zmp else data.zmp_support
-        idx = idx[::max(int(s.fold_step), 1)]
+        idx = idx[::fold_stride(data.t, s.fold_rate_hz)]
         usable = data.ok & near_uniform(data.t, win_s)
         if not usable[idx].all():
             out.events.append(('irregular_sampling', 'rows near missing joint states (drops) '

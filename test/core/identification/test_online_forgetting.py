@@ -43,7 +43,7 @@ def runs():
             simulate_biped(SyntheticConfig(seed=4, truth=heavy, **cfg)))
 
 
-def test_memory_does_not_depend_on_the_fold_step(biped, runs):
+def test_memory_does_not_depend_on_the_fold_rate(biped, runs):
     """Folding every row or every 5th row gives the same effective memory (in seconds)."""
     rec = runs[0]
     every = OnlineEstimator(biped, half_life_s=3.0, use_imu=False)

@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 
 from legid_ros.core.identification.online import OnlineEstimator
-from legid_ros.core.pipeline.online_folding import FoldSettings, WindowFolder, near_uniform
+from legid_ros.core.pipeline.online_folding import (FoldSettings, WindowFolder, fold_stride,
+                                                    near_uniform)
 from legid_ros.core.pipeline.replay import recording_windows, replay_online
 from legid_ros.core.robot import load_robot
 from legid_ros.core.synthetic import NoiseModel, SyntheticConfig, simulate_biped
@@ -23,11 +24,11 @@ def rec():
 
 
 def test_every_row_is_folded_once_across_overlapping_windows(biped, rec):
-    """Overlapping windows fold each new row exactly once (fold_step 1)."""
+    """Overlapping windows fold each new row exactly once (fold_rate_hz 0: every row)."""
     wins = list(recording_windows(rec, biped))
     assert sum(w.n for w in wins) > rec.n  # windows overlap
     est = OnlineEstimator(biped, min_samples=10)
-    folder = WindowFolder(FoldSettings(fold_step=1, margin_rows=50))
+    folder = WindowFolder(FoldSettings(fold_rate_hz=0.0, margin_rows=50))
     stamps = []
     for w in wins:
         before = folder.last_t
@@ -36,6 +37,26 @@ def test_every_row_is_folded_once_across_overlapping_windows(biped, rec):
     assert len(stamps) == len(set(stamps))
     assert est.normal.n == pytest.approx(len(stamps), abs=0.5)
     assert len(stamps) >= rec.n - 60  # only the last window's margin may wait
+
+
+@pytest.mark.parametrize('step', [1, 5])
+def test_rows_are_folded_at_the_same_rate_whatever_the_stream_rate(biped, rec, step):
+    """The default folds about 100 rows per second of a 1 kHz and of a 200 Hz stream (a fixed
+    every-10th-row folded 20 a second of the 200 Hz one)."""
+    sub = rec.slice(0, rec.n, step)
+    est = OnlineEstimator(biped, min_samples=10)
+    folder = WindowFolder()
+    folded = sum(folder.fold(est, w).folded for w in recording_windows(sub, biped))
+    span = sub.t[-1] - sub.t[0]
+    assert 85.0 < folded / span < 105.0, folded / span
+
+
+def test_fold_stride_follows_the_stamps():
+    """Every 10th row of a 1 kHz stream, every 2nd of 200 Hz, every row of 50 Hz or rate 0."""
+    t = np.arange(0.0, 1.0, 0.001)
+    assert fold_stride(t, 100.0) == 10 and fold_stride(t[::5], 100.0) == 2
+    assert fold_stride(t[::20], 100.0) == 1 and fold_stride(t, 0.0) == 1
+    assert fold_stride(t[:1], 100.0) == 1
 
 
 def test_clock_jump_back_starts_a_new_segment(biped, rec):
@@ -84,7 +105,7 @@ def test_rows_near_any_contact_change_are_not_folded(biped):
     folded = {}
     for ts in (0.0, 0.2):
         est = OnlineEstimator(biped, min_samples=10)
-        folder = WindowFolder(FoldSettings(fold_step=1, transition_s=ts))
+        folder = WindowFolder(FoldSettings(fold_rate_hz=0.0, transition_s=ts))
         for w in wins:
             folder.fold(est, w)
         folded[ts] = est.normal.n
@@ -134,7 +155,7 @@ def test_rows_without_an_accelerometer_are_not_folded(biped, rec):
     folded = {}
     for name, r in (('clean', rec), ('broken', broken)):
         est = OnlineEstimator(biped, min_samples=10)
-        folder = WindowFolder(FoldSettings(base_acc='imu', fold_step=1))
+        folder = WindowFolder(FoldSettings(base_acc='imu', fold_rate_hz=0.0))
         for w in recording_windows(r, biped):
             folder.fold(est, w)
         folded[name] = est.normal.n
@@ -160,7 +181,7 @@ def test_rows_with_fewer_feet_in_contact_are_not_folded(biped):
     for k in (0, 1, 2):
         est = OnlineEstimator(biped, min_samples=10)
         calls = _spy(est)
-        folder = WindowFolder(FoldSettings(fold_step=1, min_contacts=k))
+        folder = WindowFolder(FoldSettings(fold_rate_hz=0.0, min_contacts=k))
         for w in wins:
             folder.fold(est, w)
         folded[k] = est.normal.n

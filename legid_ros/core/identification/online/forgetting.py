@@ -3,7 +3,7 @@
 The online statistics are sums over samples; with a half-life ``T`` a sample taken at ``t_i``
 weighs ``0.5 ** ((t_ref - t_i) / T)`` where ``t_ref`` is the newest sample time folded so far.
 The memory therefore depends only on time: not on how many rows are folded per second
-(``fold_step``), on the window length, nor on rows dropped for bad data. ``T = 0`` keeps
+(``fold_rate_hz``), on the window length, nor on rows dropped for bad data. ``T = 0`` keeps
 everything (a constant parameter set).
 
 A window older than ``t_ref`` by more than ``rebase_s`` (a clock jump back: a new recording,
