@@ -36,6 +36,7 @@ from legid_ros.core.contact.base_state import support_base_state
 from legid_ros.core.errors import BadInputError, LegidError, NotIdentifiableError
 from legid_ros.core.identification.identifiability import DEFAULT_MAX_COND, excitation
 from legid_ros.core.identification.online.ankle_ft import FT_SIGMA, AnkleFtRows
+from legid_ros.core.identification.online.correlation import RowCorrelation
 from legid_ros.core.identification.online.forgetting import TimeForgetting
 from legid_ros.core.identification.online.solve import make_solver
 from legid_ros.core.identification.online.state import restore, state_of
@@ -159,6 +160,9 @@ class OnlineEstimator:
         self.mass_n = 0.0
         self.x = self.solver.cad_x()
         self.pi = self.param.cad()
+        self.full = np.concatenate([self.pi, np.zeros(self.nf)])  # pi and friction
+        self.solved = False
+        self.correlation = RowCorrelation()
         self.dropped = 0
         self.double_support_dropped = 0
         self.forgetting.t_ref = -np.inf
@@ -275,6 +279,7 @@ class OnlineEstimator:
         a, b = self._rows(regs, idx, zmp, fz, tau, qd)
         per = a.shape[0] // idx.size
         self.normal.fold(a, b, float(np.sum(w)), weights=np.repeat(w, per), forget=decay)
+        self.correlation.fold((a @ self.full - b).reshape(idx.size, per), self.solved, decay)
         if fz is not None:  # every row kind's mass equality: the measured weight
             fzs = np.asarray(fz, float)[idx]
             self.mass_sum = decay * self.mass_sum + float(w @ fzs) / GRAVITY
@@ -349,6 +354,7 @@ class OnlineEstimator:
         self.x, self.pi = out.x, out.pi
         fr = recover(self.pi)
         full = np.concatenate([self.pi, fr if fr is not None else []])
+        self.full, self.solved = full, True
         res2 = max(self.normal.residual_sq(full), 0.0)
         rms = float(np.sqrt(res2 / max(self.normal.n, 1e-12))) * self.sigma
         dropped = {'non-finite or unloaded': self.dropped} if self.dropped else {}
@@ -394,7 +400,9 @@ class OnlineEstimator:
         try:
             core = self.param_set if self.param_set in ('grouped', 'grouped_sides') \
                 else 'grouped' if self.param_set == 'auto' else 'reduced'
-            return normal_uncertainty(self.robot, self.pi, info, rss,
+            # neighbouring folded rows share their noise: the residual variance of their
+            # average is larger by their correlation time (RowCorrelation)
+            return normal_uncertainty(self.robot, self.pi, info, rss * self.correlation.factor,
                                       rows_per * self.normal.n + self.ankle.rows, core=core,
                                       prior=float(self.normal.n) * float(self.reg or 0.0))
         except (LegidError, np.linalg.LinAlgError, ValueError):

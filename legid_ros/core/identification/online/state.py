@@ -31,6 +31,8 @@ def state_of(est) -> Dict[str, np.ndarray]:
             'ft_dropped': np.array(est.ankle.dropped),
             'ft_sigma': est.ankle.ft_sigma.copy(),
             **_solver_state(est),
+            'full': np.asarray(est.full, float).copy(), 'solved': np.array(est.solved),
+            **est.correlation.state(),
             **({'t_ref': np.array(est.forgetting.t_ref)}
                if np.isfinite(est.forgetting.t_ref) else {})}
 
@@ -68,6 +70,11 @@ def restore(est, state: Dict[str, np.ndarray]) -> None:
     est.normal.n = float(state['n'])
     est.x = np.array(state['x'], float)
     est.pi = np.array(state['pi'], float) if 'pi' in state else est.x.copy()
+    full = np.array(state['full'], float) if 'full' in state else np.zeros(0)
+    est.full = full if full.shape == est.full.shape else np.concatenate(
+        [est.pi, np.zeros(est.nf)])
+    est.solved = bool(state['solved']) if 'solved' in state else False
+    est.correlation.load(state)
     est.mass_sum = float(state['mass_sum'])
     est.mass_n = float(state['mass_n'])
     est.dropped = int(state['dropped'])
