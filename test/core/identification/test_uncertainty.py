@@ -148,3 +148,30 @@ def test_prior_pull_counts_the_offset_the_data_show(robot):
     moved = normal_uncertainty(robot, pi + jac @ step, info, float(r @ r), n, prior=1.0)
     assert at_cad.std[0] / scales[0] == pytest.approx(0.5, rel=0.05)
     assert moved.std[0] / scales[0] == pytest.approx(0.8, rel=0.08)
+
+
+def test_fewer_blocks_than_directions_leaves_no_direction_without_variance(robot):
+    """Every standard parameter's plane (129 directions) with a residual correlated over ~40
+    samples (12 blocks of 1000 samples): the data-only covariance is within a factor 2 of the
+    truth along every direction of the plane (the blocks alone: rank 11, zero along the rest)."""
+    import scipy.linalg as sla
+    from legid_ros.core.identification.uncertainty.core import _core_basis, _mass_plane
+    from legid_ros.core.inertial import get_parameters
+    rng = np.random.default_rng(4)
+    pi = get_parameters(robot.model)
+    _, scales, jac, c, _ = _core_basis(robot, pi, 'standard')
+    n, per, sigma, rho = 1000, 6, 1e-3, 0.95
+    g = rng.normal(size=(n * per, scales.size))  # rows independent: the scores are white
+    e = rng.normal(0.0, sigma * np.sqrt(1 - rho ** 2), (n, per))
+    r = np.empty_like(e)
+    r[0] = rng.normal(0.0, sigma, per)
+    for k in range(1, n):
+        r[k] = rho * r[k - 1] + e[k]
+    unc = core_uncertainty(robot, pi, g @ np.linalg.pinv(jac), r.ravel(), n, core='standard',
+                           prior_width=0.0)
+    assert unc.n_blocks < scales.size
+    z = sla.null_space(_mass_plane(c, scales)[None, :])
+    truth = sigma ** 2 * np.linalg.inv(z.T @ g.T @ g @ z)
+    root = np.linalg.cholesky(np.linalg.inv(truth))
+    ratio = np.sqrt(np.linalg.eigvalsh(root.T @ (z.T @ unc.covariance_data @ z) @ root))
+    assert ratio.min() > 0.5 and ratio.max() < 2.0, (ratio.min(), ratio.max())

@@ -99,6 +99,13 @@ def core_uncertainty(robot: Robot, pi: np.ndarray, jac_pi: np.ndarray, resid: np
     edges = np.linspace(0, n_samples, nb + 1).astype(int) * per
     score = np.array([gz[a:b].T @ r[a:b] for a, b in zip(edges[:-1], edges[1:])])
     meat = score.T @ score * (nb / (nb - 1.0))  # the cluster-robust small-sample factor
+    if nb <= z.shape[1]:
+        # fewer blocks than directions (every standard parameter of a filtered 1 kHz run): the
+        # blocks' covariance has no rank along most of the plane. The information times the
+        # blocks' mean inflation, tr(B^-1 M) / dim (unbiased when M ~ kappa B): the white-row
+        # form scaled by what the blocks measure
+        ratio = np.einsum('ij,ij->j', vec[:, det], meat @ vec[:, det]) / lam[det]
+        meat = float(ratio.mean()) * bread
     inv = vec[:, det] / lam[det]
     noise_meat = meat
     if prior_width > 0:
