@@ -47,10 +47,10 @@ class _Autocovariance:
             self.tail = np.zeros((0, r.shape[1]))
         x = np.vstack([self.tail, r])
         new = np.arange(len(self.tail), len(x))
-        for lag in range(min(MAX_LAG, len(x) - 1) + 1):
-            t = new[new >= lag]
-            self.prod[lag] += float(np.sum(x[t] * x[t - lag]))
-            self.pairs[lag] += t.size * r.shape[1]
+        lag = new[:, None] - np.arange(len(x))[None, :]  # (new rows, every row)
+        keep = (lag >= 0) & (lag <= MAX_LAG)
+        self.prod += np.bincount(lag[keep], (r @ x.T)[keep], minlength=MAX_LAG + 1)
+        self.pairs += r.shape[1] * np.bincount(lag[keep], minlength=MAX_LAG + 1)
         self.first += float(r.sum())
         self.count += r.size
         self.tail = x[-MAX_LAG:]
