@@ -13,7 +13,9 @@ It is computed on the *core* of :mod:`legid_ros.core.identification.identifiabil
 reduced set of Wu & Gao 2021 for a robot with link groups: axial COM and mass per group, or the
 grouped set the method fitted: 3-D COM and mass per group or group side; else every link's mass
 and first moment), in the plane the data must decide (total-mass equality and held parameters
-removed). Combinations are the eigen-directions of ``B``; one is *identifiable* when its
+removed; a standard-set fit's on every standard parameter, read in the reduced core:
+:mod:`.projected`). With no more blocks than directions in the plane, ``M`` is ``B`` times the
+blocks' mean inflation ``tr(B^-1 M) / dim``. Combinations are the eigen-directions of ``B``; one is *identifiable* when its
 data-only standard deviation is at most ``poor_spread`` core-scale units (the excitation
 report's 'ok'); ``std_data`` is ``inf`` along a direction the data has no information about.
 
