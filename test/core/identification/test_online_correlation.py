@@ -9,6 +9,8 @@ from legid_ros.core.robot import load_robot
 from legid_ros.core.synthetic import NoiseModel, SyntheticConfig, simulate_biped
 from legid_ros.core.synthetic.truth import truth_table
 
+from noise_helpers import coloured, coverage_ratio
+
 
 def test_correlation_time_of_white_and_smoothed_residuals():
     """White residuals: about 1 row; a moving average over 9 rows, folded in short windows: its
@@ -39,16 +41,6 @@ def exact():
     return robot, rec
 
 
-def _coloured(rng, n, std, rho=0.8):
-    """AR(1) noise (n, 2): neighbouring rows share their noise, as after filtering."""
-    e = rng.normal(0.0, std * np.sqrt(1 - rho ** 2), (n, 2))
-    out = np.empty_like(e)
-    out[0] = rng.normal(0.0, std, 2)
-    for k in range(1, n):
-        out[k] = rho * out[k - 1] + e[k]
-    return out
-
-
 def test_online_noise_std_matches_the_spread_with_correlated_rows(exact):
     """With ZMP noise shared by neighbouring rows (AR(1), 0.8: a correlation time of 9 rows),
     the online estimator's noise std along its determined combinations is within a factor 1.5
@@ -57,7 +49,7 @@ def test_online_noise_std_matches_the_spread_with_correlated_rows(exact):
     values, uncs = [], []
     fz = rec.foot_wrench['right'][:, 2] + rec.foot_wrench['left'][:, 2]
     for seed in range(16):
-        zmp = rec.zmp_true + _coloured(np.random.default_rng(seed), rec.n, 0.002)  # [m]
+        zmp = rec.zmp_true + coloured(np.random.default_rng(seed), rec.n, 0.002)  # [m]
         est = OnlineEstimator(robot, param_set='reduced', min_samples=50, use_imu=False,
                               total_mass=rec.meta['total_mass_true_kg'])
         for k in range(0, rec.n, 50):
@@ -69,10 +61,5 @@ def test_online_noise_std_matches_the_spread_with_correlated_rows(exact):
         res = est.update()
         values.append(res.uncertainty.value)
         uncs.append(res.uncertainty)
-    ref = uncs[0]
-    vecs = ref.vectors[ref.identifiable]
-    assert len(vecs) >= 1
-    proj = np.array([(v / ref.scales) @ vecs.T for v in values])
-    reported = np.array([[u.std_along(v, noise_only=True) for v in vecs] for u in uncs])
-    ratio = reported.mean(axis=0) / proj.std(axis=0, ddof=1)
+    ratio = coverage_ratio(values, uncs)
     assert np.all(ratio > 1 / 1.5) and np.all(ratio < 1.5), ratio

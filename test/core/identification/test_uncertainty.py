@@ -10,6 +10,8 @@ from legid_ros.core.robot import load_robot
 from legid_ros.core.synthetic import FrictionModel, NoiseModel, SyntheticConfig, simulate_biped
 from legid_ros.core.synthetic.truth import truth_table
 
+from noise_helpers import coloured, coverage_ratio
+
 SEEDS = 20
 
 
@@ -29,36 +31,19 @@ def exact(robot):
     return rec, samples
 
 
-def _coloured(rng, n, std, rho=0.8):
-    """AR(1) noise (n, 2): neighbouring samples share their noise, as after filtering."""
-    e = rng.normal(0.0, std * np.sqrt(1 - rho ** 2), (n, 2))
-    out = np.empty_like(e)
-    out[0] = rng.normal(0.0, std, 2)
-    for k in range(1, n):
-        out[k] = rho * out[k - 1] + e[k]
-    return out
-
-
 def test_reported_std_matches_monte_carlo_spread(robot, exact):
     """The spread over noise (``noise_only``) matches a Monte-Carlo over noise seeds."""
     rec, samples = exact
     values, uncs = [], []
     for seed in range(SEEDS):
         s = samples.take(slice(None))
-        s.zmp = s.zmp + _coloured(np.random.default_rng(seed), s.n, 0.001)  # [m]
+        s.zmp = s.zmp + coloured(np.random.default_rng(seed), s.n, 0.001)  # [m]
         res = identify(rec, robot, 'zmp_newton', samples=s,
                        total_mass=rec.meta['total_mass_true_kg'])
         assert res.uncertainty is not None
         values.append(res.uncertainty.value)
         uncs.append(res.uncertainty)
-    ref = uncs[0]
-    vecs = ref.vectors[ref.identifiable]
-    assert len(vecs) >= 1
-    proj = np.array([(v / ref.scales) @ vecs.T for v in values])
-    spread = proj.std(axis=0, ddof=1)
-    reported = np.array([[u.std_along(v, noise_only=True) for v in vecs]
-                         for u in uncs]).mean(axis=0)
-    ratio = reported / spread
+    ratio = coverage_ratio(values, uncs)
     assert np.all(ratio > 1 / 1.5) and np.all(ratio < 1.5), ratio
     # per parameter, with the prior (linearised: the prior-held directions bend the estimate a
     # little): within a factor 2 of the spread of every core parameter
