@@ -150,8 +150,7 @@ def evaluate_run(kind: str, args, tmp: Path) -> dict:
         res_b = None
         out['bench_reg'] = {'reg': args.reg, 'error': f'{type(exc).__name__}: {exc}'}
     _progress(f'{kind}: online (replay -> buffer -> estimator, {args.param_set})')
-    online, res_on = _online(rec, robot, args.param_set,
-                             fold=online_fold(prep_over))
+    online, res_on = _online(rec, robot, args.param_set, fold=online_fold(prep_over))
     out['online'] = online
     val_s = validation_duration(robot)
     _progress(f'{kind}: validation, standing {val_s:.0f} s in MuJoCo')
@@ -181,15 +180,14 @@ def evaluate_run(kind: str, args, tmp: Path) -> dict:
 
 
 def online_fold(prep: dict) -> dict:
-    """The online folding's settings matching a run's preparation (``RUNS``):
-    the same rows left out around a contact change and below ``min_contacts``, the same base
-    acceleration and the Savitzky-Golay window of ``window_s``; rows are folded at the node's
+    """The online folding's settings matching a run's preparation (``RUNS``): the same rows
+    left out around a contact change and below ``min_contacts``, the same base acceleration
+    and the Savitzky-Golay window of ``window_s``; rows are folded at the node's
     default 100 Hz whatever the rate, as ``prepare`` steps them (a fixed every-10th row left
     20 Hz of the bench's 200 Hz, too few four-foot rows of a 30 s trot for an update)."""
     keys = {'transition_s': 'transition_s', 'base_acc': 'base_acc',
             'min_contacts': 'min_contacts', 'window_s': 'derivative_window_s'}
-    out = {fold: prep[k] for k, fold in keys.items() if k in prep}
-    return out
+    return {fold: prep[k] for k, fold in keys.items() if k in prep}
 
 
 def locomotion_block(args, tmp: Path) -> dict:

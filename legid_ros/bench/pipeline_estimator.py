@@ -4,9 +4,10 @@ The estimator node's path without ROS: a synthetic run goes through the buffer
 (:class:`legid_ros.core.buffer.sensor_buffer.Buffer`) into windows, the windows into
 :class:`legid_ros.core.identification.online.OnlineEstimator`. The 20 s run is replayed lap after
 lap (stamps shifted) to build up the history, folding every ``fill_step``-th row as the node does
-by default (``fold_rate_hz`` 100: every 10th row of its 1 kHz). At 10 s and at ``max_history_s`` the cost of one estimator
-cycle (fold one window as the node does + solve) is measured ``repeats`` times, interleaved between
-the two saved states (so machine load and the solver's warm start affect both alike).
+by default (``fold_rate_hz`` 100: every 10th row of its 1 kHz). At 10 s and at
+``max_history_s`` the cost of one estimator cycle (fold one window as the node does + solve) is
+measured ``repeats`` times, interleaved between the two saved states (so machine load and the
+solver's warm start affect both alike).
 """
 
 from __future__ import annotations

@@ -15,9 +15,10 @@ grouped set the method fitted: 3-D COM and mass per group or group side; else ev
 and first moment), in the plane the data must decide (total-mass equality and held parameters
 removed; a standard-set fit's on every standard parameter, read in the reduced core:
 :mod:`.projected`). With no more blocks than directions in the plane, ``M`` is ``B`` times the
-blocks' mean inflation ``tr(B^-1 M) / dim``. Combinations are the eigen-directions of ``B``; one is *identifiable* when its
-data-only standard deviation is at most ``poor_spread`` core-scale units (the excitation
-report's 'ok'); ``std_data`` is ``inf`` along a direction the data has no information about.
+blocks' mean inflation ``tr(B^-1 M) / dim``. Combinations are the eigen-directions of ``B``;
+one is *identifiable* when its data-only standard deviation is at most ``poor_spread``
+core-scale units (the excitation report's 'ok'); ``std_data`` is ``inf`` along a direction the
+data has no information about.
 
 The reported ``std`` is that of the estimate's *error*, not of its spread alone: for a
 regularised estimate the error along what the data do not determine is the prior's pull
