@@ -31,6 +31,7 @@ import argparse
 import contextlib
 import copy
 import io
+import shutil
 import sys
 import tempfile
 import time
@@ -77,6 +78,9 @@ def add_arguments(parser) -> None:
     parser.add_argument('--quick', action='store_true',
                         help='a check of the setup, not the measurement: ZMP methods only, no '
                              'online part, Talos 25 s (the default runs everything)')
+    parser.add_argument('--keep', action='store_true',
+                        help='keep the work directory (bags and descriptions, ~600 MB); it is '
+                             'removed otherwise')
 
 
 def _progress(text: str) -> None:
@@ -275,10 +279,22 @@ def _solo_extra_bags(part: dict, root: Path) -> dict:
 
 
 def run(args) -> dict:
-    """Run the benchmark; returns the results."""
+    """Run the benchmark in a work directory removed afterwards unless ``--keep``."""
     if args.quick:
         args.online, args.humanoid_duration = False, min(args.humanoid_duration, 25.0)
     root = Path(tempfile.mkdtemp(prefix='bench_conventions_'))
+    try:
+        out = _run_in(args, root)
+    finally:
+        if getattr(args, 'keep', False):
+            _progress(f'work directory kept: {root}')
+        else:
+            shutil.rmtree(root, ignore_errors=True)
+    return out
+
+
+def _run_in(args, root: Path) -> dict:
+    """The benchmark with its bags and descriptions under ``root``."""
     parts = {name: _robot(name, args, root) for name in args.robots}
     mistakes = {}
     if 'solo12' in parts:
