@@ -65,6 +65,15 @@ def test_model_error_ratio_recovers_the_model_error_of_the_moves():
     assert 18.0 < kappa < 42.0
 
 
+def test_model_error_ratio_of_a_single_move_an_offset_explains_is_zero():
+    """One usable combination moved 1.6 widths (noise std 0.055): an offset of 1.6 widths
+    explains it as well as model error does, and the offset is taken (kappa 0, not 800)."""
+    meat = np.diag([0.055 ** 2])
+    kappa = model_error_ratio(meat, np.eye(1), np.ones(1), np.ones(1, bool), np.array([1.6]),
+                              1.0, 0.05)
+    assert kappa == 0.0
+
+
 def test_model_error_ratio_ignores_what_the_prior_holds():
     """A far move the prior shrinks below a tenth leaves kappa as it was; unshrunk, it counts."""
     meat, vec, lam, det, move = _moves(0.0, n=50)

@@ -160,3 +160,32 @@ def test_fewer_blocks_than_directions_leaves_no_direction_without_variance(robot
     root = np.linalg.cholesky(np.linalg.inv(truth))
     ratio = np.sqrt(np.linalg.eigvalsh(root.T @ (z.T @ unc.covariance_data @ z) @ root))
     assert ratio.min() > 0.5 and ratio.max() < 2.0, (ratio.min(), ratio.max())
+
+
+def test_normal_form_counts_model_error_as_the_block_form(robot):
+    """An estimate moved from CAD along poorly determined combinations further than noise and
+    prior allow (model error the residual does not show) widens the sufficient-statistics form
+    as it widens the block form: one rule, the same data-only stds."""
+    from legid_ros.core.identification.uncertainty import normal_uncertainty
+    from legid_ros.core.identification.uncertainty.core import _core_basis
+    from legid_ros.core.inertial import get_parameters
+    rng = np.random.default_rng(5)
+    pi = get_parameters(robot.model)
+    _, _, jac, _, names = _core_basis(robot, pi, 'links')  # linear in pi
+    n = 3000
+    cols = rng.normal(size=(n, len(names)))
+    weak = [i for i, name in enumerate(names) if name.endswith('.mcx')][:4]
+    cols[:, weak] *= 5e-5  # four first moments poorly seen (data-only std ~0.37 widths)
+    jac_pi = cols @ np.linalg.pinv(jac)
+    r = rng.normal(0, 1e-3, n)
+    info = jac_pi.T @ jac_pi
+    at_cad = normal_uncertainty(robot, pi, info, float(r @ r), n, core='links')
+    poor = at_cad.vectors[(at_cad.combination_std > 0.1) & np.isfinite(at_cad.combination_std)]
+    assert len(poor) == 4
+    moved_pi = pi + jac @ (3.0 * rng.choice([-1.0, 1.0], len(poor)) @ poor)  # 3 widths away
+    normal = normal_uncertainty(robot, moved_pi, info, float(r @ r), n, core='links')
+    block = core_uncertainty(robot, moved_pi, jac_pi, r, n, n_blocks=60, core='links')
+    assert np.all(normal.combination_std[:4] > 2.0 * at_cad.combination_std[:4])
+    ratio = normal.combination_std / block.combination_std
+    ok = np.isfinite(ratio) & (block.combination_std > 0)
+    assert np.all(ratio[ok] > 0.6) and np.all(ratio[ok] < 1.67), ratio

@@ -404,7 +404,8 @@ class OnlineEstimator:
             # average is larger by their correlation time (RowCorrelation)
             return normal_uncertainty(self.robot, self.pi, info, rss * self.correlation.factor,
                                       rows_per * self.normal.n + self.ankle.rows, core=core,
-                                      prior=float(self.normal.n) * float(self.reg or 0.0))
+                                      prior=float(self.normal.n) * float(self.reg or 0.0),
+                                      pi_cad=self.param.pi_cad)
         except (LegidError, np.linalg.LinAlgError, ValueError):
             return None
 

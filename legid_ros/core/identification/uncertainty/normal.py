@@ -10,7 +10,8 @@ import numpy as np
 import scipy.linalg as sla
 
 from legid_ros.core.identification.identifiability import describe
-from legid_ros.core.identification.model_error import held_basis
+from legid_ros.core.identification.model_error import (held_basis, model_error_ratio,
+                                                        moved_too_far)
 from legid_ros.core.identification.uncertainty.core import (POOR_SPREAD, PRIOR_WIDTH,
                                                             UNMODELLED_WIDTH, _core_basis,
                                                             _finish, _mass_plane, _pull_offset,
@@ -24,7 +25,8 @@ def normal_uncertainty(robot: Robot, pi: np.ndarray, info: np.ndarray, rss: floa
                        n_rows: float, held: Sequence[str] = (),
                        poor_spread: float = POOR_SPREAD, core: str = 'reduced',
                        prior: float = 0.0, prior_width: float = PRIOR_WIDTH,
-                       unmodelled_width: float = None) -> Uncertainty:
+                       unmodelled_width: float = None, pi_cad: np.ndarray = None
+                       ) -> Uncertainty:
     """Core standard deviations from sufficient statistics only (the online estimator).
 
     Without the rows there are no blocks: the white-residual form ``s^2 (A^T A)^-1`` of Zhu &
@@ -45,7 +47,7 @@ def normal_uncertainty(robot: Robot, pi: np.ndarray, info: np.ndarray, rss: floa
         core: The core parameter set (:func:`_core_basis`).
         prior: The estimator's prior weight, in ``info``'s units per squared core-scale unit
             (``n reg``); 0: none.
-        prior_width, unmodelled_width: As :func:`core_uncertainty`.
+        prior_width, unmodelled_width, pi_cad: As :func:`core_uncertainty`.
     """
     value, scales, jac, c, names = _core_basis(robot, np.asarray(pi, float), core)
     info = np.asarray(info, float)
@@ -56,21 +58,33 @@ def normal_uncertainty(robot: Robot, pi: np.ndarray, info: np.ndarray, rss: floa
     lam, vec = np.linalg.eigh(0.5 * (bread + bread.T))
     det = lam > 1e-10 * max(lam[-1], 1e-300)
     s2 = max(float(rss), 0.0) / max(float(n_rows) - int(det.sum()), 1.0)
-    comb_std = np.where(det, np.sqrt(s2 / np.where(det, lam, 1.0)), np.inf)
-    cov_data = (vec[:, det] / lam[det]) @ vec[:, det].T * s2
+    noise_meat = s2 * bread  # the white rows' score covariance
+    meat = noise_meat
     width = float(prior_width)
+    move = np.zeros(lam.size)
+    if width > 0:
+        cad = _core_basis(robot, np.asarray(pi_cad if pi_cad is not None else
+                                            get_parameters(robot.model), float), core)[0]
+        move = z.T @ ((value - cad) / scales)
+        # the model error the residual does not show, as the batch form measures it
+        kappa = model_error_ratio(meat, vec, lam, det, move, width, poor_spread, prior)
+        meat = moved_too_far(meat * (1.0 + kappa), vec, lam, det, move, width, poor_spread)
+    inv = vec[:, det] / lam[det]
+    cov_data = inv @ (vec[:, det].T @ meat @ vec[:, det]) @ inv.T
+    comb_std = np.array([np.sqrt(max(vec[:, i] @ cov_data @ vec[:, i], 0.0)) if det[i]
+                         else np.inf for i in range(lam.size)])
     if prior > 0:
         inv_p = vec / (lam + prior)
-        noise_z = s2 * (inv_p * lam) @ inv_p.T
+        noise_z = inv_p @ (vec.T @ noise_meat @ vec) @ inv_p.T
         # the prior's pull, by the truth's offset from CAD the data show (as core_uncertainty)
-        cad = _core_basis(robot, get_parameters(robot.model), core)[0] if width > 0 else value
-        offset = _pull_offset(z.T @ ((value - cad) / scales), vec, lam, det, comb_std, prior,
-                              width)
-        cov_z = noise_z + (prior * offset) ** 2 * (inv_p @ inv_p.T)
+        offset = _pull_offset(move, vec, lam, det, comb_std, prior, width)
+        cov_z = inv_p @ (vec.T @ meat @ vec) @ inv_p.T + (prior * offset) ** 2 * (
+            inv_p @ inv_p.T)
         gain = inv_p @ vec.T
     else:
-        cov_z = noise_z = cov_data
-        gain = (vec[:, det] / lam[det]) @ vec[:, det].T
+        cov_z = cov_data
+        noise_z = inv @ (vec[:, det].T @ noise_meat @ vec[:, det]) @ inv.T
+        gain = inv @ vec[:, det].T
     held_width = UNMODELLED_WIDTH * width if unmodelled_width is None else unmodelled_width
     response = None
     if held_width > 0:
