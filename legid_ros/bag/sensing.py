@@ -29,8 +29,9 @@ def bag_topics(path: str):
 
 
 def sensing_of_bag(path: str, robot):
-    """What the bag at ``path`` carries (:class:`~legid_ros.core.identification.prerequisites.Sensing`),
-    from its topic list; None when its topic list cannot be known without reading it."""
+    """What the bag at ``path`` carries
+    (:class:`~legid_ros.core.identification.prerequisites.Sensing`), from its topic list; None
+    when its topic list cannot be known without reading it."""
     if Path(path).suffix == '.npz':
         return None
     topics = bag_topics(path)

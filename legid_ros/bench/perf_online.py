@@ -53,10 +53,11 @@ def online_update_timing(duration: float, robot, progress,
     estimator with an update after each (its consistency step on: the pseudo-inertia LMIs).
     Then, interleaved, ``PAIRED_UPDATES`` more windows, each folded into every estimator and
     followed by one timed update: the estimator restored at 10 s of history (fed the windows
-    that followed 10 s) against the one at the end (fed the windows after the end); the end one with and without its consistency step; and the other parameter sets
-    on the same statistics. The standard deviations are recomputed every
-    ``uncertainty_period_s`` of data, as in use: the mean carries their share. ``progress(total, desc)`` returns a
-    tqdm-like bar.
+    that followed 10 s) against the one at the end (fed the windows after the end); the end one
+    with and without its consistency step; and the other parameter sets on the same
+    statistics. The standard deviations are recomputed every ``uncertainty_period_s`` of data,
+    as in use: the mean carries their share. ``progress(total, desc)`` returns a tqdm-like
+    bar.
     """
     from legid_ros.core.identification.threads import limit_blas_threads
     limit_blas_threads(1)  # as the estimator node runs (legid_ros.ros.executor.run_node)

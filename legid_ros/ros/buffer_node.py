@@ -12,8 +12,9 @@ wrench in the F/T frame; carried as window channels ``ankle_ft.<foot>.<axis>``).
 ``legid/zmp/measured`` (PointStamped in ``world_frame``) and ``/diagnostics``. Service
 ``~/reset``. Serialized messages (``raw_decoding``) are taken from the middleware every
 20 ms by a steady timer (subscriptions of a ``<name>_intake`` node that is never spun: no
-executor dispatch per message) and processed in batches. All logic lives in :mod:`legid_ros.core.buffer.sensor_buffer`. ``flush_every``,
-``idle_flush_s`` and ``diagnostics_period_s`` may change at run time; the rest is read only.
+executor dispatch per message) and processed in batches. All logic lives in
+:mod:`legid_ros.core.buffer.sensor_buffer`. ``flush_every``, ``idle_flush_s`` and
+``diagnostics_period_s`` may change at run time; the rest is read only.
 
 Sensor conventions as offline (:mod:`legid_ros.core.conventions`): IMU samples are converted
 from the description's ``imu.rpy`` and ``imu.heading_rad``, each foot's wrenches from its

@@ -279,9 +279,10 @@ def _heading(v: WorldView) -> Optional[float]:
     or moment).
 
     At rest the feet's wrenches (a point foot's force at its contact point, a flat foot's
-    wrench about its F/T frame's origin) have no moment about the COM. The world-axes wrenches turned by a yaw ``t`` give a moment that is
-    linear in (1, cos t, sin t): its squared norm summed over the rest samples is a quadratic
-    form in them, minimised on the circle (a fine grid, then refined). Point feet: the
+    wrench about its F/T frame's origin) have no moment about the COM. The world-axes wrenches
+    turned by a yaw ``t`` give a moment that is linear in (1, cos t, sin t): its squared norm
+    summed over the rest samples is a quadratic form in them, minimised on the circle (a fine
+    grid, then refined). Point feet: the
     vertical moment only (horizontal forces on horizontal levers; it does not depend on where
     the COM is, the horizontal ones do through the CAD COM); flat feet: every component, their
     moments turning too (a humanoid standing still pushes little sideways).

@@ -13,8 +13,9 @@ leg's links turn through wide, independent angles, so each one's mass and COM mo
 whole-body COM (and the ZMP) differently from the others'.
 The knots are solved by the whole-body IK of :mod:`legid_ros.core.sim.described.excitation`
 (stance feet held, COM and trunk as tasks, joints kept ``limit_margin`` inside their ranges) and
-joined by a clamped cubic spline, so the result is a :class:`~legid_ros.core.sim.described.excitation.StandingPlan` the
-MuJoCo run tracks as it tracks the standing excitation.
+joined by a clamped cubic spline, so the result is a
+:class:`~legid_ros.core.sim.described.excitation.StandingPlan` the MuJoCo run tracks as it
+tracks the standing excitation.
 
 :class:`MotionParams` holds the few numbers the design varies: swing reach and lift, swing-sole
 tilt or joint-space sweep, trunk tilt and height, speed, the share of time standing, the knee

@@ -215,7 +215,8 @@ def simulate_biped_mujoco(config: Optional[SyntheticConfig] = None,
     if len(q_ref) < n_steps + 1:
         raise BadInputError(f'reference has {len(q_ref)} samples, need {n_steps + 1}')
 
-    data.qpos[:] = readout.qpos_from_pinocchio(_start_state(robot, q_ref[0], support.sole_frame), lay, model.nq)
+    start = _start_state(robot, q_ref[0], support.sole_frame)
+    data.qpos[:] = readout.qpos_from_pinocchio(start, lay, model.nq)
     data.ctrl[:] = q_ref[0]
     mujoco.mj_forward(model, data)
     for _ in range(int(round(physics.settle_s / dt))):

@@ -126,7 +126,8 @@ def test_core_readout_skips_only_columns_the_set_does_not_read():
         for k in range(pi.size):
             d = np.zeros(pi.size)
             d[k] = step[k]
-            full[:, k] = (basis.from_standard(pi + d) - basis.from_standard(pi - d)) / (2 * step[k])
+            full[:, k] = (basis.from_standard(pi + d)
+                          - basis.from_standard(pi - d)) / (2 * step[k])
         np.testing.assert_allclose(core_readout(robot, pi, core, scales), full, atol=1e-9)
 
 

@@ -44,8 +44,9 @@ def test_legid_identify_on_physics_bag(tmp_path):
                           '200', '--seed', '4', '--out', str(bag)], capture_output=True,
                          text=True, timeout=300)
     assert sim.returncode == 0, sim.stderr
-    ident = subprocess.run([legid, 'identify', '--bag', str(bag), '--method', 'zmp_newton', '--out',
-                            str(tmp_path / 'id')], capture_output=True, text=True, timeout=300)
+    ident = subprocess.run([legid, 'identify', '--bag', str(bag), '--method', 'zmp_newton',
+                            '--out', str(tmp_path / 'id')], capture_output=True, text=True,
+                           timeout=300)
     assert ident.returncode == 0, ident.stderr
     match = re.search(r'identified ([0-9.]+) mm, CAD ([0-9.]+) mm', ident.stdout)
     assert match, ident.stdout
