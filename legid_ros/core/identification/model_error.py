@@ -120,7 +120,11 @@ def model_error_ratio(meat: np.ndarray, vec: np.ndarray, lam: np.ndarray, det: n
     # the profile over kappa; where the offset explains the moves as well (one combination, or
     # moves that do not grow with v_i: a flat ridge of the likelihood), the least kappa
     profile = nll.min(axis=0)
-    return float(k.ravel()[int(np.flatnonzero(profile <= profile.min() + TIE_NLL)[0])])
+    finite = np.isfinite(profile)
+    if not finite.any():  # non-finite moves or variances: nothing to read model error from
+        return 0.0
+    ties = np.flatnonzero(finite & (profile <= profile[finite].min() + TIE_NLL))
+    return float(k.ravel()[int(ties[0])])
 
 
 def moved_too_far(meat: np.ndarray, vec: np.ndarray, lam: np.ndarray, det: np.ndarray,

@@ -74,6 +74,14 @@ def test_model_error_ratio_of_a_single_move_an_offset_explains_is_zero():
     assert kappa == 0.0
 
 
+def test_model_error_ratio_of_non_finite_moves_is_zero_not_an_error():
+    """A non-finite move (a diverged estimate) gives kappa 0 instead of an exception."""
+    meat = np.diag([0.1, 0.2])
+    kappa = model_error_ratio(meat, np.eye(2), np.ones(2), np.ones(2, bool),
+                              np.array([np.nan, np.inf]), 1.0, 0.05)
+    assert kappa == 0.0
+
+
 def test_model_error_ratio_ignores_what_the_prior_holds():
     """A far move the prior shrinks below a tenth leaves kappa as it was; unshrunk, it counts."""
     meat, vec, lam, det, move = _moves(0.0, n=50)
