@@ -14,11 +14,17 @@ def coloured(rng, n, std, rho=0.8):
     return out
 
 
-def coverage_ratio(values, uncs):
-    """Along the combinations the first uncertainty of ``uncs`` calls identifiable: the mean
-    reported noise std over the spread of ``values`` (core values per seed) [-]."""
+def coverage_ratio(values, uncs, by_noise=False):
+    """Along the combinations the first uncertainty of ``uncs`` calls identifiable (``by_noise``:
+    the ones the data see, data-only std within the prior width, whose noise std alone is
+    within the identifiable spread, 0.05 scale units): the mean reported noise std over the
+    spread of ``values`` (core values per seed) [-]."""
     ref = uncs[0]
-    vecs = ref.vectors[ref.identifiable]
+    if by_noise:
+        noise = np.array([ref.std_along(v, noise_only=True) for v in ref.vectors])
+        vecs = ref.vectors[(ref.combination_std <= ref.prior_width) & (noise <= 0.05)]
+    else:
+        vecs = ref.vectors[ref.identifiable]
     assert len(vecs) >= 1
     proj = np.array([(v / ref.scales) @ vecs.T for v in values])
     reported = np.array([[u.std_along(v, noise_only=True) for v in vecs] for u in uncs])

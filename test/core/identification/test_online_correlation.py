@@ -43,8 +43,10 @@ def exact():
 
 def test_online_noise_std_matches_the_spread_with_correlated_rows(exact):
     """With ZMP noise shared by neighbouring rows (AR(1), 0.8: a correlation time of 9 rows),
-    the online estimator's noise std along its determined combinations is within a factor 1.5
-    of the spread over 16 noise seeds (the white-row form alone: about a third of it)."""
+    the online estimator's noise std along the combinations its noise determines is within a
+    factor 1.5 of the spread over 16 noise seeds (the white-row form alone: about a third of
+    it). Table 2's truth is further from CAD than the prior width (foot 2.52 kg, CAD 4.82), so
+    the total std reads those moves as model error and calls none determined."""
     robot, rec = exact
     values, uncs = [], []
     fz = rec.foot_wrench['right'][:, 2] + rec.foot_wrench['left'][:, 2]
@@ -61,5 +63,5 @@ def test_online_noise_std_matches_the_spread_with_correlated_rows(exact):
         res = est.update()
         values.append(res.uncertainty.value)
         uncs.append(res.uncertainty)
-    ratio = coverage_ratio(values, uncs)
+    ratio = coverage_ratio(values, uncs, by_noise=True)
     assert np.all(ratio > 1 / 1.5) and np.all(ratio < 1.5), ratio
