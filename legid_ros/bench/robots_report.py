@@ -78,9 +78,11 @@ def write_report(results: dict, out: Path) -> None:
               '[%] and COM [mm] errors in the combinations the estimate\'s own uncertainty '
               'calls identifiable (n/a: no uncertainty in this set), then over every link '
               '(most are not identifiable from standing data); online = replay -> buffer -> '
-              'estimator.', '',
+              'estimator; z: the largest |error| / std along the combinations determined within '
+              '2 % / 3 mm (how many).', '',
               '| robot | method | ZMP dev [mm] | ratio | mass ident. [%] | COM ident. [mm] | '
-              'mass all [%] | COM all [mm] | time [s] | note |', '|' + '---|' * 10]
+              'mass all [%] | COM all [mm] | z (determined) | time [s] | note |',
+              '|' + '---|' * 11]
     for name, r in results['robots'].items():
         for m, e in r['methods'].items():
             lines.append(f'| {name} | {m} | {_fmt(e.get("zmp_dev_mm"), 3)} | '
@@ -88,7 +90,10 @@ def write_report(results: dict, out: Path) -> None:
                          f'{_fmt(e.get("mass_err_pct_max_identifiable"))} | '
                          f'{_fmt(e.get("com_err_mm_max_identifiable"))} | '
                          f'{_fmt(e.get("mass_err_pct_max_all"))} | '
-                         f'{_fmt(e.get("com_err_mm_max_all"))} | {_fmt(e.get("time_s"), 1)} | '
+                         f'{_fmt(e.get("com_err_mm_max_all"))} | '
+                         f'{_fmt(e.get("z_max_determined"))} '
+                         f'({e.get("determined_combinations", "-")}) | '
+                         f'{_fmt(e.get("time_s"), 1)} | '
                          f'{e.get("error", "")[:80]} |')
     for name, r in results['robots'].items():
         lines += ['', f'{name}: not identifiable (listed, not counted): '
