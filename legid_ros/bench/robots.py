@@ -146,18 +146,20 @@ def validation_zmp(rec, robot, pis: Dict[str, np.ndarray], step: int = 4) -> dic
 def _errors(robot, param_set: str, res, pi_true) -> dict:
     """Errors in what the result's data determine; beside them ``z_max_determined``: the
     largest |error| / reported std along the combinations its uncertainty calls determined
-    within 2 % / 3 mm (``legid bench excitation``'s rule), against the truth in the core (above
-    ~3: the std is too tight there)."""
+    within 2 % / 3 mm (``legid bench excitation``'s rule), against the truth in the core read
+    through the first moments (:func:`~legid_ros.core.metrics.first_moment_error`; above ~3:
+    the std is too tight there)."""
     from legid_ros.bench.accuracy_errors import identifiable_grouped
     from legid_ros.core.excitation.information import determined
     from legid_ros.core.identification.parameters.grouped import GroupedSet
+    from legid_ros.core.metrics import first_moment_error
     core = GroupedSet(robot, per_side=param_set == 'grouped_sides')
     u = res.uncertainty
     if u is None or list(u.names) != core.names:
         # no uncertainty in this set's core (the online estimator reports the reduced set's)
         return {'mass_err_pct_max_identifiable': None, 'com_err_mm_max_identifiable': None}
     out = identifiable_grouped(robot, param_set, [res.pi], [u], pi_true)
-    err = (np.asarray(u.value, float) - np.asarray(core.from_standard(pi_true), float)) / u.scales
+    err = first_moment_error(u.value, core.from_standard(pi_true), core) / u.scales
     ok = determined(u)
     z = [abs(float(v @ err)) / u.std_along(v) for v in u.vectors[ok]]
     out.update(z_max_determined=max(z) if z else None, determined_combinations=int(ok.sum()))

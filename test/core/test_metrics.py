@@ -74,3 +74,34 @@ def test_identifiable_reduced_errors_drop_unidentifiable_directions():
     mass, com = identifiable_reduced_errors(_Projector(keep), truth + err, truth, 2)
     assert mass == pytest.approx([1.0, 0.0])
     assert com == pytest.approx([1.0, -2.0])
+
+
+def test_identifiable_grouped_errors_read_the_first_moments():
+    """A unit's mass 20 % off at its first moment (the one direction the data leave out) is no
+    COM error in what the data determine; read in (m, c) it was a spurious one of mm."""
+    from legid_ros.core.identification.parameters.grouped import GroupedSet
+    from legid_ros.core.identification.uncertainty import Uncertainty
+    from legid_ros.core.metrics import first_moment_error, identifiable_grouped_errors
+    robot = load_robot('biped')
+    grp = GroupedSet(robot, per_side=True)
+    x = np.asarray(grp.from_standard(get_parameters(robot.model)), float)
+    x[1:4] += np.array([0.01, 0.0, 0.0])  # a COM off the origin, so m and c interact
+    scales = grp.scales()
+    m, c = x[0], x[1:4]
+    truth = x.copy()
+    truth[0] = 1.2 * m
+    truth[1:4] = m * c / truth[0]  # same first moment
+    held = np.zeros(x.size)
+    held[0], held[1:4] = 1.0, -c / m  # a mass change at a fixed first moment, linearised at x
+    held /= scales
+    held /= np.linalg.norm(held)
+    basis = np.linalg.qr(np.column_stack([held, np.eye(x.size)]))[0][:, :x.size].T
+    ok = np.ones(x.size, bool)
+    ok[0] = False
+    unc = Uncertainty(list(grp.names), x, np.zeros(x.size), scales, np.eye(x.size),
+                      vectors=basis, identifiable=ok, combination_std=np.zeros(x.size))
+    mass, com = identifiable_grouped_errors(unc, x, truth, grp)
+    assert np.max(np.abs(mass)) < 1e-9 and np.max(com) < 1e-9
+    plain = unc.identifiable_part(x - truth)
+    assert np.linalg.norm(plain[1:4]) * 1e3 > 1.0  # the (m, c) reading's spurious error [mm]
+    assert np.allclose(first_moment_error(x, x, grp), 0.0)
