@@ -14,7 +14,10 @@ smaller, of its scale (:func:`pct`):
   its components along those (and the total mass, which the fit holds to the measured
   weight) (:meth:`~legid_ros.core.identification.uncertainty.Uncertainty.identifiable_part`);
   per core parameter, a mass in % of its value, a COM coordinate in % of the larger of its
-  value and its core scale (2 cm, the prior width the sets give a COM). The core is the set
+  value and its core scale (2 cm, the prior width the sets give a COM). The difference is read
+  through the first moments (:func:`legid_ros.core.metrics.first_moment_error`): the rows
+  determine combinations of masses and first moments, and a difference in (mass, COM) adds
+  ``dm dc`` terms of the directions they do not determine. The core is the set
   the method fitted: zmp_newton's grouped per-side set (mass and 3-D COM per link side); for
   the floating-base rows (``floating_qp``, ``sdp``: the result's uncertainty is on the ZMP
   reduced set of Wu & Gao 2021, axial COM and mass per link group, linearised at the
@@ -37,6 +40,7 @@ from typing import Dict, Optional
 import numpy as np
 
 from legid_ros.core.excitation.information import determined
+from legid_ros.core.metrics import first_moment_error
 
 LINK_MASS_SCALE_KG = 0.1  # [kg] floor of a link mass's difference (all_params_pct)
 DEFAULT_SCALE = 0.01  # [parameter unit] floor of a parameter without a core scale
@@ -72,7 +76,9 @@ def determined_diff(a, b) -> Optional[dict]:
     if u is None or ub is None or sorted(u.names) != sorted(ub.names) or not u.vectors.size:
         return None
     xb = dict(zip(ub.names, ub.value))
-    delta = np.array([xb[n] for n in u.names]) - np.asarray(u.value, float)
+    # b - a through the first moments at a (what the rows determine; the (m, c) difference
+    # adds dm dc terms of the directions they do not, core/metrics.py)
+    delta = -first_moment_error(u.value, np.array([xb[n] for n in u.names]), u.names)
     ok = determined(u)
     part = dataclasses.replace(u, identifiable=ok).identifiable_part(delta)
     ref = dict(zip(u.names, u.value))

@@ -113,31 +113,38 @@ def condition_number(a: np.ndarray, scales: Optional[np.ndarray] = None) -> floa
     return float(s[0] / s[-1]) if s.size else float('inf')
 
 
+COM_PREFIXES = ('cx_', 'cy_', 'cz_', 'lc_')  # a unit's COM coordinate (grouped; reduced: axial)
+
+
 def first_moment_error(x: np.ndarray, x_true: np.ndarray, param) -> np.ndarray:
-    """``x - x_true`` of a grouped set as the data see it: through the first moments.
+    """``x - x_true`` of a core as the data see it: through the first moments.
 
     The ZMP rows are linear in each unit's mass ``m`` and first moment ``h = m c`` [kg.m], not
     in its COM ``c``: what they determine is a combination of masses and first moments, which
     the uncertainty's combinations (in ``(m, c)``, linearised at the estimate) read to first
     order. Their difference, ``dm dc`` terms, is no error of the determined combination: a leg
-    mass 20 % off (undetermined) times a leg COM 10 mm off moves a trunk COM combination by
+    mass 20 % off (undetermined) times a leg COM 10 mm off moved a trunk COM combination by
     ~0.3 mm on Solo12, 17 of its std. So the error is taken exactly in ``(m, h)`` and mapped
-    to ``(m, c)`` by the linearisation at ``x``: ``dm`` and ``(dh - c dm) / m`` per unit
-    (inertia entries as they are).
+    to ``(m, c)`` by the linearisation at ``x``: ``dm`` and ``(dh - c dm) / m`` per unit. Units
+    are found by name (``m_<unit>`` with ``cx_/cy_/cz_<unit>``, or the reduced set's axial
+    ``lc_<unit>``); every other entry (inertias) is the plain difference.
 
     Args:
-        x: Estimate (per unit: mass [kg], COM [m] (, inertia)).
-        x_true: Truth in the same set.
-        param: The :class:`~legid_ros.core.identification.parameters.grouped.GroupedSet`.
+        x: Estimate [kg, m, ...] (linearisation point).
+        x_true: The other point (a truth, or another estimate) in the same core.
+        param: The core (anything with ``names``, e.g. a
+            :class:`~legid_ros.core.identification.parameters.grouped.GroupedSet`), or the
+            names themselves.
     """
+    names = list(getattr(param, 'names', param))
     x, x_true = np.asarray(x, float), np.asarray(x_true, float)
     e = x - x_true
-    w = param.width
-    for u in range(param.n_groups):
-        m, mt = x[w * u], x_true[w * u]
-        c, ct = x[w * u + 1:w * u + 4], x_true[w * u + 1:w * u + 4]
-        if m > 0:
-            e[w * u + 1:w * u + 4] = (m * c - mt * ct - c * (m - mt)) / m
+    index = {n: k for k, n in enumerate(names)}
+    for k, name in enumerate(names):
+        if name[:3] in COM_PREFIXES and f'm_{name[3:]}' in index:
+            j = index[f'm_{name[3:]}']
+            if x[j] > 0:
+                e[k] = x_true[j] * (x[k] - x_true[k]) / x[j]  # (dh - c dm) / m
     return e
 
 
