@@ -82,8 +82,7 @@ def identifiable_reduced_errors(uncertainty, x: np.ndarray, x_true: np.ndarray, 
     """Reduced-set errors in the combinations an estimate's own uncertainty calls identifiable.
 
     The error ``x - x_true`` (ZMP reduced set of Wu & Gao 2021: ``n_groups`` axial COMs [m] then
-    ``n_groups`` masses [kg]; read through the first moments, :func:`first_moment_error`, when
-    the uncertainty names its core) without its components along the combinations
+    ``n_groups`` masses [kg]) without its components along the combinations
     ``uncertainty.identifiable_part`` leaves out
     (:mod:`legid_ros.core.identification.uncertainty`).
 
@@ -91,10 +90,7 @@ def identifiable_reduced_errors(uncertainty, x: np.ndarray, x_true: np.ndarray, 
         (mass errors [%], COM errors [mm]), one per group.
     """
     x_true = np.asarray(x_true, float)
-    names = getattr(uncertainty, 'names', None)
-    diff = (first_moment_error(x, x_true, names) if names is not None
-            else np.asarray(x, float) - x_true)
-    e = uncertainty.identifiable_part(diff)
+    e = uncertainty.identifiable_part(np.asarray(x, float) - x_true)
     g = n_groups
     return 100 * e[g:] / x_true[g:], 1e3 * e[:g]
 
