@@ -10,15 +10,13 @@ import numpy as np
 import scipy.linalg as sla
 
 from legid_ros.core.identification.identifiability import describe
-from legid_ros.core.identification.model_error import (effective_samples, held_basis,
-                                                        model_error_ratio, moved_too_far)
+from legid_ros.core.identification.model_error import effective_samples, held_basis
 from legid_ros.core.identification.uncertainty.core import (DEFAULT_BLOCKS, POOR_SPREAD,
-                                                            PRIOR_WIDTH,
-                                                            UNMODELLED_WIDTH, _core_basis,
-                                                            _finish, _held_sensitivity,
-                                                            _mass_plane, _pull_offset, _stds)
+                                                            PRIOR_WIDTH, UNMODELLED_WIDTH,
+                                                            _cad_move, _core_basis, _finish,
+                                                            _held_sensitivity, _mass_plane,
+                                                            _plane_covariances, _stds)
 from legid_ros.core.identification.uncertainty.result import Uncertainty
-from legid_ros.core.inertial import get_parameters
 from legid_ros.core.robot import Robot
 
 
@@ -106,35 +104,12 @@ def core_uncertainty(robot: Robot, pi: np.ndarray, jac_pi: np.ndarray, resid: np
         # form scaled by what the blocks measure
         ratio = np.einsum('ij,ij->j', vec[:, det], meat @ vec[:, det]) / lam[det]
         meat = float(ratio.mean()) * bread
-    inv = vec[:, det] / lam[det]
-    noise_meat = meat
-    if prior_width > 0:
-        cad = _core_basis(robot, np.asarray(pi_cad if pi_cad is not None else
-                                            get_parameters(robot.model), float), core)[0]
-        move = z.T @ ((value - cad) / scales)
-        kappa = model_error_ratio(meat, vec, lam, det, move, float(prior_width),
-                                  poor_spread, prior)
-        meat = moved_too_far(meat * (1.0 + kappa), vec, lam, det, move, float(prior_width),
-                             poor_spread)
-    # data alone: per eigen-direction of the information (identifiability)
-    cov_data = inv @ (vec[:, det].T @ meat @ vec[:, det]) @ inv.T
-    comb_std = np.array([np.sqrt(max(vec[:, i] @ cov_data @ vec[:, i], 0.0)) if det[i]
-                         else np.inf for i in range(lam.size)])
-    # the estimator's own error: the noise through its prior, the prior's bias and what the
-    # set holds at CAD
     width = float(prior_width)
-    # the prior's pull: by the truth's offset from CAD as the data show it, within the width
-    offset = _pull_offset(move, vec, lam, det, comb_std, prior, width) if width > 0 else width
-    if prior > 0:
-        inv_p = vec / (lam + prior)
-        noise_z = inv_p @ (vec.T @ noise_meat @ vec) @ inv_p.T
-        cov_z = inv_p @ (vec.T @ meat @ vec) @ inv_p.T + (prior * offset) ** 2 * (
-            inv_p @ inv_p.T)
-        gain = inv_p @ vec.T
-    else:
-        cov_z = cov_data
-        noise_z = inv @ (vec[:, det].T @ noise_meat @ vec[:, det]) @ inv.T
-        gain = inv @ vec[:, det].T
+    move = _cad_move(robot, pi_cad, core, value, scales, z) if width > 0 else None
+    # the data alone, then the estimator's own error: the noise through its prior, the
+    # prior's bias (and below, what the set holds at CAD)
+    cov_data, comb_std, cov_z, noise_z, gain = _plane_covariances(
+        meat, vec, lam, det, move, width, poor_spread, prior)
     held_width = UNMODELLED_WIDTH * width if unmodelled_width is None else unmodelled_width
     response = None
     if held_width > 0:

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from legid_ros.core.identification.model_error import core_readout, held_basis, offset_width
+from legid_ros.core.identification.model_error import (core_readout, held_basis,
+                                                        model_error_ratio, moved_too_far,
+                                                        offset_width)
 from legid_ros.core.identification.parameters.sets import GroupedSet, ReducedSet, StandardSet
-from legid_ros.core.inertial import PARAMS_PER_LINK
+from legid_ros.core.inertial import PARAMS_PER_LINK, get_parameters
 from legid_ros.core.robot import Robot
 
 DEFAULT_BLOCKS = 30
@@ -94,6 +96,62 @@ def _pull_offset(move: np.ndarray, vec: np.ndarray, lam: np.ndarray, det: np.nda
     if not (width > 0 and prior > 0):
         return float(width)
     return offset_width(vec.T @ move, comb_std, np.where(det, lam, 0.0) / (lam + prior), width)
+
+def _cad_move(robot: Robot, pi_cad, core: str, value: np.ndarray, scales: np.ndarray,
+              z: np.ndarray) -> np.ndarray:
+    """The estimate's move from CAD in the plane [core-scale units] (``pi_cad`` None: the
+    robot model's parameters)."""
+    cad = _core_basis(robot, np.asarray(pi_cad if pi_cad is not None else
+                                        get_parameters(robot.model), float), core)[0]
+    return z.T @ ((value - cad) / scales)
+
+
+def _plane_covariances(noise_meat: np.ndarray, vec: np.ndarray, lam: np.ndarray,
+                       det: np.ndarray, move, width: float, poor_spread: float, prior: float):
+    """What the batch and sufficient-statistics forms do alike with their score covariance.
+
+    The model error the residual does not show (:func:`model_error.model_error_ratio`, then
+    :func:`model_error.moved_too_far`; with a prior width), the data-only covariance and its
+    std per combination, and the estimator's own error: the noise through the prior, the
+    prior's pull by the truth's offset from CAD the data show.
+
+    Args:
+        noise_meat: (k, k) score covariance of the noise in the plane.
+        vec, lam, det: Eigen-decomposition of the information in the plane; which are seen.
+        move: (k,) estimate minus CAD in the plane [core-scale units] (None without a width).
+        width: Prior width [core-scale units] (0: no model-error or pull terms).
+        poor_spread: Largest std of an identifiable combination [core-scale units].
+        prior: The estimator's prior weight (as ``lam``); 0: none.
+
+    Returns:
+        (cov_data, comb_std, cov_z, noise_z, gain): data-only covariance and std per
+        combination, the estimate's error covariance and its noise part in the plane, and the
+        estimate's response to a score (plane x plane).
+    """
+    meat = noise_meat
+    if width > 0:
+        kappa = model_error_ratio(meat, vec, lam, det, move, width, poor_spread, prior)
+        meat = moved_too_far(meat * (1.0 + kappa), vec, lam, det, move, width, poor_spread)
+    inv = vec[:, det] / lam[det]
+    # data alone: per eigen-direction of the information (identifiability)
+    cov_data = inv @ (vec[:, det].T @ meat @ vec[:, det]) @ inv.T
+    comb_std = np.array([np.sqrt(max(vec[:, i] @ cov_data @ vec[:, i], 0.0)) if det[i]
+                         else np.inf for i in range(lam.size)])
+    if prior > 0:
+        inv_p = vec / (lam + prior)
+        noise_z = inv_p @ (vec.T @ noise_meat @ vec) @ inv_p.T
+        # the prior's pull: by the truth's offset from CAD as the data show it, within the width
+        offset = _pull_offset(move, vec, lam, det, comb_std, prior, width) if width > 0 \
+            else width
+        cov_z = inv_p @ (vec.T @ meat @ vec) @ inv_p.T + (prior * offset) ** 2 * (
+            inv_p @ inv_p.T)
+        gain = inv_p @ vec.T
+    else:
+        cov_z = cov_data
+        noise_z = inv @ (vec[:, det].T @ noise_meat @ vec[:, det]) @ inv.T
+        gain = inv @ vec[:, det].T
+    return cov_data, comb_std, cov_z, noise_z, gain
+
 
 def _finish(robot: Robot, pi: np.ndarray, core: str, jac: np.ndarray, scales: np.ndarray,
             z: np.ndarray, vec: np.ndarray, cov_z: np.ndarray, comb_std: np.ndarray,

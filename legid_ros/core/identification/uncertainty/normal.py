@@ -10,14 +10,12 @@ import numpy as np
 import scipy.linalg as sla
 
 from legid_ros.core.identification.identifiability import describe
-from legid_ros.core.identification.model_error import (held_basis, model_error_ratio,
-                                                        moved_too_far)
+from legid_ros.core.identification.model_error import held_basis
 from legid_ros.core.identification.uncertainty.core import (POOR_SPREAD, PRIOR_WIDTH,
-                                                            UNMODELLED_WIDTH, _core_basis,
-                                                            _finish, _mass_plane, _pull_offset,
-                                                            _stds)
+                                                            UNMODELLED_WIDTH, _cad_move,
+                                                            _core_basis, _finish, _mass_plane,
+                                                            _plane_covariances, _stds)
 from legid_ros.core.identification.uncertainty.result import Uncertainty
-from legid_ros.core.inertial import get_parameters
 from legid_ros.core.robot import Robot
 
 
@@ -58,33 +56,11 @@ def normal_uncertainty(robot: Robot, pi: np.ndarray, info: np.ndarray, rss: floa
     lam, vec = np.linalg.eigh(0.5 * (bread + bread.T))
     det = lam > 1e-10 * max(lam[-1], 1e-300)
     s2 = max(float(rss), 0.0) / max(float(n_rows) - int(det.sum()), 1.0)
-    noise_meat = s2 * bread  # the white rows' score covariance
-    meat = noise_meat
     width = float(prior_width)
-    move = np.zeros(lam.size)
-    if width > 0:
-        cad = _core_basis(robot, np.asarray(pi_cad if pi_cad is not None else
-                                            get_parameters(robot.model), float), core)[0]
-        move = z.T @ ((value - cad) / scales)
-        # the model error the residual does not show, as the batch form measures it
-        kappa = model_error_ratio(meat, vec, lam, det, move, width, poor_spread, prior)
-        meat = moved_too_far(meat * (1.0 + kappa), vec, lam, det, move, width, poor_spread)
-    inv = vec[:, det] / lam[det]
-    cov_data = inv @ (vec[:, det].T @ meat @ vec[:, det]) @ inv.T
-    comb_std = np.array([np.sqrt(max(vec[:, i] @ cov_data @ vec[:, i], 0.0)) if det[i]
-                         else np.inf for i in range(lam.size)])
-    if prior > 0:
-        inv_p = vec / (lam + prior)
-        noise_z = inv_p @ (vec.T @ noise_meat @ vec) @ inv_p.T
-        # the prior's pull, by the truth's offset from CAD the data show (as core_uncertainty)
-        offset = _pull_offset(move, vec, lam, det, comb_std, prior, width)
-        cov_z = inv_p @ (vec.T @ meat @ vec) @ inv_p.T + (prior * offset) ** 2 * (
-            inv_p @ inv_p.T)
-        gain = inv_p @ vec.T
-    else:
-        cov_z = cov_data
-        noise_z = inv @ (vec[:, det].T @ noise_meat @ vec[:, det]) @ inv.T
-        gain = inv @ vec[:, det].T
+    move = _cad_move(robot, pi_cad, core, value, scales, z) if width > 0 else None
+    # the white rows' score covariance s^2 B, with the model error as the batch form counts it
+    cov_data, comb_std, cov_z, noise_z, gain = _plane_covariances(
+        s2 * bread, vec, lam, det, move, width, poor_spread, prior)
     held_width = UNMODELLED_WIDTH * width if unmodelled_width is None else unmodelled_width
     response = None
     if held_width > 0:
