@@ -14,10 +14,11 @@ smaller, of its scale (:func:`pct`):
   its components along those (and the total mass, which the fit holds to the measured
   weight) (:meth:`~legid_ros.core.identification.uncertainty.Uncertainty.identifiable_part`);
   per core parameter, a mass in % of its value, a COM coordinate in % of the larger of its
-  value and its core scale (2 cm, the prior width the sets give a COM). The difference is read
-  through the first moments (:func:`legid_ros.core.metrics.first_moment_error`): the rows
-  determine combinations of masses and first moments, and a difference in (mass, COM) adds
-  ``dm dc`` terms of the directions they do not determine. The core is the set
+  value and its core scale (2 cm, the prior width the sets give a COM). On a grouped core the
+  difference is read through the first moments
+  (:func:`legid_ros.core.metrics.first_moment_error`): the rows determine combinations of
+  masses and first moments, and a difference in (mass, COM) adds ``dm dc`` terms of the
+  directions they do not determine. The core is the set
   the method fitted: zmp_newton's grouped per-side set (mass and 3-D COM per link side); for
   the floating-base rows (``floating_qp``, ``sdp``: the result's uncertainty is on the ZMP
   reduced set of Wu & Gao 2021, axial COM and mass per link group, linearised at the

@@ -113,7 +113,9 @@ def condition_number(a: np.ndarray, scales: Optional[np.ndarray] = None) -> floa
     return float(s[0] / s[-1]) if s.size else float('inf')
 
 
-COM_PREFIXES = ('cx_', 'cy_', 'cz_', 'lc_')  # a unit's COM coordinate (grouped; reduced: axial)
+#: A grouped unit's COM coordinates (the reduced set's axial ``lc_`` is read plainly: its
+#: first-moment reading was tried and not kept, docs/identification.md)
+COM_PREFIXES = ('cx_', 'cy_', 'cz_')
 
 
 def first_moment_error(x: np.ndarray, x_true: np.ndarray, param) -> np.ndarray:
@@ -126,8 +128,8 @@ def first_moment_error(x: np.ndarray, x_true: np.ndarray, param) -> np.ndarray:
     mass 20 % off (undetermined) times a leg COM 10 mm off moved a trunk COM combination by
     ~0.3 mm on Solo12, 17 of its std. So the error is taken exactly in ``(m, h)`` and mapped
     to ``(m, c)`` by the linearisation at ``x``: ``dm`` and ``(dh - c dm) / m`` per unit. Units
-    are found by name (``m_<unit>`` with ``cx_/cy_/cz_<unit>``, or the reduced set's axial
-    ``lc_<unit>``); every other entry (inertias) is the plain difference.
+    are found by name (``m_<unit>`` with ``cx_/cy_/cz_<unit>``); every other entry (inertias,
+    the reduced set's axial COMs) is the plain difference.
 
     Args:
         x: Estimate [kg, m, ...] (linearisation point).
