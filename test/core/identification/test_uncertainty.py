@@ -189,3 +189,21 @@ def test_normal_form_counts_model_error_as_the_block_form(robot):
     ratio = normal.combination_std / block.combination_std
     ok = np.isfinite(ratio) & (block.combination_std > 0)
     assert np.all(ratio[ok] > 0.6) and np.all(ratio[ok] < 1.67), ratio
+
+
+
+def test_partly_determined_combination_gets_the_posterior_not_the_prior_width():
+    """Along a combination the data narrow below the prior width the std is the posterior of
+    the data and the prior; one they do not narrow stays at the width (never tighter)."""
+    from legid_ros.core.identification.uncertainty.core import _finish
+    w = 1.0
+    comb_std = np.array([0.1, 0.5, 1.5])  # determined, narrowed, not narrowed [w]
+    rot = np.linalg.qr(np.random.default_rng(0).standard_normal((3, 3)))[0]
+    cov_z = rot @ np.diag(comb_std ** 2 * 0.2) @ rot.T  # the estimator's own error: small
+    cov, _ = _finish(None, None, 'reduced', np.eye(3), np.ones(3), np.eye(3), rot, cov_z,
+                     comb_std, w, 0.0, None)
+    std = np.sqrt(np.einsum('ij,ij->j', rot, cov @ rot))
+    assert std[0] == pytest.approx(0.1 * np.sqrt(0.2))
+    assert std[1] == pytest.approx(np.sqrt(1.0 / (1.0 / 0.25 + 1.0)))
+    assert std[1] < w
+    assert std[2] == pytest.approx(w)
