@@ -74,6 +74,9 @@ def add_arguments(parser) -> None:
                         'leg): the trot and the stepping alone')
     parser.add_argument('--locomotion-duration', type=float, default=30.0,
                         help='each locomotion run [s] (default 30)')
+    parser.add_argument('--fall-seeds', type=int, default=10,
+                        help='truths each gait is also simulated on, to count its falls '
+                             '(0: none; default 10)')
     parser.add_argument('--seed', type=int, default=0, help='seed of the truth and the runs')
     parser.add_argument('--kv-dt-inertia-max', type=float, default=KV_DT_INERTIA_MAX,
                         help='servo damping times the 1 ms step at most this many times each '

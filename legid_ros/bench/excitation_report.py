@@ -66,4 +66,12 @@ def _locomotion(block: dict) -> list:
     lines.append('| dev_ratio_to_truth online (replay -> buffer -> estimator; beside) | '
                  + ' | '.join(_fmt((r.get('online') or {}).get('dev_ratio_to_truth'))
                               for r in runs.values()) + ' |')
+    falls = block.get('falls_over_truths') or {}
+    if falls:
+        lines += ['', 'Beside the figures (one truth each), each gait simulated on other truths: '
+                  + '; '.join(f'{k} fell on {f["falls"]} of {f["of"]} (seeds '
+                              f'{f["seeds"][0]}-{f["seeds"][-1]}'
+                              + (': ' + ', '.join(str(s) for s, x in zip(f['seeds'], f['fell'])
+                                                  if x) if f['falls'] else '') + ')'
+                              for k, f in falls.items())]
     return lines + ['']

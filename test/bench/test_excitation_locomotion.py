@@ -65,3 +65,42 @@ def test_the_online_pass_folds_as_the_run_is_prepared():
                     'derivative_window_s': 0.05}
     for _, _, prep in RUNS.values():
         WindowFolder(FoldSettings(**online_fold(prep)))
+
+
+def test_falls_over_truths_are_counted_beside_the_figures(monkeypatch):
+    """With ``--fall-seeds`` each gait is simulated on that many truths from the figure's
+    seed on, its falls counted beside the figures (the pass is the figure's) and reported."""
+    import types
+
+    from legid_ros.bench import excitation_locomotion as loco
+    from legid_ros.bench.excitation_report import _locomotion
+
+    def fake(kind, args, tmp):
+        return {'robot': kind, 'fell': False, 'duration_s': 30.0, 'dev_ratio_to_truth': 1.1}
+    calls = []
+
+    def fake_falls(kind, seeds, duration_s, rate_hz=200.0):
+        calls.append((kind, list(seeds), duration_s))
+        fell = [kind == 'stepping' and s == 4 for s in seeds]
+        return {'seeds': list(seeds), 'fell': fell, 'fell_at_s': [9.0 if f else None
+                                                                  for f in fell],
+                'falls': int(sum(fell)), 'of': len(fell)}
+    monkeypatch.setattr(loco, 'evaluate_run', fake)
+    monkeypatch.setattr(loco, 'fall_check', fake_falls)
+    args = types.SimpleNamespace(locomotion_duration=30.0, seed=3, fall_seeds=3, rate=200.0)
+    out = loco.locomotion_block(args, None)
+    assert calls == [('trot', [3, 4, 5], 30.0), ('stepping', [3, 4, 5], 30.0)]
+    assert out['falls_over_truths']['stepping']['falls'] == 1
+    assert out['passed'] is True
+    text = '\n'.join(_locomotion(out))
+    assert 'stepping fell on 1 of 3 (seeds 3-5: 4)' in text
+    assert 'trot fell on 0 of 3' in text
+    args.fall_seeds = 0
+    assert 'falls_over_truths' not in loco.locomotion_block(args, None)
+
+
+def test_fall_check_simulates_each_truth():
+    """A short trot on one truth stands: one entry per seed, no fall, no fall time."""
+    from legid_ros.bench.excitation_locomotion import fall_check
+    out = fall_check('trot', [0], 6.0)
+    assert out == {'seeds': [0], 'fell': [False], 'fell_at_s': [None], 'falls': 0, 'of': 1}
