@@ -237,8 +237,8 @@ def locomotion_block(args, tmp: Path) -> dict:
                max(onl) if all(r is not None for r in onl) else None,
            'duration_s': args.locomotion_duration, 'targets': TARGETS, **runs}
     n_seeds = int(getattr(args, 'fall_seeds', 0) or 0)
-    if n_seeds > 0:
-        seeds = range(args.seed, args.seed + n_seeds)  # beside the figures: how often each gait stands over other truths
+    if n_seeds > 0:  # beside the figures: how often each gait stands over other truths
+        seeds = range(args.seed, args.seed + n_seeds)
         _progress(f'falls over {len(seeds)} truths (simulated only)')
         out['falls_over_truths'] = {kind: fall_check(kind, seeds, args.locomotion_duration,
                                                      args.rate) for kind in RUNS}
