@@ -36,8 +36,9 @@ def core_uncertainty(robot: Robot, pi: np.ndarray, jac_pi: np.ndarray, resid: np
     ``(B + P)^-1 P W P (B + P)^-1``), and the
     parameters the set holds at CAD (:func:`model_error.held_basis`, ``UNMODELLED_WIDTH`` of
     that width). Along a combination the data alone do not determine (std above
-    :data:`DETERMINED_RATIO` x ``prior_width``) the std is at least ``prior_width`` (held at
-    CAD +- that width).
+    :data:`DETERMINED_RATIO` x ``prior_width``) the std is at least the posterior of the data
+    and the prior, and at least ``prior_width`` where the data do not narrow it (held at CAD
+    +- that width; :func:`core._least_variance`).
 
     Args:
         robot: Robot (defines the core).

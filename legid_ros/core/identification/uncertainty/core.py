@@ -21,7 +21,9 @@ PRIOR_WIDTH = 1.0  # [core-scale units]: the sets' scales are their prior spread
 #: the data are asked for (a random 20 % inertia change and 5-20 mm COM shifts are ~0.3)
 UNMODELLED_WIDTH = 0.3
 #: A combination (or quantity) is determined by the data when its data-only std is at most this
-#: fraction of the prior width; along the others the estimate is held at CAD +- that width
+#: fraction of the prior width; along the others the std is at least the posterior of the data
+#: and the prior, and the width itself where the data do not narrow it (held at CAD +- that
+#: width, :func:`_least_variance`)
 DETERMINED_RATIO = 0.25
 
 

@@ -78,7 +78,8 @@ def read_in_core(source: Uncertainty, robot: Robot, pi: np.ndarray, core: str = 
     lam, w = np.linalg.eigh(z.T @ (0.5 * (bounded + bounded.T)) @ z)
     comb_std = np.sqrt(np.maximum(lam, 0.0))
     comb_std[_unseen_share((z @ w).T, unseen) > UNSEEN_SHARE] = np.inf
-    # along what the data do not determine: held at CAD +- the prior width (the core's rule)
+    # along what the data do not determine: the core's floor (held at CAD +- the prior width
+    # where the data do not narrow it, the posterior where they do)
     cov, _ = _finish(robot, pi, core, jac, scales, z, w, z.T @ cov @ z, comb_std,
                      source.prior_width, 0.0, None)
     order = np.argsort(-comb_std, kind='stable')
