@@ -10,7 +10,9 @@ on a loaded machine). From then on:
 - once ``run_node`` runs (:func:`orderly`), the first signal only records the request: the
   spin loop ends, the node saves its state and shuts down in order, exit 0;
 - any further signal (``launch`` sends SIGTERM after SIGINT when a node is slow to stop, a
-  supervisor may repeat one) exits at once with code 0, without the rest of the shutdown.
+  supervisor may repeat one) exits at once with code 0, without the rest of the shutdown;
+- SIGUSR1 writes every thread's Python stack to stderr and changes nothing else (a node that
+  does not stop: ``kill -USR1 <pid>`` says where it waits).
 
 This module imports nothing but the standard library, so it costs nothing before the guard is
 in place. The interpreter's own start-up (before the script's first line) is not covered.
@@ -19,6 +21,7 @@ in place. The interpreter's own start-up (before the script's first line) is not
 from __future__ import annotations
 
 import contextlib
+import faulthandler
 import os
 import signal
 import sys
@@ -111,6 +114,8 @@ def install_early(argv: Optional[Sequence[str]] = None) -> Optional[StopSignals]
         return None
     if _early is None:
         _early = StopSignals(orderly=False, name=name).install()
+        with contextlib.suppress(Exception):  # a hung node's stacks: kill -USR1 <pid>
+            faulthandler.register(signal.SIGUSR1, all_threads=True)
     return _early
 
 

@@ -96,6 +96,8 @@ def stop(procs: Dict[str, subprocess.Popen], sig: int = signal.SIGINT,
         try:
             codes[name] = p.wait(timeout=timeout_s)
         except subprocess.TimeoutExpired:
+            p.send_signal(signal.SIGUSR1)  # every thread's stack into its log, then kill
+            time.sleep(1.0)
             p.kill()
             codes[name] = p.wait()
     return codes

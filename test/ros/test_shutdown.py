@@ -4,6 +4,7 @@ estimator's state saved; start-up refusals are one line and a non-zero exit."""
 import signal
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -42,6 +43,23 @@ def test_signal_stops_every_node_cleanly(sig, tmp_path):
             assert 'Traceback' not in text and '[FATAL]' not in text, (exe, text[-2000:])
             assert 'context is invalid' not in text, (exe, text[-2000:])
         assert state.is_file(), f'cycle {cycle}: estimator state not saved'
+
+
+def test_sigusr1_writes_the_stacks_and_the_node_runs_on(tmp_path):
+    """SIGUSR1 writes every thread's Python stack to a node's stderr; the node keeps
+    spinning and a later SIGINT still stops it with exit 0."""
+    domain = _domain(11)
+    proc = start('ik_node', {}, node_env(domain), tmp_path)
+    try:
+        assert wait_spinning([NODE_NAMES['ik_node']], domain, {'ik_node': proc}) == []
+        proc.send_signal(signal.SIGUSR1)
+        time.sleep(1.0)
+        assert proc.poll() is None
+        err = (tmp_path / 'ik_node.err').read_text()
+        assert 'most recent call first' in err and 'run_node' in err, err[-2000:]
+    finally:
+        codes = stop({'ik_node': proc}, signal.SIGINT)
+    assert codes == {'ik_node': 0}
 
 
 @pytest.mark.parametrize('exe, params, name', [
