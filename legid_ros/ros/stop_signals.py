@@ -11,6 +11,9 @@ on a loaded machine). From then on:
   spin loop ends, the node saves its state and shuts down in order, exit 0;
 - any further signal (``launch`` sends SIGTERM after SIGINT when a node is slow to stop, a
   supervisor may repeat one) exits at once with code 0, without the rest of the shutdown;
+- a node whose orderly stop does not end within :data:`STOP_GRACE_S` exits then with code 0
+  and a line saying so (:meth:`StopSignals.watchdog`: a main thread blocked in a call that does
+  not return never runs the handlers);
 - SIGUSR1 writes every thread's Python stack to stderr and changes nothing else (a node that
   does not stop: ``kill -USR1 <pid>`` says where it waits).
 
@@ -26,6 +29,7 @@ import os
 import signal
 import sys
 import threading
+import time
 from typing import Dict, Optional, Sequence
 
 #: Console scripts of the nodes (``setup.py`` entry points) [-].
@@ -33,6 +37,9 @@ NODE_EXECUTABLES = frozenset(
     {'buffer_node', 'estimator_node', 'controller_node', 'ik_node', 'sim_node'})
 #: The signals that stop a node [-].
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
+#: Time an orderly stop has before the process exits anyway [s] (the estimator saves its state
+#: in well under a second; launch escalates to SIGTERM after 5 s, systemd to SIGKILL after 90 s)
+STOP_GRACE_S = 20.0
 
 _early: Optional['StopSignals'] = None
 
@@ -89,6 +96,41 @@ class StopSignals:
         """Whether a stop was requested."""
         return self.received is not None
 
+    def watchdog(self, grace_s: Optional[float] = None) -> bool:
+        """Exit ``grace_s`` [s] after the first stop signal if the process is still there.
+
+        The handlers above run only when the main thread runs Python: one blocked in a call that
+        does not return (a DDS teardown, an executor's wait) never sees the stop. The signal is
+        also written by the interpreter's C handler to a pipe (``signal.set_wakeup_fd``) that a
+        daemon thread reads: from then on the orderly stop has ``grace_s``, then the process
+        exits with ``code``, every thread's stack and a line saying so (``grace_s`` None:
+        :data:`STOP_GRACE_S`). Main thread only; returns whether it runs."""
+        grace_s = STOP_GRACE_S if grace_s is None else float(grace_s)
+        if getattr(self, '_watching', False) or \
+                threading.current_thread() is not threading.main_thread():
+            return False
+        r, w = os.pipe()
+        os.set_blocking(w, False)
+        try:
+            signal.set_wakeup_fd(w, warn_on_full_buffer=False)
+        except (ValueError, OSError):
+            os.close(r)
+            os.close(w)
+            return False
+        wanted = {int(sig) for sig in SIGNALS}
+
+        def watch() -> None:
+            while not wanted & set(os.read(r, 64)):
+                pass
+            time.sleep(grace_s)
+            with contextlib.suppress(Exception):
+                faulthandler.dump_traceback(all_threads=True)
+            exit_now(self.code, f'{self.name}: still running {grace_s:g} s after the stop '
+                                'signal (a call that does not return): exiting now')
+        threading.Thread(target=watch, name='legid-stop-watchdog', daemon=True).start()
+        self._watching = True
+        return True
+
     def restore(self) -> None:
         """Put the previous handlers back (the early ones stay until the process exits)."""
         if self is _early:
@@ -127,5 +169,6 @@ def orderly(name: str = 'legid node') -> StopSignals:
     if _early is not None and threading.current_thread() is threading.main_thread():
         _early.orderly = True
         _early.name = name
+        _early.watchdog()  # a node process: a stop it cannot finish still ends it
         return _early
     return StopSignals(orderly=True, name=name).install()

@@ -42,6 +42,8 @@ def test_signal_stops_every_node_cleanly(sig, tmp_path):
         for exe, text in logs.items():
             assert 'Traceback' not in text and '[FATAL]' not in text, (exe, text[-2000:])
             assert 'context is invalid' not in text, (exe, text[-2000:])
+            # the stop watchdog ended a node that did not stop (stop_signals.STOP_GRACE_S)
+            assert 'after the stop signal' not in text, (exe, text[-4000:])
         assert state.is_file(), f'cycle {cycle}: estimator state not saved'
 
 

@@ -163,3 +163,39 @@ def test_second_signal_exits_with_the_given_code():
                          timeout=DEADLINE_S, check=False)
     assert res.returncode == 130, res.stderr
     assert 'a tool: SIGINT after SIGINT: exiting now' in res.stderr
+
+
+def test_a_stop_the_main_thread_never_sees_ends_after_the_grace():
+    """A node process whose main thread stays blocked after SIGTERM (its handler recorded the
+    stop, nothing polls it) exits with code 0 after the grace, with every thread's stack and a
+    line saying so; a process that stops in time never hears of it."""
+    script = textwrap.dedent('''
+        import sys, time
+        import legid_ros.ros.stop_signals as s
+        s.STOP_GRACE_S = 1.0
+        s.install_early(['ik_node'])
+        s.orderly('hung node')
+        print('ready', flush=True)
+        time.sleep(float(sys.argv[1]))
+    ''')
+    for sleep_s, hung in ((60.0, True), (0.2, False)):
+        proc = subprocess.Popen([sys.executable, '-c', script, str(sleep_s)],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            assert _wait_line(proc, 'ready', DEADLINE_S)
+            t0 = time.monotonic()
+            proc.send_signal(signal.SIGTERM)
+            code = proc.wait(timeout=DEADLINE_S)
+            took = time.monotonic() - t0
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        err = proc.stderr.read()
+        assert code == 0, err
+        if hung:
+            assert 1.0 <= took < 30.0, took
+            assert 'hung node: still running 1 s after the stop signal' in err, err
+            assert 'most recent call first' in err, err
+        else:
+            assert 'still running' not in err, err
