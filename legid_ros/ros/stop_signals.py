@@ -72,6 +72,7 @@ class StopSignals:
         self.received: Optional[int] = None
         self.count = 0
         self._previous: Dict[int, object] = {}
+        self._watching = False
 
     def install(self) -> 'StopSignals':
         """Put the handlers in place (main thread only; elsewhere nothing changes)."""
@@ -106,8 +107,7 @@ class StopSignals:
         exits with ``code``, every thread's stack and a line saying so (``grace_s`` None:
         :data:`STOP_GRACE_S`). Main thread only; returns whether it runs."""
         grace_s = STOP_GRACE_S if grace_s is None else float(grace_s)
-        if getattr(self, '_watching', False) or \
-                threading.current_thread() is not threading.main_thread():
+        if self._watching or threading.current_thread() is not threading.main_thread():
             return False
         r, w = os.pipe()
         os.set_blocking(w, False)

@@ -99,6 +99,7 @@ def _pull_offset(move: np.ndarray, vec: np.ndarray, lam: np.ndarray, det: np.nda
         return float(width)
     return offset_width(vec.T @ move, comb_std, np.where(det, lam, 0.0) / (lam + prior), width)
 
+
 def _cad_move(robot: Robot, pi_cad, core: str, value: np.ndarray, scales: np.ndarray,
               z: np.ndarray) -> np.ndarray:
     """The estimate's move from CAD in the plane [core-scale units] (``pi_cad`` None: the
