@@ -34,7 +34,9 @@ def summary(stats) -> str:
     return (f'legid replay: {total} messages on {len(stats.published)} topics in '
             f'{stats.wall_s:.2f} s ({stats.loops} pass(es), largest lag '
             f'{stats.max_lag_s * 1000:.1f} ms'
-            + (f', {failed} failed publish(es) dropped' if failed else '') + ')')
+            + (f', {failed} failed publish(es) dropped' if failed else '') + ')'
+            + (f'; not acknowledged by every reader on {", ".join(stats.unacknowledged)}'
+               if stats.unacknowledged else ''))
 
 
 def run(args) -> int:
@@ -57,6 +59,7 @@ def run(args) -> int:
               + (' (looping)' if args.loop else ''))
         try:
             stats = replay.run(max_loops=args.max_loops)
+            replay.wait_delivered()
         except KeyboardInterrupt:
             stats = replay.stats  # its wall time is set however the run ends
         print(summary(stats))

@@ -10,6 +10,9 @@ With ``loop`` the bag restarts from the beginning: the stamps jump back, as with
 A failed publish (``RCLError`` under load) costs that message only: it is counted per topic,
 warned about at most once per :data:`WARN_PERIOD_S`, and the replay goes on; once the ROS
 context is shut down (Ctrl-C) the replay stops. The wall time is recorded however it ends.
+At the end, :meth:`BagReplay.wait_delivered` waits until every reader has acknowledged what
+was published: a process that exits right after its last publish loses what is still in
+flight (seen: the last joint state of 8000 on a loaded machine).
 """
 
 from __future__ import annotations
@@ -42,6 +45,8 @@ class ReplayStats:
         max_lag_s: Largest delay of a message behind its scheduled time [s].
         publish_failures: Messages whose publish failed, per ROS topic (``/clock`` included).
         warnings: Warnings logged about failed publishes.
+        unacknowledged: ROS topics whose readers had not acknowledged everything when
+            :meth:`BagReplay.wait_delivered` gave up.
     """
 
     published: Dict[str, int] = field(default_factory=dict)
@@ -52,6 +57,7 @@ class ReplayStats:
     max_lag_s: float = 0.0
     publish_failures: Dict[str, int] = field(default_factory=dict)
     warnings: int = 0
+    unacknowledged: list = field(default_factory=list)
 
 
 def message_class(msgtype: str):
@@ -119,6 +125,27 @@ class BagReplay:
                 return True
             time.sleep(0.02)
         return False
+
+    def wait_delivered(self, timeout_s: float = 5.0) -> bool:
+        """Wait until the readers of every topic have acknowledged what was published (reliable
+        QoS), at most ``timeout_s`` [s] in all; topics still waiting go to
+        ``stats.unacknowledged``. Returns whether everything was acknowledged."""
+        from rclpy.duration import Duration
+
+        end = time.monotonic() + timeout_s
+        pending = []
+        for topic, pub in list(self.pubs.values()) + [('/clock', self.clock_pub)]:
+            if pub is None or not self.node.context.ok():
+                continue
+            left = max(end - time.monotonic(), 0.0)
+            try:
+                done = pub.wait_for_all_acked(Duration(nanoseconds=int(left * 1e9)))
+            except Exception:  # noqa: BLE001  (a publisher gone with the context: nothing to wait)
+                done = True
+            if not done:
+                pending.append(topic)
+        self.stats.unacknowledged = pending
+        return not pending
 
     def run(self, stop: Optional[Callable[[], bool]] = None, max_loops: Optional[int] = None
             ) -> ReplayStats:

@@ -24,7 +24,7 @@ from legid_ros.ros import conversions as cv
 from legid_ros.ros.buffer_node import BufferNode
 from legid_ros.ros.estimator_node import EstimatorNode
 from legid_ros.ros.node_util import latched_qos, sensor_qos
-from legid_ros.ros.replay import BagReplay
+from legid_ros.ros.replay import BagReplay, ReplayStats
 
 from pipeline_helpers import params, ros_context, spin_until
 
@@ -70,6 +70,8 @@ def test_replay_publishes_every_message_in_order(bag, tmp_path):
         thread.start()
         spin_until(ex, lambda: len(js) >= 500 and len(fsr) >= 500 and truth)
         thread.join(timeout=90.0)
+        delivered = replay.wait_delivered(timeout_s=30.0)
+    assert delivered and replay.stats.unacknowledged == []
     stamps = np.array([cv.stamp_to_sec(m.header.stamp) for m in js])
     assert len(stamps) == 500
     assert np.all(np.diff(stamps) > 0)
@@ -147,6 +149,13 @@ def test_failed_publishes_are_counted_and_the_replay_goes_on(bag, tmp_path):
     assert stats.publish_failures['/clock'] > 0
     assert stats.warnings == 1 and stats.loops == 1
     assert 'failed publish(es) dropped' in replay_command.summary(stats)
+
+
+def test_summary_names_topics_a_reader_did_not_acknowledge():
+    """The closing line names the topics whose readers had not acknowledged everything."""
+    stats = ReplayStats(published={'/joint_states': 10}, unacknowledged=['/joint_states'])
+    assert 'not acknowledged by every reader on /joint_states' in replay_command.summary(stats)
+    assert 'acknowledged' not in replay_command.summary(ReplayStats(published={'/imu': 3}))
 
 
 def test_interrupted_replay_reports_its_real_elapsed_time(bag, tmp_path):
