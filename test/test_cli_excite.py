@@ -1,8 +1,11 @@
 """Tests of ``legid excite`` (legid_ros.commands.excite)."""
 
+import re
+
 import yaml
 
 from legid_ros.cli import main
+from legid_ros.core.robot import load_robot
 
 
 def test_excite_writes_every_output(tmp_path, capsys):
@@ -28,3 +31,23 @@ def test_excite_unknown_robot_is_one_line(tmp_path, capsys):
     code = main(['excite', '--robot', str(tmp_path / 'nope.yaml'), '--out', str(tmp_path)])
     assert code == 2
     assert 'Traceback' not in capsys.readouterr().err
+
+
+def test_excite_plans_on_the_given_urdf(tmp_path):
+    """--urdf (an identified model, here the biped with a 5 kg heavier trunk) is the model the
+    design plans on: the YAML records it and its total mass; a missing one is one error line."""
+    cad = load_robot('biped')
+    text = cad.urdf_path.read_text()
+    first = re.search(r'<mass value="([0-9.eE+-]+)"', text)
+    heavier = text[:first.start(1)] + f'{float(first.group(1)) + 5.0:g}' + text[first.end(1):]
+    urdf = tmp_path / 'identified.urdf'
+    urdf.write_text(heavier)
+    out = tmp_path / 'exc'
+    code = main(['excite', '--robot', 'biped', '--urdf', str(urdf), '--duration', '40',
+                 '--budget', '3', '--out', str(out)])
+    assert code == 0
+    doc = yaml.safe_load((out / 'excitation.yaml').read_text())
+    assert doc['model']['urdf'] == str(urdf)
+    assert abs(doc['model']['total_mass_kg'] - (cad.total_mass + 5.0)) < 1e-6
+    assert main(['excite', '--robot', 'biped', '--urdf', str(tmp_path / 'nope.urdf'),
+                 '--out', str(tmp_path / 'x')]) == 2

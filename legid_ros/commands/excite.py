@@ -1,14 +1,17 @@
 """``legid excite``: design a whole-body excitation that identifies a described robot's legs.
 
-Designs the motion on the CAD model (:mod:`legid_ros.core.excitation.design`: stance feet
+Designs the motion on the CAD model, or with ``--urdf`` on another model of the same robot (the
+URDF ``legid identify`` wrote from a standing run: the ZMP / CoP margin is then kept about the
+identified COM, not CAD's) (:mod:`legid_ros.core.excitation.design`: stance feet
 fixed, ZMP / CoP inside the support with a margin, joint, velocity and torque limits, swing
 clearance, no self-collision, chosen for the predicted identifiability of ``--param-set``) and
 writes into ``--out``:
 
 - ``excitation.yaml``: joint names, the knots of the clamped cubic spline (times [s], joint
-  positions [rad]), the phases with their stance feet, the design's numbers;
-- ``excitation.csv``: ``t`` and per joint its position [rad], velocity [rad/s] and CAD
-  feedforward torque [N.m] every ``--dt`` seconds;
+  positions [rad]), the phases with their stance feet, the model planned on (URDF, total mass
+  [kg]), the design's numbers;
+- ``excitation.csv``: ``t`` and per joint its position [rad], velocity [rad/s] and the
+  feedforward torque of the model planned on [N.m] every ``--dt`` seconds;
 - ``reference/``: a rosbag2 with one ``trajectory_msgs/JointTrajectory`` on
   ``/legid/reference`` (what the controller node subscribes to);
 - ``identifiability.yaml`` and ``identifiability.txt``: predicted std per combination (and
@@ -40,14 +43,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help='ZMP / CoP margin inside the support polygon [m] (0.01)')
     parser.add_argument('--dt', type=float, default=0.02, help='CSV and bag step [s] (0.02)')
     parser.add_argument('--overwrite', action='store_true', help='replace the reference bag')
+    parser.add_argument('--urdf', default=None,
+                        help="plan on this URDF instead of the description's (e.g. the one "
+                             '`legid identify` wrote from a standing run): same links and '
+                             'joints, other inertials')
 
 
-def _robot(name: str):
+def _robot(name: str, urdf=None):
     from legid_ros.bench.robots import description_path
     from legid_ros.core.robot import load_robot
     if name == 'biped':
-        return load_robot('biped')
-    return load_robot(description_path(name))
+        return load_robot('biped', urdf=urdf)
+    return load_robot(description_path(name), urdf=urdf)
 
 
 def _prediction_dict(cand) -> dict:
@@ -90,6 +97,7 @@ def write_outputs(robot, des, out: Path, dt: float, overwrite: bool = False) -> 
                      'q': [[float(x) for x in row[7:]] for row in plan.q]},
            'phases': [{'name': n, 't0': float(a), 't1': float(b), 'stance': list(s)}
                       for n, a, b, s in plan.phases],
+           'model': {'urdf': str(robot.urdf_path), 'total_mass_kg': float(robot.total_mass)},
            'design': best.summary(), 'design_s': float(des.design_s),
            'constraints': best.constraints.as_dict()}
     files['yaml'] = write_text(out / 'excitation.yaml', yaml.safe_dump(doc, sort_keys=False))
@@ -120,7 +128,7 @@ def run(args: argparse.Namespace) -> int:
     from legid_ros.core.excitation.constraints import Limits
     from legid_ros.core.excitation.design import ExcitationProblem, design
 
-    robot = _robot(args.robot)
+    robot = _robot(args.robot, args.urdf)
     problem = ExcitationProblem(robot, args.duration, args.param_set,
                                 limits=Limits(zmp_margin_m=args.zmp_margin), dt=args.dt)
     des = design(problem, budget_s=args.budget,
