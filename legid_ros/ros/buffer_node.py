@@ -12,9 +12,9 @@ wrench in the F/T frame; carried as window channels ``ankle_ft.<foot>.<axis>``).
 ``legid/zmp/measured`` (PointStamped in ``world_frame``) and ``/diagnostics``. Service
 ``~/reset``. Serialized messages (``raw_decoding``) are taken from the middleware every
 20 ms by a steady timer (subscriptions of a ``<name>_intake`` node that is never spun: no
-executor dispatch per message) and processed in batches. All logic lives in
-:mod:`legid_ros.core.buffer.sensor_buffer`. ``flush_every``, ``idle_flush_s`` and
-``diagnostics_period_s`` may change at run time; the rest is read only.
+executor dispatch per message) and processed in batches (:mod:`legid_ros.ros.buffer_intake`).
+All logic lives in :mod:`legid_ros.core.buffer.sensor_buffer`. ``flush_every``,
+``idle_flush_s`` and ``diagnostics_period_s`` may change at run time; the rest is read only.
 
 Sensor conventions as offline (:mod:`legid_ros.core.conventions`): IMU samples are converted
 from the description's ``imu.rpy`` and ``imu.heading_rad``, each foot's wrenches from its
@@ -51,6 +51,7 @@ from legid_ros.core.contact.rule import node_thresholds
 from legid_ros.core.errors import BadInputError, LegidError
 from legid_ros.core.robot import load_robot
 from legid_ros.ros import conversions as cv
+from legid_ros.ros.buffer_intake import RawIntake
 from legid_ros.ros.buffer_parameters import PARAMETERS, expected_frames
 from legid_ros.ros.executor import run_node
 from legid_ros.ros.node_util import sensor_qos
@@ -62,8 +63,12 @@ TIMER_S = 0.1  # [s] period of the idle check and of a processing pass
 INTAKE_S = 0.02  # [s] period at which serialized messages are taken from the middleware
 
 
-class BufferNode(GuardedNode):
-    """ROS adapter around :class:`legid_ros.core.buffer.sensor_buffer.Buffer`."""
+class BufferNode(GuardedNode, RawIntake):
+    """ROS adapter around :class:`legid_ros.core.buffer.sensor_buffer.Buffer`.
+
+    The serialized messages' intake (``raw_decoding``) is :class:`legid_ros.ros.buffer_intake.
+    RawIntake`'s, a base after ``GuardedNode``: it adds methods and overrides none of a node's.
+    """
 
     def __init__(self, **kwargs):
         super().__init__('buffer', **kwargs)
@@ -218,27 +223,6 @@ class BufferNode(GuardedNode):
             out[self._kind[key]] += len(raws)
         return out
 
-    def _on_intake(self):
-        """Take the waiting messages; a processing pass once enough joint states wait."""
-        self._take_all()
-        if len(self._js_queue) >= self._flush_at:
-            self._flush(take=False)  # just taken
-
-    def _take_all(self):
-        """Move every serialized message the middleware holds for the polled subscriptions
-        into their queues (one pybind call per message, no executor dispatch)."""
-        for sub, queue in self._polled:
-            take, kind = sub.handle.take_message, sub.msg_type
-            try:
-                got = take(kind, True)
-                while got is not None:
-                    queue.append(got[0])
-                    got = take(kind, True)
-            except Exception as exc:  # noqa: BLE001  (one topic's failure spares the others)
-                self._count('take_error')
-                self.get_logger().error(f'{sub.topic_name}: take failed: {exc!r}'[:300],
-                                        throttle_duration_sec=10.0)
-
     def destroy_node(self):
         """Destroy the intake node of the polled subscriptions too."""
         if self._intake is not None:
@@ -273,52 +257,6 @@ class BufferNode(GuardedNode):
         self._counted['ankle_ft'] += 1
         if self._frame_ok(('ankle_ft', foot), msg):
             self._guard(lambda: self.buffer.add_ankle_ft(foot, *cv.wrench_fields(msg)))
-
-    def _decode_queued(self):
-        """Decode every queued serialized message in batches and feed the buffer."""
-        for key, raws in self._queue.items():
-            if raws:
-                taken = raws[:]  # the subscription appends to this very list: empty it in place
-                del raws[:len(taken)]
-                self._counted[self._kind[key]] += len(taken)
-                self._guard(self._decode_key, key, taken)
-
-    def _decode_key(self, key, raws):
-        """Decode and add the queued messages of one input; a failing batch is retried one
-        message at a time, so only the bad messages are lost."""
-        buf = self.buffer
-        frames = self._frames.get(key)
-        if key == 'js':
-            dec = self._dec_js
-            for stamps, (names, p, v, e) in dec.decode(raws):
-                if not self._guard(buf.add_joint_states, stamps, names, p, v, e):
-                    for k in range(len(stamps)):
-                        self._guard(buf.add_joint_states, stamps[k:k + 1], names, p[k:k + 1],
-                                    v[k:k + 1], e[k:k + 1])
-        elif key == 'imu':
-            dec = self._dec_imu
-            for stamps, (qq, g, a) in dec.decode(raws, frames):
-                if not self._guard(buf.add_imus, stamps, qq, g, a):
-                    for k in range(len(stamps)):
-                        self._guard(buf.add_imus, stamps[k:k + 1], qq[k:k + 1], g[k:k + 1],
-                                    a[k:k + 1])
-        else:
-            dec = self._dec_wrench
-            if key in self._ankle_keys:
-                add = partial(buf.add_ankle_fts, self._ankle_keys[key])
-            elif isinstance(key, tuple):
-                add = (lambda stamps, w, foot=key[0], k=key[1]:
-                       buf.add_fsrs(foot, k, stamps, w[:, 2]))
-            else:
-                add = partial(buf.add_wrenches, key)
-            for stamps, w in dec.decode(raws, frames):
-                if not self._guard(add, stamps, w):
-                    for k in range(len(stamps)):
-                        self._guard(add, stamps[k:k + 1], w[k:k + 1])
-        if dec.bad:
-            self._count('undecodable_message', dec.bad)
-        if dec.wrong_frame:
-            self._count('wrong_frame_id', dec.wrong_frame)
 
     def _on_timer(self):
         now = time.monotonic()

@@ -15,8 +15,9 @@ either dropped (non-finite or missing joint positions, duplicate or late stamp) 
 
 IMU samples are brought to the internal convention as they are added (``imu``: the
 description's mounting rotation and heading, :func:`legid_ros.core.conventions.convert.
-imu_to_internal`, the offline conversion's function); foot wrenches in foot or world axes are
-turned to their F/T frame's axes row by row by the kinematics (its ``expressed_in``).
+imu_to_internal`, the offline conversion's function; the auxiliary streams' input methods are
+in :mod:`legid_ros.core.buffer.auxiliary`); foot wrenches in foot or world axes are turned to
+their F/T frame's axes row by row by the kinematics (its ``expressed_in``).
 
 Raw ankle F/T readings (``BufferConfig.ankle_ft_feet``) are optional streams: interpolated
 the same way into channels ``ankle_ft.<foot>.<axis>``, but they hold rows back (and are
@@ -32,12 +33,12 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from legid_ros.core.buffer.auxiliary import AuxiliaryInput
 from legid_ros.core.buffer.schema import (ANKLE_FT_PREFIX, BASE_CHANNELS,  # noqa
                                              IMU_CHANNELS, LABEL_PREFIX, SUPPORT_CHANNELS,
                                              WRENCH_AXES, BufferConfig, ChannelSchema)
 from legid_ros.core.buffer.rows import RowAssembler
 from legid_ros.core.buffer.stream import Stream
-from legid_ros.core.conventions.convert import imu_to_internal
 from legid_ros.core.conventions.spec import ImuSpec
 
 __all__ = ['Buffer', 'BufferConfig', 'ChannelSchema', 'IMU_CHANNELS', 'WRENCH_AXES',
@@ -48,7 +49,7 @@ __all__ = ['Buffer', 'BufferConfig', 'ChannelSchema', 'IMU_CHANNELS', 'WRENCH_AX
 MAX_NAME_MAPS = 64
 
 
-class Buffer:
+class Buffer(AuxiliaryInput):
     """Aligns the sensor streams on the joint-state clock and cuts them into windows.
 
     Args:
@@ -212,52 +213,6 @@ class Buffer:
         self._pending.extend(zip(q, qd, tau))
         return n
 
-    def _add_aux_batch(self, stream: Stream, stamps: np.ndarray, values: np.ndarray,
-                       what: str) -> int:
-        if (len(stamps) and np.isfinite(values).all() and np.isfinite(stamps).all()
-                and np.all(np.diff(stamps) > 0) and stamps[0] > stream.newest()):
-            stream.t.extend(stamps.tolist())
-            stream.v.extend(values)
-            if len(stream.t) > 2 * stream.history:
-                del stream.t[:-stream.history]
-                del stream.v[:-stream.history]
-            return len(stamps)
-        return sum(self._add_aux(stream, float(t), tuple(v), what)
-                   for t, v in zip(stamps, values))
-
-    def add_imus(self, stamps, quat_xyzw, gyro, acc) -> int:
-        """Batch of IMU samples (see :meth:`add_imu`), arrays (n, 4), (n, 3), (n, 3)."""
-        quat_xyzw, gyro, acc = self._imu_internal(quat_xyzw, gyro, acc, stamps)
-        return self._add_aux_batch(self._imu, np.asarray(stamps, float),
-                                   np.hstack([quat_xyzw, gyro, acc]), 'imu')
-
-    def add_wrenches(self, foot: str, stamps, wrenches) -> int:
-        """Batch of foot wrenches (see :meth:`add_wrench`), (n, 6)."""
-        stream = self._force.get(foot) if self.cfg.force_mode == 'wrench' else None
-        if stream is None:
-            self._event('unexpected_wrench')
-            return 0
-        return self._add_aux_batch(stream, np.asarray(stamps, float), np.asarray(wrenches),
-                                   f'wrench_{foot}')
-
-    def add_ankle_fts(self, foot: str, stamps, wrenches) -> int:
-        """Batch of raw ankle F/T readings (see :meth:`add_ankle_ft`), (n, 6)."""
-        stream = self._ankle.get(foot)
-        if stream is None:
-            self._event('unexpected_ankle_ft')
-            return 0
-        return self._add_aux_batch(stream, np.asarray(stamps, float), np.asarray(wrenches),
-                                   f'ankle_ft_{foot}')
-
-    def add_fsrs(self, foot: str, k: int, stamps, forces_n) -> int:
-        """Batch of normal forces [N] of sole sensor ``k`` (see :meth:`add_fsr`)."""
-        stream = self._force.get(f'{foot}.{k}')
-        if stream is None:
-            self._event('unexpected_fsr')
-            return 0
-        return self._add_aux_batch(stream, np.asarray(stamps, float),
-                                   np.asarray(forces_n, float).reshape(-1, 1), f'fsr_{foot}')
-
     def _optional(self, values, n, idx, what) -> np.ndarray:
         if len(values) == 0:
             self._event(f'missing_{what}')
@@ -271,72 +226,6 @@ class Buffer:
             self._event(f'nonfinite_{what}')
             out = np.where(np.isfinite(out), out, np.nan)
         return out
-
-    def _add_aux(self, stream: Stream, stamp: float, values, what: str) -> bool:
-        if len(values) != stream.width:
-            self._event(f'bad_length_{what}')
-            return False
-        if stamp < stream.newest() - self.cfg.jump_back_s:
-            self._event(f'clock_jump_back_{what}')
-            stream.reset()
-        event = stream.add(stamp, values)
-        if event:
-            self._event(f'{event}_{what}')
-        return event in ('', 'out_of_order_stamp')
-
-    def _imu_internal(self, quat, gyro, acc, stamps):
-        """IMU arrays (n, 4), (n, 3), (n, 3) at ``stamps`` [s] in the internal convention
-        (unchanged when no conversion is set or their shapes are wrong: the length check
-        counts those); a drifting heading counts from the first IMU stamp."""
-        if self.imu is None:
-            return quat, gyro, acc
-        try:
-            quat, gyro, acc = (np.asarray(x, float) for x in (quat, gyro, acc))
-        except (TypeError, ValueError):
-            return quat, gyro, acc
-        if not (quat.ndim == gyro.ndim == acc.ndim == 2 and quat.shape[1] == 4
-                and gyro.shape[1] == acc.shape[1] == 3):
-            return quat, gyro, acc
-        t_s = None
-        if self.imu.heading_drift_rad_s:
-            stamps = np.asarray(stamps, float).reshape(-1)
-            if self._imu_t0 is None and stamps.size and np.isfinite(stamps[0]):
-                self._imu_t0 = float(stamps[0])
-            t_s = stamps - (self._imu_t0 if self._imu_t0 is not None else 0.0)
-            t_s = np.where(np.isfinite(t_s), t_s, 0.0) if t_s.size == len(quat) else None
-        return imu_to_internal(quat, gyro, acc, self.imu, canonical=False, t_s=t_s)
-
-    def add_imu(self, stamp: float, quat_xyzw, gyro, acc) -> bool:
-        """Add an IMU sample: orientation [x, y, z, w], rate [rad/s], specific force [m/s^2]
-        (in the sensor's conventions: converted with ``imu``)."""
-        if self.imu is not None and len(quat_xyzw) == 4 and len(gyro) == len(acc) == 3:
-            quat, g, a = self._imu_internal([quat_xyzw], [gyro], [acc], [stamp])
-            quat_xyzw, gyro, acc = quat[0], g[0], a[0]
-        return self._add_aux(self._imu, stamp, (*quat_xyzw, *gyro, *acc), 'imu')
-
-    def add_wrench(self, foot: str, stamp: float, wrench) -> bool:
-        """Add a foot wrench ``[fx, fy, fz, tx, ty, tz]`` [N, N.m] (wrench mode)."""
-        stream = self._force.get(foot) if self.cfg.force_mode == 'wrench' else None
-        if stream is None:
-            self._event('unexpected_wrench')
-            return False
-        return self._add_aux(stream, stamp, tuple(wrench), f'wrench_{foot}')
-
-    def add_ankle_ft(self, foot: str, stamp: float, wrench) -> bool:
-        """Add a raw ankle F/T reading ``[fx, fy, fz, tx, ty, tz]`` [N, N.m] in the F/T frame."""
-        stream = self._ankle.get(foot)
-        if stream is None:
-            self._event('unexpected_ankle_ft')
-            return False
-        return self._add_aux(stream, stamp, tuple(wrench), f'ankle_ft_{foot}')
-
-    def add_fsr(self, foot: str, k: int, stamp: float, force_n: float) -> bool:
-        """Add the normal force [N] of sole sensor ``k`` of ``foot`` (fsr mode)."""
-        stream = self._force.get(f'{foot}.{k}')
-        if stream is None:
-            self._event('unexpected_fsr')
-            return False
-        return self._add_aux(stream, stamp, (float(force_n),), f'fsr_{foot}')
 
     def _clock_jump(self, stamp: float):
         """Emit what the old segment holds, then start a new one at ``stamp`` [s]."""
