@@ -54,10 +54,11 @@ from legid_ros.core.errors import LegidError
 #: give 1.06 (1.03); seed 1's takes 1e-9: 1.96 (1.14, the rows' noise). The two-foot rows'
 #: error with the true parameters falls with the distance to a contact change (seed 0: 6.0 /
 #: 3.7 mm RMS x / y within 0.03 s, 3.1 / 2.0 at 0.05-0.07 s, 1.9 / 1.5 at 0.07-0.1 s; four-foot
-#: rows 0.7 / 0.6 at any distance); not the CoP (the lifted feet read 0 N), not the joints'
-#: differentiation (MuJoCo's accelerations change nothing), barely the servo damping (kv 0.1
-#: N.m.s/rad/kg: 3.7 / 2.6 mm over all of them). Kept 0.06-0.07 s from a change they are
-#: systematic, not noise: identified / truth 2.73-2.92 (seed 0), 3.81-4.11 (seed 1)
+#: rows 0.7 / 0.6 at any distance); not the CoP (the lifted feet read 0 N), hardly the joints'
+#: differentiation, barely the servo damping (kv 0.1 N.m.s/rad/kg: 3.7 / 2.6 mm over all of
+#: them); against MuJoCo's ZMP filtered like the rows, the model ZMP has a -2.1 mm mean in x
+#: there, the measured CoP none. Kept 0.06-0.07 s from a change they are systematic, not
+#: noise: identified / truth 2.73-2.92 (seed 0), 3.81-4.11 (seed 1)
 RUNS = {'trot': ('solo12', 'plan_trot', {'transition_s': 0.03, 'cutoff_hz': 14.0,
                                          'gyro_cutoff_hz': 14.0, 'window_s': 0.05,
                                          'base_acc': 'imu', 'min_contacts': 4}),
