@@ -12,7 +12,8 @@ warned about at most once per :data:`WARN_PERIOD_S`, and the replay goes on; onc
 context is shut down (Ctrl-C) the replay stops. The wall time is recorded however it ends.
 At the end, :meth:`BagReplay.wait_delivered` waits until every reader has acknowledged what
 was published: a process that exits right after its last publish loses what is still in
-flight (seen: the last joint state of 8000 on a loaded machine).
+flight (a CI run lost one joint state of 8000, the start settle of
+:meth:`BagReplay.wait_for_subscribers` already in; which one was not recorded).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import importlib
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Dict, Optional
+from typing import Callable, Dict, List, Optional
 
 from legid_ros.bag.recording_io import open_bag
 from legid_ros.ros.conversions import ros_topic_name, sec_to_stamp
@@ -57,7 +58,7 @@ class ReplayStats:
     max_lag_s: float = 0.0
     publish_failures: Dict[str, int] = field(default_factory=dict)
     warnings: int = 0
-    unacknowledged: list = field(default_factory=list)
+    unacknowledged: List[str] = field(default_factory=list)
 
 
 def message_class(msgtype: str):
