@@ -25,8 +25,8 @@ import sys
 from pathlib import Path
 from typing import Optional
 
-from legid_ros.commands.identify_options import (  # noqa: F401  (re-exported)
-    EPILOG, EXIT_INCONSISTENT, add_arguments, method_options, parse_known)
+from legid_ros.commands.identify_options import (  # noqa: F401  (add_arguments: the CLI's)
+    EXIT_INCONSISTENT, add_arguments, method_options)
 
 
 def _load(path: str, robot):

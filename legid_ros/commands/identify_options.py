@@ -1,5 +1,5 @@
 """Options of ``legid identify``: its command line, its exit statuses, and the options
-``identify()`` gets from them (re-exported by :mod:`legid_ros.commands.identify`)."""
+``identify()`` gets from them (:mod:`legid_ros.commands.identify` uses them)."""
 
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ otherwise (``known``)."""
 import numpy as np
 import pytest
 
-from legid_ros.commands.identify import parse_known
+from legid_ros.commands.identify_options import parse_known
 from legid_ros.core.errors import BadInputError
 from legid_ros.core.identification.api import identify
 from legid_ros.core.identification.parameters.sets import ReducedSet
