@@ -23,7 +23,12 @@ Scores of each result's physical summary (:mod:`legid_ros.core.identification.su
   robot without primitives) that read the bag before failing.
 
 Diagnostics beside them: per robot and set the mean and RMS error of each determined quantity
-(a mean near the RMS is a bias no noise explains), and per robot ``zmp_offset_mm``: the mean of
+(a mean near the RMS is a bias no noise explains), ``coverage_if_calibrated_5_95`` (the range
+of the coverage ratio that stds exactly right would give with these seeds and these stds:
+:func:`calibrated_range`), ``z_rms`` (RMS of error / std over every determined quantity and
+seed: 1 for a calibrated std, seed by seed) and ``n_blocks_per_seed`` (the blocks behind each
+seed's score covariance: 2-3 blocks leave it 1-2 degrees of freedom), and per robot
+``zmp_offset_mm``: the mean of
 the measured ZMP less the ZMP of the true parameters over each seed's samples (a measurement
 bias that a constant COM shift absorbs, so no residual and no std shows it).
 """
@@ -123,8 +128,35 @@ def _score(robot, res, pi_true) -> dict:
             tight += 1
     tight += sum(1 for q in ph.quantities if not q.determined and q.std_data > q.prior_width
                  and q.std < q.prior_width * (1 - 1e-6))
-    return {'determined': det, 'tight': tight,
+    return {'determined': det, 'tight': tight, 'n_blocks': int(unc.n_blocks),
             'n_determined': len(det), 'n_quantities': len(ph.quantities)}
+
+
+def calibrated_range(stds: Dict[str, List[float]], draws: int = 2000,
+                     seed: int = 0) -> List[float]:
+    """5 % and 95 % quantiles of the coverage ratio a calibrated std would give [-].
+
+    Errors drawn as ``N(0, std)`` per seed and quantity (the stds reported): the ratio's
+    scatter with this many seeds, and its bias when the stds differ between seeds (the mean
+    std over the RMS of errors drawn with them is below 1 then). A ratio outside this range
+    is the std's, not the seeds' chance.
+
+    Args:
+        stds: Per determined quantity (at least 3 seeds), the reported std of each seed.
+        draws: Monte Carlo draws.
+        seed: Random seed.
+    """
+    if not stds:
+        return [float('nan'), float('nan')]
+    rng = np.random.default_rng(seed)
+    logs = np.zeros(draws)
+    for s in stds.values():
+        s = np.asarray(s, float)
+        err = rng.normal(size=(draws, s.size)) * s[None, :]
+        rms = np.sqrt(np.mean(err ** 2, axis=1))
+        logs += np.log(s.mean() / np.maximum(rms, 1e-300))
+    ratio = np.exp(logs / len(stds))
+    return [float(np.quantile(ratio, 0.05)), float(np.quantile(ratio, 0.95))]
 
 
 def _per_set(scores: List[dict]) -> dict:
@@ -144,10 +176,15 @@ def _per_set(scores: List[dict]) -> dict:
         means[name] = float(np.mean([d['err'] for d in ds]))
         rmss[name] = rms
     cov = float(np.exp(np.mean(np.log(list(ratios.values()))))) if ratios else None
+    stds = {name: [d['std'] for d in names[name]] for name in ratios}
+    finite = [v for v in z if np.isfinite(v)]
     worst = max(((abs(d['err']) / d['std'], n) for s in scores
                  for n, d in s['determined'].items() if d['std'] > 0), default=(0.0, None))
     return {'z_max': float(max(z)) if z else None, 'z_max_quantity': worst[1],
             'std_coverage_ratio': cov, 'coverage_per_quantity': ratios,
+            'coverage_if_calibrated_5_95': calibrated_range(stds),
+            'z_rms': float(np.sqrt(np.mean(np.square(finite)))) if finite else None,
+            'n_blocks_per_seed': [s.get('n_blocks') for s in scores],
             'error_mean_per_quantity': means, 'error_rms_per_quantity': rmss,
             'tight_std_on_undetermined': int(sum(s['tight'] for s in scores)),
             'determined_per_seed': [s['n_determined'] for s in scores], 'seeds': len(scores)}
@@ -279,15 +316,19 @@ def _write_md(res: dict, path: Path) -> None:
              f"{res['tight_std_on_undetermined']}, negative_mass_urdfs_written "
              f"{res['negative_mass_urdfs_written']}, prerequisite_failures_after_bag_read "
              f"{res['prerequisite_failures_after_bag_read']}, passed {res['passed']}", '',
-             '| robot | set | z_max | worst quantity | std_coverage_ratio | determined per seed |',
-             '|---|---|---|---|---|---|']
+             '| robot | set | z_max | worst quantity | std_coverage_ratio | calibrated 5-95 % | '
+             'z_rms | determined per seed | blocks per seed |',
+             '|---|---|---|---|---|---|---|---|---|']
     for r, v in res['per_robot'].items():
         for s, d in v.items():
             cov = d['std_coverage_ratio']
             z = '-' if d['z_max'] is None else round(d['z_max'], 2)
+            lo, hi = d.get('coverage_if_calibrated_5_95') or (float('nan'),) * 2
+            zr = d.get('z_rms')
             lines.append(f"| {r} | {s} | {z} | {d['z_max_quantity']} | "
-                         f"{'-' if cov is None else round(cov, 2)} | "
-                         f"{d['determined_per_seed']} |")
+                         f"{'-' if cov is None else round(cov, 2)} | {lo:.2f}-{hi:.2f} | "
+                         f"{'-' if zr is None else round(zr, 2)} | "
+                         f"{d['determined_per_seed']} | {d.get('n_blocks_per_seed')} |")
     offs = [f"{r} {'/'.join(f'{v:+.3f}' for v in d['mean'])}"
             for r, d in res.get('zmp_offset_mm', {}).items() if d['mean'] is not None]
     lines += ['', 'measured ZMP less the ZMP of the true parameters, mean over the seeds (x/y) '

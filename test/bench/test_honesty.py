@@ -38,3 +38,36 @@ def test_a_shared_bias_shows_in_the_mean_error():
     assert abs(biased['error_rms_per_quantity']['q0'] - np.sqrt(26.0)) < 0.2
     fair = _per_set([_score(rng.normal(0.0, 1.0, 1), [1.0]) for _ in range(400)])
     assert abs(fair['error_mean_per_quantity']['q0']) < 0.2
+
+
+def test_calibrated_range_holds_one_for_equal_stds_and_narrows_with_seeds():
+    """Equal stds: the range a calibrated std gives straddles 1 and narrows with more seeds."""
+    from legid_ros.bench.honesty import calibrated_range
+    few = calibrated_range({'q': [2.0] * 8})
+    many = calibrated_range({'q': [2.0] * 200})
+    assert few[0] < 1.0 < few[1] and many[0] < 1.0 < many[1]
+    assert (many[1] - many[0]) < 0.5 * (few[1] - few[0])
+
+
+def test_calibrated_range_widens_when_one_seed_has_a_large_std():
+    """One seed's std 50x the others': whether that seed's error is large decides the ratio,
+    so a calibrated std's range spans more than a factor of 10 (equal stds: about 2.4)."""
+    from legid_ros.bench.honesty import calibrated_range
+    lo, hi = calibrated_range({'q': [5.0] + [0.1] * 7})
+    elo, ehi = calibrated_range({'q': [0.1] * 8})
+    assert hi / lo > 10.0 and ehi / elo < 3.0
+
+
+def test_z_rms_and_blocks_are_reported_per_set():
+    """z_rms is the RMS of error / std (1 for errors drawn with the std); blocks per seed kept."""
+    rng = np.random.default_rng(3)
+    scores = []
+    for _ in range(300):
+        s = _score(rng.normal(0, 2.0, 2), [2.0] * 2)
+        s['n_blocks'] = 30
+        scores.append(s)
+    out = _per_set(scores)
+    assert 0.9 < out['z_rms'] < 1.1
+    assert out['n_blocks_per_seed'] == [30] * 300
+    lo, hi = out['coverage_if_calibrated_5_95']
+    assert lo < out['std_coverage_ratio'] < hi
