@@ -102,7 +102,7 @@ class BufferNode(GuardedNode, RawIntake):
         self.kin = StreamKinematics(robot, mode, thresholds, expressed_in={
             f: foot.expressed_in for f, foot in robot.feet.items()})
         self._imu_spec = robot.imu
-        self.buffer = Buffer(self.cfg, self.kin, imu=self._imu_spec)
+        self.buffer = Buffer(self.cfg, self.kin, imu=self._imu_spec, clock=time.monotonic)
         self.schema = self.buffer.schema
         self._zmp_cols = (self.schema.index('zmp.x'), self.schema.index('zmp.y'))
         qos = sensor_qos(int(p['queue_depth']))
@@ -270,7 +270,7 @@ class BufferNode(GuardedNode, RawIntake):
 
     def _on_reset(self, request, response):
         self._flush(force=True, final=True)
-        self.buffer = Buffer(self.cfg, self.kin, imu=self._imu_spec)
+        self.buffer = Buffer(self.cfg, self.kin, imu=self._imu_spec, clock=time.monotonic)
         self._reported.clear()
         self.problems.clear()
         response.success = True

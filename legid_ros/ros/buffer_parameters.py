@@ -14,8 +14,10 @@ PARAMETERS = (
           "the description's force_sensing)", choices=('', 'wrench', 'fsr')),
     Param('window_length', 200, 'rows per window [samples]', low=1),
     Param('window_hop', 100, 'rows between two windows [samples] (<= window_length)', low=1),
-    Param('max_delay_s', 0.02, 'longest wait of a joint-state row for the other streams [s]',
-          low=0.0),
+    Param('max_delay_s', 0.5, 'longest wait of a joint-state row for the other streams, in '
+          'stamps and in wall time [s] (the other topics of the same instants can arrive '
+          'hundreds of ms after the joint states on a loaded machine; a row waits only while '
+          'a stream lags)', low=0.0),
     Param('reorder_s', 0.002, 'wait for late (out-of-order) joint states [s]', low=0.0),
     Param('stale_after_s', 0.05, 'a force/IMU sample older than this marks the row not ok [s]',
           low=0.0),

@@ -321,3 +321,60 @@ def test_final_window_keeps_the_filter_context():
     seen = np.unique(np.concatenate([w[:, 0] for w in wins + last]))
     np.testing.assert_allclose(seen, times)
     assert buf.rows_emitted == 93
+
+
+class _Clock:
+    """A wall clock the test moves [s]."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        return self.now
+
+
+def _burst(buf, clock, forces_late_by_s: float):
+    """100 joint states and IMU samples at once (a stall's burst); the foot wrenches of the
+    same instants arrive ``forces_late_by_s`` of wall time later."""
+    times = np.arange(100) * 1e-3
+    for t in times:
+        buf.add_imu(t, [0, 0, 0, 1], [0, 0, 0], [0, 0, 9.81])
+        buf.add_joint_state(t, JOINTS, [t, t, t])
+    wins = buf.flush()
+    clock.now += forces_late_by_s
+    wins += buf.flush()
+    for t in times:
+        for foot in ('left', 'right'):
+            buf.add_wrench(foot, t, [0, 0, 100, 0, 0, 0])
+    return wins + buf.flush() + buf.flush(force=True, final=True)
+
+
+def test_a_live_buffer_waits_wall_time_for_streams_behind_a_burst():
+    """Joint states in a burst, the wrenches of the same instants 3 ms of wall time later: with
+    a clock (a live node) every row waits for them and is ok; without one (offline) the rows
+    more than max_delay_s of stamps old go out at once, without their wrenches."""
+    clock = _Clock()
+    live = np.vstack(_burst(Buffer(_cfg(), clock=clock), clock, 0.003))
+    offline = np.vstack(_burst(Buffer(_cfg()), _Clock(), 0.003))
+    ok = Buffer(_cfg()).schema.index('ok')
+    assert np.all(live[:, ok] == 1)
+    assert np.mean(offline[:, ok] == 0) > 0.5
+
+
+def test_a_live_buffer_gives_up_on_a_stream_after_max_delay_of_wall_time():
+    """A wrench stream that never comes: after max_delay_s of wall time the rows go out
+    (ok = 0), they are not held for ever."""
+    clock = _Clock()
+    buf = Buffer(_cfg(), clock=clock)
+    for k in range(60):
+        t = k * 1e-3
+        buf.add_imu(t, [0, 0, 0, 1], [0, 0, 0], [0, 0, 9.81])
+        buf.add_joint_state(t, JOINTS, [t, t, t])
+    assert buf.flush() == [] and buf.pending == 60
+    clock.now += 0.001
+    assert buf.pending == 60 and buf.flush() == []
+    clock.now += 0.01
+    wins = buf.flush()
+    assert wins and buf.pending < 60
+    rows = np.vstack(wins)
+    assert np.all(rows[:, buf.schema.index('ok')] == 0)
