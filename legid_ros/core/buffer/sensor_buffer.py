@@ -66,8 +66,8 @@ class Buffer(AuxiliaryInput):
             lag waits ``max_delay_s`` of it too (joint states delivered in a burst after a
             stall are ``max_delay_s`` of stamps apart at once, while the other topics of the
             same instants are still on their way: on a loaded 2-core machine 41 % of the
-            demo's rows went out with stale forces). None (offline, replays): stamps only,
-            the rows then depend on the input's order alone.
+            demo's rows went out before their forces had arrived). None (offline, replays):
+            stamps only, the rows then depend on the input's order alone.
 
     Attributes:
         events: Count of every abnormal input by kind (see module docstring).
