@@ -119,6 +119,7 @@ class Buffer(AuxiliaryInput):
         self._count = 0  # rows held in self._store
         self._since_window = 0
         self._last_emitted = -math.inf
+        self._blocked_since = None  # a new segment's head row waits its own max_delay_s
         self._assemble.reset()
 
     def _map(self, names: Sequence[str]) -> Optional[np.ndarray]:

@@ -378,3 +378,24 @@ def test_a_live_buffer_gives_up_on_a_stream_after_max_delay_of_wall_time():
     assert wins and buf.pending < 60
     rows = np.vstack(wins)
     assert np.all(rows[:, buf.schema.index('ok')] == 0)
+
+
+def test_a_new_segment_waits_its_own_wall_time():
+    """After a clock jump the new segment's head row waits max_delay_s of wall time from when
+    it began to wait, not from when the old segment's head did."""
+    clock = _Clock()
+    buf = Buffer(_cfg(jump_back_s=0.02), clock=clock)
+    for k in range(60):  # no wrenches: the head row waits from wall time 0
+        buf.add_imu(k * 1e-3, [0, 0, 0, 1], [0, 0, 0], [0, 0, 9.81])
+        buf.add_joint_state(k * 1e-3, JOINTS, [0, 0, 0])
+    assert buf.flush() == [] and buf.pending == 60
+    clock.now = 0.004
+    for k in range(60):  # the bag loops: a new segment from stamp 0
+        buf.add_imu(k * 1e-3, [0, 0, 0, 1], [0, 0, 0], [0, 0, 9.81])
+        buf.add_joint_state(k * 1e-3, JOINTS, [0, 0, 0])
+    assert buf.events['clock_jump_back'] == 1
+    buf.flush()
+    clock.now = 0.006  # 6 ms after the old head began to wait, 2 ms after the new one
+    assert buf.flush() == [] and buf.pending == 60
+    clock.now = 0.0095
+    assert buf.flush() and buf.pending < 60
