@@ -1,5 +1,8 @@
 """Tests of ``legid describe`` and ``legid check`` (in process, through legid_ros.cli.main)."""
 
+import sys
+from pathlib import Path
+
 import pytest
 import yaml
 
@@ -8,6 +11,9 @@ from legid_ros.core import paths
 from legid_ros.core.description.hand_edits import hand_edited_lines
 from legid_ros.core.description.resources import package_dir
 from legid_ros.core.robot import load_robot
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / 'bag'))
+from bag_edits import restamp  # noqa: E402
 
 UPPER = ['torso_*=0', 'arm_*=0', 'head_*=0', 'gripper_*=0']
 
@@ -183,3 +189,22 @@ def test_shipped_descriptions_are_describe_output_within_ten_hand_edits(erd, tmp
     assert hand_edited_lines(out.read_text(), shipped) <= 10
     robot = load_robot(path)
     assert len(robot.actuated_joint_names) == joints and set(robot.feet) == feet
+
+
+def test_check_names_streams_stamped_from_another_clock(sim_bag, tmp_path, capsys):
+    """An IMU stamped 0 and a foot wrench stamped 1000 s ahead of the joint states (checked
+    with the wrenches as the force sensing): one line each naming the topic, the offset and
+    the fix; identify reads them by receive time."""
+    out = tmp_path / 'other_clock'
+    restamp(sim_bag, out, {'/imu': None, '/left_foot/wrench': 1000 * 10 ** 9})
+    assert main(['check', '--robot', 'biped', '--bag', str(out), '--zmp-source', 'wrench']) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert any(x.startswith('/imu: header stamps are all 0') for x in lines), lines
+    assert any(x.startswith("/left_foot/wrench: header stamps are +1e+03 s from the joint "
+                            "states' clock") and 'fix: stamp it' in x for x in lines), lines
+    assert not any('right_foot' in x for x in lines)
+    from legid_ros.bag.recording_io import read_bag
+    from legid_ros.core.robot import load_robot
+    back, ref = read_bag(out, load_robot('biped')), read_bag(sim_bag, load_robot('biped'))
+    assert back.meta['stamps_from_receive_time'] == ['/imu', '/left_foot/wrench']
+    assert abs(back.imu_acc - ref.imu_acc).max() < 1e-9

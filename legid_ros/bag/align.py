@@ -1,14 +1,23 @@
 """Turn decoded bag topics into a Recording aligned on the ``/joint_states`` clock, in the
-internal convention (:func:`legid_ros.core.conventions.convert.to_internal`)."""
+internal convention (:func:`legid_ros.core.conventions.convert.to_internal`).
+
+Streams are aligned on their header stamps. A topic whose header stamps are all 0 or on
+another clock than the joint states' (the rule of :mod:`legid_ros.core.conventions.stamps`)
+is put on the joint states' clock through the bag's receive times instead (its receive time
+plus the joint states' median stamp-to-receive offset), with one warning line per topic; the
+names are in the Recording's ``meta['stamps_from_receive_time']``.
+"""
 
 from __future__ import annotations
 
 import json
-from typing import Dict, Optional
+import logging
+from typing import Dict, List, Optional
 
 import numpy as np
 
 from legid_ros.core.conventions.convert import to_internal
+from legid_ros.core.conventions.stamps import clock_offset_s, describe_offset
 from legid_ros.core.errors import BadInputError
 from legid_ros.core.recording import Recording
 from legid_ros.core.robot import Robot
@@ -18,11 +27,40 @@ CAD_TOPIC = '/legid/sim/cad_parameters'
 ZMP_TOPIC = '/legid/sim/zmp'
 POSE_TOPIC = '/legid/sim/base_pose'
 META_TOPIC = '/legid/sim/meta'
+LOG = logging.getLogger(__name__)
 
 
-def _clock(topic: dict):
-    """(sorted unique stamps [ns], matching value rows) of a decoded topic."""
-    stamps = topic['stamp'] if np.any(topic['stamp'] != 0) else topic['log']
+def stamp_offset_ns(topic: dict) -> Optional[float]:
+    """Median header stamp minus receive time of a decoded topic [ns]; None when its stamps
+    are all 0 (not stamped) or it has none."""
+    stamps = np.asarray(topic.get('stamp', ()), np.int64)
+    if stamps.size == 0 or not np.any(stamps != 0):
+        return None
+    return float(np.median(stamps - np.asarray(topic['log'], np.int64)))
+
+
+def _clock(topic: dict, ref_offset_ns: Optional[float] = None, name: str = '',
+           retimed: Optional[List[str]] = None):
+    """(sorted unique stamps [ns], matching value rows) of a decoded topic.
+
+    ``ref_offset_ns``: the joint states' :func:`stamp_offset_ns`; a topic not stamped, or
+    stamped on another clock, gets its receive times plus that offset (and ``name`` is
+    appended to ``retimed``). None: the topic is the reference (not stamped: receive times).
+    """
+    stamps = topic['stamp']
+    own = stamp_offset_ns(topic)
+    if ref_offset_ns is None:  # the reference: its receive times if it is not stamped
+        if own is None:
+            stamps = topic['log']
+    else:
+        off = clock_offset_s(None if own is None else own * 1e-9, ref_offset_ns * 1e-9)
+        if off is not None:
+            stamps = topic['log'] + int(round(ref_offset_ns))
+            if retimed is not None:
+                retimed.append(name)
+                LOG.warning('%s: header stamps %s: aligned by receive time instead (the live '
+                            'buffer needs every stream stamped from one clock)', name,
+                            describe_offset(off))
     order = np.argsort(stamps, kind='stable')
     stamps, values = stamps[order], topic['values'][order]
     keep = np.concatenate([[True], np.diff(stamps) > 0])
@@ -38,15 +76,17 @@ def _align_quat(quat: np.ndarray) -> np.ndarray:
 
 
 def resample(topic: Optional[dict], ref_ns: np.ndarray, width: int,
-             quat_cols: Optional[slice] = None) -> Optional[np.ndarray]:
+             quat_cols: Optional[slice] = None, ref_offset_ns: Optional[float] = None,
+             name: str = '', retimed: Optional[List[str]] = None) -> Optional[np.ndarray]:
     """Values of a topic at the reference stamps: linear interpolation, held at the ends.
 
     Quaternion columns are interpolated linearly after sign alignment, then normalised.
-    Returns None when the topic is absent or empty.
+    ``ref_offset_ns``, ``name``, ``retimed``: see :func:`_clock`. Returns None when the topic
+    is absent or empty.
     """
     if topic is None or len(topic.get('stamp', ())) == 0:
         return None
-    stamps, values = _clock(topic)
+    stamps, values = _clock(topic, ref_offset_ns, name, retimed)
     if values.shape[1] < width:
         raise BadInputError(f'topic has {values.shape[1]} values per message, need {width}')
     values = values[:, :width]
@@ -93,6 +133,9 @@ def assemble(data: Dict[str, dict], robot: Robot, feet: Dict[str, dict], path) -
     if len(js.get('stamp', ())) == 0:
         raise BadInputError(f'bag {path} has no joint_states messages')
     ref, js_values = _clock(js)
+    off = stamp_offset_ns(js)
+    off = 0.0 if off is None else off  # joint states not stamped: their receive times
+    retimed: List[str] = []
     names = js['names']
     wanted = robot.actuated_joint_names
     missing = [j for j in wanted if j not in names]
@@ -103,22 +146,27 @@ def assemble(data: Dict[str, dict], robot: Robot, feet: Dict[str, dict], path) -
     cols = np.array([names.index(j) for j in wanted])
     n = len(ref)
     nan = np.full((n, 3), np.nan)
-    imu = resample(data.get(robot.imu.topic), ref, 10, quat_cols=slice(0, 4))
+    imu = resample(data.get(robot.imu.topic), ref, 10, quat_cols=slice(0, 4),
+                   ref_offset_ns=off, name=robot.imu.topic, retimed=retimed)
     if imu is None:
         imu = np.column_stack([np.full((n, 4), np.nan), nan, nan])
     foot_wrench, fsr, ankle_ft = {}, {}, {}
     for foot, tp in feet.items():
-        w = resample(data.get(tp['wrench']), ref, 6)
+        w = resample(data.get(tp['wrench']), ref, 6, ref_offset_ns=off, name=tp['wrench'],
+                     retimed=retimed)
         if w is not None:
             foot_wrench[foot] = w
-        raw = resample(data.get(tp['ankle_ft']), ref, 6) if tp.get('ankle_ft') else None
+        raw = resample(data.get(tp['ankle_ft']), ref, 6, ref_offset_ns=off,
+                       name=tp.get('ankle_ft') or '', retimed=retimed) \
+            if tp.get('ankle_ft') else None
         if raw is not None:
             ankle_ft[foot] = raw
-        cols_f = [resample(_force_topic(data, topic), ref, 3) for topic in tp['fsr']]
+        cols_f = [resample(_force_topic(data, topic), ref, 3, ref_offset_ns=off, name=topic,
+                           retimed=retimed) for topic in tp['fsr']]
         if cols_f and all(c is not None for c in cols_f):
             fsr[foot] = np.column_stack([c[:, 2] for c in cols_f])
-    zmp = resample(data.get(ZMP_TOPIC), ref, 2)
-    pose = resample(data.get(POSE_TOPIC), ref, 7, quat_cols=slice(3, 7))
+    zmp = resample(data.get(ZMP_TOPIC), ref, 2, ref_offset_ns=off)
+    pose = resample(data.get(POSE_TOPIC), ref, 7, quat_cols=slice(3, 7), ref_offset_ns=off)
     pi_true, names_true = _parameters(data.get(GT_TOPIC))
     pi_cad, names_cad = _parameters(data.get(CAD_TOPIC))
     meta = {}
@@ -129,6 +177,8 @@ def assemble(data: Dict[str, dict], robot: Robot, feet: Dict[str, dict], path) -
         except (ValueError, TypeError):
             meta = {}
     meta.update(source=str(path), stamp0_ns=int(ref[0]))
+    if retimed:
+        meta['stamps_from_receive_time'] = retimed
     return to_internal(Recording(
         robot=robot.name, t=(ref - ref[0]) * 1e-9, joint_names=list(wanted),
         q=js_values[:, cols], qd=js_values[:, nb + cols], tau=js_values[:, 2 * nb + cols],

@@ -55,13 +55,20 @@ def _facts(bag, imu_topic: str = '/imu'):
                         rate_hz=float((logs.size - 1) / span) if span > 0 else 0.0)
         pick = np.unique(np.linspace(0, len(raws) - 1, min(SAMPLES, len(raws))).astype(int)) \
             if len(raws) else []
-        msgs = []
+        msgs, logged = [], []
         for k in pick:
             try:
                 msgs.append(ts.deserialize_cdr(bytes(raws[k]), mtype))
+                logged.append(logs[k])
             except Exception:  # malformed message: rosbags raises several types
                 continue
         tf.frame_ids = sorted({m.header.frame_id for m in msgs if hasattr(m, 'header')})
+        if msgs and hasattr(msgs[0], 'header'):
+            stamp_ns = np.array([m.header.stamp.sec * 10 ** 9 + m.header.stamp.nanosec
+                                 for m in msgs], np.int64)
+            tf.stamped = bool(np.any(stamp_ns != 0))
+            if tf.stamped:
+                tf.stamp_offset_s = 1e-9 * float(np.median(stamp_ns - np.asarray(logged)))
         if mtype == WRENCH_TYPE and msgs:
             f = np.array([[m.wrench.force.x, m.wrench.force.y, m.wrench.force.z] for m in msgs])
             tf.force_norm, tf.force_z = np.linalg.norm(f, axis=1), f[:, 2]

@@ -48,6 +48,7 @@ from legid_ros.core.buffer.sensor_buffer import Buffer, BufferConfig
 from legid_ros.core.buffer.kinematics import StreamKinematics
 from legid_ros.core.buffer.topics import check_live_topics, imu_topic
 from legid_ros.core.contact.rule import node_thresholds
+from legid_ros.core.conventions.stamps import describe_offset
 from legid_ros.core.errors import BadInputError, LegidError
 from legid_ros.core.robot import load_robot
 from legid_ros.ros import conversions as cv
@@ -320,10 +321,20 @@ class BufferNode(GuardedNode, RawIntake):
         for kind in self.buffer.events:
             if kind not in self._reported:
                 self._reported.add(kind)
-                self.get_logger().warning(f'input problem: {kind} (counted in /diagnostics)')
+                self.get_logger().warning(f'input problem: {kind} (counted in /diagnostics)'
+                                          + self._explain(kind))
                 new = True
         if self.problems.take_new() or new:
             self.publish_diagnostics_now()
+
+    def _explain(self, kind: str) -> str:
+        """More words for an input problem's first log line ('' if none)."""
+        what = kind[len('stamps_apart_'):] if kind.startswith('stamps_apart_') else None
+        off = self.buffer.stamp_offsets.get(what) if what else None
+        if off is None:
+            return ''
+        return (f': {what} header stamps {describe_offset(off)}; its rows are stale. Fix: '
+                'stamp every stream from one clock (the same use_sim_time on every driver)')
 
     def status(self):
         """(level, message, values) of the current diagnostic."""
@@ -340,12 +351,19 @@ class BufferNode(GuardedNode, RawIntake):
         if stale:
             level = 'warn'
             parts.append('silent streams: ' + ', '.join(stale))
+        apart = self.buffer.stamp_offsets
+        if apart:
+            level = 'warn'
+            parts.append("stamped on another clock than the joint states': " + ', '.join(
+                f'{k} ({"stamps 0" if v == float("inf") else f"{v:+.3g} s"})'
+                for k, v in sorted(apart.items())))
         values = {f'event.{k}': v for k, v in sorted(ev.items())}
         values.update({'received.' + k: v for k, v in self.received.items()})
         values.update({'rows_emitted': self.buffer.rows_emitted,
                        'windows_published': self.windows_published,
                        'processing_passes': self._passes,
                        'stale_streams': ','.join(stale), 'force_sensing': self.cfg.force_mode})
+        values.update({f'stamp_offset_s.{k}': v for k, v in sorted(apart.items())})
         return level, '; '.join(parts) or 'ok', values
 
     def _publish_diagnostics(self):

@@ -4,13 +4,15 @@ import dataclasses
 
 import numpy as np
 import pytest
-from rosbags.rosbag2 import Reader, StoragePlugin, Writer
+from rosbags.rosbag2 import Reader
 from rosbags.typesys import Stores, get_typestore
 
 from legid_ros.bag.recording_io import EPOCH_NS, bag_info, read_bag, write_bag
 from legid_ros.core.errors import BadInputError
 from legid_ros.core.robot import load_robot
 from legid_ros.core.synthetic import NoiseModel, SyntheticConfig, simulate_biped
+
+from bag_edits import restamp, write_raw
 
 TS = get_typestore(Stores.ROS2_HUMBLE)
 
@@ -139,16 +141,6 @@ def test_robot_without_raw_topic_skips_it(tmp_path, rec, robot):
     np.testing.assert_array_equal(back.ankle_ft['right'], rec.ankle_ft['right'])
 
 
-def _write_raw(path, topics):
-    """Write a bag from {topic: (type, [(log ns, message)])} with plain rosbags."""
-    with Writer(path, version=9, storage_plugin=StoragePlugin.MCAP) as writer:
-        conns = {t: writer.add_connection(t, mtype, typestore=TS)
-                 for t, (mtype, _) in topics.items()}
-        events = sorted((log, t, msg) for t, (_, msgs) in topics.items() for log, msg in msgs)
-        for log, topic, msg in events:
-            writer.write(conns[topic], log, TS.serialize_cdr(msg, topics[topic][0]))
-
-
 def _header(t_s, frame=''):
     ns = EPOCH_NS + int(round(t_s * 1e9))
     return TS.types['std_msgs/msg/Header'](
@@ -177,7 +169,7 @@ def test_read_jittered_multirate_bag(tmp_path, robot):
         header=_header(t, 'r_ankle_ft'), wrench=TS.types['geometry_msgs/msg/Wrench'](
             force=vec(x=1.0, y=0.0, z=300 + 50 * t), torque=vec(x=0.0, y=0.0, z=0.0))))
         for t in t_w]
-    _write_raw(tmp_path / 'raw', {'/joint_states': ('sensor_msgs/msg/JointState', js),
+    write_raw(tmp_path / 'raw', {'/joint_states': ('sensor_msgs/msg/JointState', js),
                                   '/imu': ('sensor_msgs/msg/Imu', imu),
                                   '/right_foot/wrench': ('geometry_msgs/msg/WrenchStamped',
                                                          wrench)})
@@ -213,7 +205,7 @@ def test_bad_bags(tmp_path, rec, robot):
     only_wrench = [(EPOCH_NS, TS.types['geometry_msgs/msg/WrenchStamped'](
         header=_header(0.0), wrench=TS.types['geometry_msgs/msg/Wrench'](
             force=vec(x=0.0, y=0.0, z=1.0), torque=vec(x=0.0, y=0.0, z=0.0))))]
-    _write_raw(tmp_path / 'nojs', {'/w': ('geometry_msgs/msg/WrenchStamped', only_wrench)})
+    write_raw(tmp_path / 'nojs', {'/w': ('geometry_msgs/msg/WrenchStamped', only_wrench)})
     with pytest.raises(BadInputError, match='joint_states'):
         read_bag(tmp_path / 'nojs', robot)
     path = write_bag(rec.slice(0, 20), tmp_path / 'out', robot=robot)
@@ -266,3 +258,21 @@ def test_joint_order_shuffled_per_message_and_late_logs_read_back(tmp_path, rec,
     np.testing.assert_allclose(back.t, rec.t, atol=1e-9)
     for name in ('q', 'qd', 'tau', 'imu_acc'):
         np.testing.assert_array_equal(getattr(back, name), getattr(rec, name), err_msg=name)
+
+
+@pytest.mark.parametrize('shift_ns', [None, 1000 * 10 ** 9, -3 * 10 ** 9])
+def test_stream_on_another_clock_is_aligned_by_receive_time(tmp_path, rec, robot, caplog,
+                                                            shift_ns):
+    """An IMU whose header stamps are 0 or on another clock (1000 s ahead, 3 s behind) is
+    aligned by its receive times, with a warning naming it; the values match the stamped
+    bag's (held at one value before)."""
+    path = write_bag(rec, tmp_path / 'run', robot=robot)
+    restamp(path, tmp_path / 'other', {robot.imu.topic: shift_ns})
+    with caplog.at_level('WARNING'):
+        back = read_bag(tmp_path / 'other', robot)
+    np.testing.assert_array_equal(back.imu_acc, rec.imu_acc)
+    np.testing.assert_array_equal(back.imu_quat, rec.imu_quat)
+    assert back.meta['stamps_from_receive_time'] == [robot.imu.topic]
+    assert robot.imu.topic in caplog.text and 'receive time' in caplog.text
+    np.testing.assert_array_equal(back.foot_wrench['left'], rec.foot_wrench['left'])
+    assert 'stamps_from_receive_time' not in read_bag(path, robot).meta

@@ -191,3 +191,23 @@ def test_digit_topic_is_refused_at_start_up(tmp_path):
                            r'fix: rename it'):
             BufferNode(context=ctx, parameter_overrides=params(robot=robot,
                                                                force_sensing='fsr'))
+
+
+def test_a_stream_on_another_clock_is_named_in_the_diagnostics():
+    """An IMU stamped 0 among joint states stamped from the wall clock: the node's status
+    warns, names the IMU and says its stamps are 0 (diagnostic value stamp_offset_s.imu)."""
+    import time
+    with ros_context() as (ctx, ex, nodes):
+        node = BufferNode(context=ctx, parameter_overrides=params(force_sensing='wrench'))
+        nodes.append(node)
+        names = list(node.cfg.joint_names)
+        for k in range(50):
+            t = time.time()
+            node.buffer.add_imu(0.0, [0, 0, 0, 1], [0, 0, 0], [0, 0, 9.81])
+            node.buffer.add_joint_state(t, names, np.zeros(len(names)))
+        node._flush()
+        level, message, values = node.status()
+    assert level == 'warn'
+    assert "another clock than the joint states': imu (stamps 0)" in message
+    assert values['stamp_offset_s.imu'] == float('inf')
+    assert node._explain('stamps_apart_imu').startswith(': imu header stamps are all 0')

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import numpy as np
 
+import math
 from legid_ros.core.buffer.stream import Stream
 from legid_ros.core.conventions.convert import imu_to_internal
+from legid_ros.core.conventions.stamps import clock_offset_s
 
 
 class AuxiliaryInput:
@@ -22,11 +24,40 @@ class AuxiliaryInput:
     Uses the buffer's ``cfg`` (settings), ``imu`` (the description's IMU stream or None),
     ``_imu_t0`` (first IMU stamp converted [s]), its streams ``_imu``, ``_force`` (per foot, or
     per ``'<foot>.<k>'`` sole sensor) and ``_ankle`` (per foot), and ``_event(kind)`` (counts
-    an abnormal input in ``events``).
+    an abnormal input in ``events``); with a wall ``_clock`` (a live node), ``_offered``,
+    ``_fresh`` and ``stamp_offsets`` (:meth:`_judge_clocks`).
     """
+
+    def _note_offer(self, what: str, stamp: float) -> None:
+        """Remember a live stream's newest header stamp [s] and that minus its arrival
+        time [s]."""
+        if self._clock is not None and math.isfinite(stamp):
+            self._offered[what] = (stamp, stamp - self._clock())
+            self._fresh.add(what)
+
+    def _judge_clocks(self) -> None:
+        """Per stream heard since the last pass, whether its stamps are on the joint states'
+        clock (:mod:`legid_ros.core.conventions.stamps`): if not, its offset [s] goes into
+        ``stamp_offsets`` (``inf`` when its stamp is 0: not stamped) and the event
+        ``stamps_apart_<stream>`` is counted (once per pass; its rows are stale: they cannot
+        be aligned)."""
+        if 'joint_states' not in self._offered:
+            return
+        ref = self._offered['joint_states'][1]
+        for what in self._fresh - {'joint_states'}:
+            stamp, offset = self._offered[what]
+            off = clock_offset_s(offset, ref)
+            if off is None:
+                self.stamp_offsets.pop(what, None)
+            else:
+                self.stamp_offsets[what] = math.inf if stamp == 0.0 else off
+                self._event(f'stamps_apart_{what}')
+        self._fresh.clear()
 
     def _add_aux_batch(self, stream: Stream, stamps: np.ndarray, values: np.ndarray,
                        what: str) -> int:
+        if len(stamps):
+            self._note_offer(what, float(stamps[-1]))
         if (len(stamps) and np.isfinite(values).all() and np.isfinite(stamps).all()
                 and np.all(np.diff(stamps) > 0) and stamps[0] > stream.newest()):
             stream.t.extend(stamps.tolist())
@@ -72,6 +103,7 @@ class AuxiliaryInput:
                                    np.asarray(forces_n, float).reshape(-1, 1), f'fsr_{foot}')
 
     def _add_aux(self, stream: Stream, stamp: float, values, what: str) -> bool:
+        self._note_offer(what, stamp)
         if len(values) != stream.width:
             self._event(f'bad_length_{what}')
             return False

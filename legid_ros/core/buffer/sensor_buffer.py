@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import bisect
 import math
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 import numpy as np
 
@@ -67,12 +67,16 @@ class Buffer(AuxiliaryInput):
             stall are ``max_delay_s`` of stamps apart at once, while the other topics of the
             same instants are still on their way: on a loaded 2-core machine 41 % of the
             demo's rows went out before their forces had arrived). None (offline, replays):
-            stamps only, the rows then depend on the input's order alone.
+            stamps only, the rows then depend on the input's order alone. With a clock the
+            buffer also tells a stream stamped from another clock than the joint states'
+            (:mod:`legid_ros.core.conventions.stamps`, against its arrival times).
 
     Attributes:
         events: Count of every abnormal input by kind (see module docstring).
         rows_emitted: Rows that entered a window.
         windows_emitted: Windows returned by :meth:`flush`.
+        stamp_offsets: Per stream whose header stamps are on another clock than the joint
+            states' (live only), how far [s] (``inf``: its stamps are 0).
     """
 
     def __init__(self, cfg: BufferConfig, kinematics=None, imu: Optional[ImuSpec] = None,
@@ -80,6 +84,9 @@ class Buffer(AuxiliaryInput):
         self.cfg = cfg
         self._clock = clock
         self._blocked_since: Optional[float] = None  # [s] wall time the head row began to wait
+        self._offered: Dict[str, Tuple[float, float]] = {}  # [s] stamp, stamp - arrival
+        self._fresh: Set[str] = set()  # streams heard since the last pass
+        self.stamp_offsets: Dict[str, float] = {}  # [s] streams on another clock
         self.imu = imu if imu is not None and not imu.is_internal else None
         self._imu_t0 = None  # [s] first IMU stamp converted (a drifting heading's origin)
         self.schema = ChannelSchema.for_config(cfg)
@@ -164,6 +171,7 @@ class Buffer(AuxiliaryInput):
         if not math.isfinite(stamp):
             self._event('nonfinite_stamp')
             return False
+        self._note_offer('joint_states', stamp)
         qd = self._optional(velocity, n, idx, 'velocity')
         tau = self._optional(effort, n, idx, 'effort')
         newest = self._pending_t[-1] if self._pending_t else self._last_emitted
@@ -207,12 +215,13 @@ class Buffer(AuxiliaryInput):
                 and velocity.shape[1] in (0, len(names)) and effort.shape[1] in (0, len(names))
                 and (velocity.shape[1] == 0 or np.isfinite(velocity).all())
                 and (effort.shape[1] == 0 or np.isfinite(effort).all()))
-        if not fast:
+        if not fast:  # (each sample noted by add_joint_state)
             empty = ()
             return sum(self.add_joint_state(
                 float(stamps[k]), names, position[k],
                 velocity[k] if velocity.shape[1] else empty,
                 effort[k] if effort.shape[1] else empty) for k in range(n))
+        self._note_offer('joint_states', float(stamps[-1]))
         q = position[:, idx]
         nan = np.full((n, self.nj), np.nan)
         qd = velocity[:, idx] if velocity.shape[1] else nan
@@ -291,6 +300,7 @@ class Buffer(AuxiliaryInput):
         """
         windows = self._windows_on_jump
         self._windows_on_jump = []
+        self._judge_clocks()
         count = 0
         if self._pending_t:
             newest = self._pending_t[-1]

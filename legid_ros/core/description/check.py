@@ -13,6 +13,7 @@ from typing import Dict, List, Optional
 
 import numpy as np
 
+from legid_ros.core.conventions.stamps import clock_offset_s, describe_offset
 from legid_ros.core.robot import Robot
 
 GRAVITY = 9.81  # [m/s^2]
@@ -36,6 +37,10 @@ class TopicFacts:
         force_norm: Per sampled message, |force| [N] (wrench topics), else empty.
         force_z: Per sampled message, force.z [N] (wrench topics), else empty.
         stamps_s: Sample times of ``force_norm`` [s].
+        stamped: Whether any decoded message has a header stamp other than 0 (None: the
+            type has no header, or nothing was decoded).
+        stamp_offset_s: Median header stamp minus receive (log) time of the decoded
+            messages [s] (None when not stamped).
     """
 
     msgtype: str
@@ -45,6 +50,8 @@ class TopicFacts:
     force_norm: np.ndarray = field(default_factory=lambda: np.zeros(0))
     force_z: np.ndarray = field(default_factory=lambda: np.zeros(0))
     stamps_s: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    stamped: Optional[bool] = None
+    stamp_offset_s: Optional[float] = None
 
 
 @dataclass
@@ -234,6 +241,31 @@ def _imu(robot: Robot, facts: RecordingFacts, out: List[str]) -> None:
                    f'about {GRAVITY} (units in g, or gravity removed?)')
 
 
+def _stamps(robot: Robot, facts: RecordingFacts, zmp_source: str, out: List[str]) -> None:
+    """Problems of the header stamps of the topics identify and the live buffer read: each
+    must be on the joint states' clock (:mod:`legid_ros.core.conventions.stamps`)."""
+    js = facts.topics.get(JOINT_STATES)
+    if js is None or js.stamped is None:
+        return
+    ref = js.stamp_offset_s if js.stamped else None
+    source = force_source(robot, facts, zmp_source).source
+    topics = [robot.imu.topic]
+    for foot in robot.feet.values():
+        topics += [s.topic for s in foot.force_sensors] if source == 'fsr' else \
+            [foot.wrench_topic]
+        topics += [foot.ankle_ft_topic] if foot.ankle_ft_topic else []
+    for topic in dict.fromkeys(topics):
+        name = _find(facts, topic)
+        tf = facts.topics.get(name) if name else None
+        if tf is None or tf.stamped is None:
+            continue
+        off = clock_offset_s(tf.stamp_offset_s if tf.stamped else None, ref)
+        if off is not None:
+            out.append(f'{name}: header stamps {describe_offset(off)}; legid identify aligns '
+                       'it by its receive times, the live buffer cannot (its rows go stale); '
+                       "fix: stamp it from the joint states' clock")
+
+
 def check_recording(robot: Robot, facts: RecordingFacts, zmp_source: str = 'auto',
                     load_check: bool = True) -> List[str]:
     """Problems of a description against a recording, one line each (empty: they match).
@@ -253,6 +285,7 @@ def check_recording(robot: Robot, facts: RecordingFacts, zmp_source: str = 'auto
         out += _joints(robot, facts)
     _imu(robot, facts, out)
     loads = _feet(robot, facts, rate, out, zmp_source)
+    _stamps(robot, facts, zmp_source, out)
     if load_check and loads and len(loads) == len(robot.feet):
         n = min(x.size for x in loads)
         total = float(np.median(sum(x[:n] for x in loads)))

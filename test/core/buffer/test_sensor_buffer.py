@@ -399,3 +399,44 @@ def test_a_new_segment_waits_its_own_wall_time():
     assert buf.flush() == [] and buf.pending == 60
     clock.now = 0.0095
     assert buf.flush() and buf.pending < 60
+
+
+@pytest.mark.parametrize('imu_stamp, expected', [(lambda t: 0.0, float('inf')),
+                                                 (lambda t: t + 1e9, 1e9),
+                                                 (lambda t: t - 3.0, -3.0)])
+def test_a_live_buffer_names_a_stream_on_another_clock(imu_stamp, expected):
+    """An IMU stamped 0, 1e9 s ahead or 3 s behind the joint states (arriving with them) is
+    named in stamp_offsets with its offset and counted (stamps_apart_imu); the wrenches, on
+    the joint states' clock, are not."""
+    clock = _Clock()
+    buf = Buffer(_cfg(), clock=clock)
+    for k in range(300):
+        t = 100.0 + k * 1e-3
+        clock.now = t - 100.0 + 5e-4
+        buf.add_imu(imu_stamp(t), [0, 0, 0, 1], [0, 0, 0], [0, 0, 9.81])
+        for foot in ('left', 'right'):
+            buf.add_wrench(foot, t, [0, 0, 100, 0, 0, 0])
+        buf.add_joint_state(t, JOINTS, [0, 0, 0])
+        buf.flush()
+    assert set(buf.stamp_offsets) == {'imu'}
+    assert buf.stamp_offsets['imu'] == pytest.approx(expected, rel=1e-6)
+    assert buf.events['stamps_apart_imu'] >= 250
+
+
+def test_late_or_silent_streams_are_not_another_clock():
+    """Wrenches arriving 0.4 s late (their stamps 0.4 s behind the joint states' on arrival)
+    and an IMU that falls silent are not taken for another clock."""
+    clock = _Clock()
+    buf = Buffer(_cfg(), clock=clock)
+    for k in range(1000):
+        t = k * 1e-3
+        clock.now = t
+        if k < 200:
+            buf.add_imu(t, [0, 0, 0, 1], [0, 0, 0], [0, 0, 9.81])
+        if k >= 400:
+            for foot in ('left', 'right'):
+                buf.add_wrench(foot, t - 0.4, [0, 0, 100, 0, 0, 0])
+        buf.add_joint_state(t, JOINTS, [0, 0, 0])
+        buf.flush()
+    assert buf.stamp_offsets == {}
+    assert not any(k.startswith('stamps_apart') for k in buf.events)
