@@ -208,3 +208,14 @@ def test_check_names_streams_stamped_from_another_clock(sim_bag, tmp_path, capsy
     back, ref = read_bag(out, load_robot('biped')), read_bag(sim_bag, load_robot('biped'))
     assert back.meta['stamps_from_receive_time'] == ['/imu', '/left_foot/wrench']
     assert abs(back.imu_acc - ref.imu_acc).max() < 1e-9
+
+
+def test_check_names_joint_states_without_stamps(sim_bag, tmp_path, capsys):
+    """Joint states stamped 0: one line saying so (the live buffer drops them); the other
+    streams, stamped, are not judged against them."""
+    out = tmp_path / 'no_js_stamps'
+    restamp(sim_bag, out, {'/joint_states': None})
+    assert main(['check', '--robot', 'biped', '--bag', str(out)]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert [x for x in lines if 'header stamps' in x] == [next(
+        x for x in lines if x.startswith('/joint_states: header stamps are all 0'))]

@@ -247,6 +247,10 @@ def _stamps(robot: Robot, facts: RecordingFacts, zmp_source: str, out: List[str]
     js = facts.topics.get(JOINT_STATES)
     if js is None or js.stamped is None:
         return
+    if not js.stamped:
+        out.append(f'{JOINT_STATES}: header stamps are all 0 (the driver does not stamp); '
+                   'legid identify aligns the streams by receive time, the live buffer drops '
+                   'such joint states as duplicates; fix: stamp them where they are read')
     ref = js.stamp_offset_s if js.stamped else None
     source = force_source(robot, facts, zmp_source).source
     topics = [robot.imu.topic]
