@@ -10,9 +10,10 @@ sensor_buffer.Buffer`, which aligns these streams on the joint-state clock.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-import math
 from legid_ros.core.buffer.stream import Stream
 from legid_ros.core.conventions.convert import imu_to_internal
 from legid_ros.core.conventions.stamps import clock_offset_s
