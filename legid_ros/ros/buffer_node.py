@@ -48,7 +48,7 @@ from legid_ros.core.buffer.sensor_buffer import Buffer, BufferConfig
 from legid_ros.core.buffer.kinematics import StreamKinematics
 from legid_ros.core.buffer.topics import check_live_topics, imu_topic
 from legid_ros.core.contact.rule import node_thresholds
-from legid_ros.core.conventions.stamps import describe_offset
+from legid_ros.core.conventions.stamps import describe_offset, offset_label
 from legid_ros.core.errors import BadInputError, LegidError
 from legid_ros.core.robot import load_robot
 from legid_ros.ros import conversions as cv
@@ -355,8 +355,7 @@ class BufferNode(GuardedNode, RawIntake):
         if apart:
             level = 'warn'
             parts.append("stamped on another clock than the joint states': " + ', '.join(
-                f'{k} ({"stamps 0" if v == float("inf") else f"{v:+.3g} s"})'
-                for k, v in sorted(apart.items())))
+                f'{k} ({offset_label(v)})' for k, v in sorted(apart.items())))
         values = {f'event.{k}': v for k, v in sorted(ev.items())}
         values.update({'received.' + k: v for k, v in self.received.items()})
         values.update({'rows_emitted': self.buffer.rows_emitted,

@@ -42,3 +42,8 @@ def describe_offset(offset_s: float) -> str:
     if offset_s == float('inf'):
         return 'are all 0 (the driver does not stamp)'
     return f"are {offset_s:+.3g} s from the joint states' clock (another clock)"
+
+
+def offset_label(offset_s: float) -> str:
+    """Short form of :func:`clock_offset_s`'s answer for a status line ("stamps 0", "+3 s")."""
+    return 'stamps 0' if offset_s == float('inf') else f'{offset_s:+.3g} s'

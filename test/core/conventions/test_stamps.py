@@ -2,7 +2,8 @@
 
 import math
 
-from legid_ros.core.conventions.stamps import STAMPS_APART_S, clock_offset_s, describe_offset
+from legid_ros.core.conventions.stamps import (STAMPS_APART_S, clock_offset_s, describe_offset,
+                                               offset_label)
 
 
 def test_latency_is_the_same_clock_and_a_second_more_is_another():
@@ -21,3 +22,4 @@ def test_unstamped_streams():
     assert clock_offset_s(3.0, None) is None
     assert describe_offset(math.inf).startswith('are all 0')
     assert describe_offset(-2.0) == "are -2 s from the joint states' clock (another clock)"
+    assert (offset_label(math.inf), offset_label(1e3)) == ('stamps 0', '+1e+03 s')
