@@ -24,6 +24,9 @@ from legid_ros.ros.stop_signals import StopSignals, orderly
 
 __all__ = ['StopSignals', 'make_executor', 'run_node', 'spin']
 
+#: Longest single ``spin_until_future_complete`` call of :func:`spin` [s].
+SPIN_ROUND_S = 60.0
+
 
 def make_executor(kind: str = 'auto', context=None):
     """An executor: 'events' (raises if unavailable), 'single', or 'auto' (events if present).
@@ -46,30 +49,43 @@ def spin(node, executor=None, until: Optional[Callable[[], bool]] = None,
          timeout_s: Optional[float] = None, poll_s: float = 0.1) -> None:
     """Spin ``node`` until shutdown, ``until()`` is true, or ``timeout_s`` [s] passes.
 
-    ``until`` is checked at least every ``poll_s`` [s]: between two checks the executor serves
+    ``until`` is checked every ``poll_s`` [s] by a steady-clock timer of the node (it fires
+    with ``use_sim_time`` and no ``/clock`` too); between two checks the executor serves
     callbacks on its own (the events executor in C++, no Python between two messages), which
-    at 1 kHz per topic costs a fraction of one ``spin_once`` per message.
+    at 1 kHz per topic costs a fraction of one ``spin_once`` per message. One
+    ``spin_until_future_complete`` call per :data:`SPIN_ROUND_S`: every call keeps about 30
+    bytes (rclpy 9's events executor), 0.6 MB per half hour at one call per ``poll_s``.
     """
     import time
 
+    from rclpy.clock import Clock, ClockType
     from rclpy.task import Future
 
     own = executor is None
     executor = executor or make_executor(context=node.context)
     executor.add_node(node)
     end = None if timeout_s is None else time.monotonic() + timeout_s
-    never = Future()  # the executor serves every callback for poll_s, then Python looks again
+    done = Future()
+
+    def check() -> None:
+        if done.done():
+            return
+        if (not rclpy.ok(context=node.context) or (until is not None and until())
+                or (end is not None and time.monotonic() >= end)):
+            done.set_result(True)
+
+    timer = node.create_timer(poll_s, check, clock=Clock(clock_type=ClockType.STEADY_TIME))
     try:
-        while rclpy.ok(context=node.context):
-            if until is not None and until():
-                break
-            step = poll_s if end is None else max(min(poll_s, end - time.monotonic()), 0.0)
-            executor.spin_until_future_complete(never, timeout_sec=step)
-            if end is not None and time.monotonic() > end:
-                break
+        check()
+        while not done.done() and rclpy.ok(context=node.context):
+            # a finite round: the events executor never serves its timers without one
+            executor.spin_until_future_complete(done, timeout_sec=SPIN_ROUND_S)
+            check()
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     finally:
+        with contextlib.suppress(Exception):  # the node may be gone with the context
+            node.destroy_timer(timer)
         with contextlib.suppress(Exception):  # the executor may be gone with the context
             executor.remove_node(node)
         if own and hasattr(executor, 'shutdown'):
