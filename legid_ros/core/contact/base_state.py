@@ -29,6 +29,7 @@ import pinocchio as pin
 
 from legid_ros.core.contact.cop import is_point_foot
 from legid_ros.core.contact.rule import GRAVITY
+from legid_ros.core.conventions.convert import matrix_quat
 from legid_ros.core.errors import BadInputError
 from legid_ros.core.robot import Robot
 
@@ -124,7 +125,7 @@ class StanceBase:
             raise BadInputError('no stance foot')
         model, data, q, v, a = self.model, self.data, self.q, self.v, self.a
         q[:3] = 0.0
-        q[3:7] = pin.Quaternion(rot).coeffs()
+        q[3:7] = matrix_quat(rot)
         q[7:] = q_j
         # Jacobians and contact points do not depend on the base translation: one pass
         pin.computeJointJacobians(model, data, q)

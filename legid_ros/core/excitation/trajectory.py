@@ -18,6 +18,7 @@ import numpy as np
 import pinocchio as pin
 from scipy.interpolate import CubicSpline
 
+from legid_ros.core.conventions.convert import matrix_quat
 from legid_ros.core.errors import BadInputError
 from legid_ros.core.identification.rows.regressors import bases_to_world
 from legid_ros.core.identification.rows.zmp import model_zmp
@@ -70,8 +71,7 @@ def _base_path(plan: StandingPlan, t: np.ndarray) -> np.ndarray:
     out = np.zeros((len(t), 7))
     out[:, :3] = pos
     for k, w in enumerate(rot):
-        quat = pin.Quaternion(r0 @ pin.exp3(w))
-        out[k, 3:] = [quat.x, quat.y, quat.z, quat.w]
+        out[k, 3:] = matrix_quat(r0 @ pin.exp3(w))
     return out
 
 

@@ -14,6 +14,7 @@ from typing import Optional
 import numpy as np
 import pinocchio as pin
 
+from legid_ros.core.conventions.convert import matrix_quat
 from legid_ros.core.errors import BadInputError, SolverError
 from legid_ros.core.identification.rows.foot_ft import feet_regressors, foot_parameters
 from legid_ros.core.inertial import get_parameters, parameter_names, set_parameters
@@ -53,7 +54,7 @@ def _rotate_quat(quat: np.ndarray, rotvec: np.ndarray) -> np.ndarray:
     out = np.empty_like(quat)
     for k in range(len(quat)):
         rot = pin.Quaternion(quat[k, 3], *quat[k, :3]).matrix() @ pin.exp3(rotvec[k])
-        out[k] = pin.Quaternion(rot).coeffs()
+        out[k] = matrix_quat(rot)
     return out
 
 

@@ -16,6 +16,7 @@ import numpy as np
 import pinocchio as pin
 
 from legid_ros.core import signals
+from legid_ros.core.conventions.convert import matrix_quat
 
 LOCAL = pin.ReferenceFrame.LOCAL
 
@@ -111,7 +112,7 @@ def contact_dynamics(model: pin.Model, data: pin.Data, qj: np.ndarray, qdj: np.n
             pin.forwardKinematics(model, data, q, v, a)
             o_m_i = pin.updateFramePlacement(model, data, imu_id)
             rot = o_m_i.rotation
-            quat[k] = pin.Quaternion(rot).coeffs()
+            quat[k] = matrix_quat(rot)
             gyro[k] = pin.getFrameVelocity(model, data, imu_id, LOCAL).angular
             acc[k] = (pin.getFrameClassicalAcceleration(model, data, imu_id, LOCAL).linear
                       - rot.T @ g)

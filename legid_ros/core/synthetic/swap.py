@@ -21,6 +21,7 @@ import numpy as np
 import pinocchio as pin
 from scipy.interpolate import CubicSpline
 
+from legid_ros.core.conventions.convert import matrix_quat
 from legid_ros.core.errors import SolverError
 from legid_ros.core.robot import Robot
 from legid_ros.core.synthetic.dynamics import (ContactDynamics, contact_dynamics,
@@ -226,8 +227,8 @@ def _moved(d: ContactDynamics, m: pin.SE3) -> ContactDynamics:
     for k in range(len(q)):
         base = m * pin.XYZQUATToSE3(q[k, :7])
         q[k, :7] = pin.SE3ToXYZQUAT(base)
-        quat[k] = pin.Quaternion(m.rotation @ pin.Quaternion(*np.roll(d.imu_quat[k], 1))
-                                 .matrix()).coeffs()
+        quat[k] = matrix_quat(m.rotation @ pin.Quaternion(*np.roll(d.imu_quat[k], 1))
+                              .matrix())
     # wrench about the left sole origin in its axes -> about the world origin in world axes
     wrench = d.wrench @ m.toDualActionMatrix().T
     return ContactDynamics(q=q, v=d.v, a=d.a, wrench=wrench, tau_motor=d.tau_motor,
