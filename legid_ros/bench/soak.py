@@ -8,8 +8,8 @@ states and the buffer's windows. At the end every node gets SIGINT.
 Figures: ``rss_growth_mb_max`` (largest RSS growth of any node after the first minute, or after
 half the run when shorter), ``rss_growth_mb`` per node, ``rss_trend_mb_per_30min`` per node
 and its largest, ``rss_trend_mb_per_30min_max`` (growth that persists through the run, per
-half hour: the smaller of the RSS slopes of the two halves of those samples, :func:`_trend`; a
-steady leak shows in a 10-minute run, a one-off allocator step does not: an estimator leaking
+half hour: the smallest of the RSS slopes of three equal parts of those samples, :func:`_trend`;
+a steady leak shows in a 10-minute run, one-off allocator steps do not: an estimator leaking
 0.6 MB a minute read 6.9 MB of growth in 10 minutes, which was taken for steps),
 ``cpu_pct`` per node, ``crashes``
 (nodes that exited during the run, or exited non-zero or with a traceback on SIGINT) and
@@ -42,6 +42,8 @@ LISTENERS = 3
 #: Joint-state period of the sim [s]; larger steps between two samples the listener saw (but
 #: shorter than the lap gap) are samples the listener itself missed.
 PERIOD_S = 1e-3
+#: Parts of the run after the first minute whose smallest RSS slope is the trend (_trend).
+TREND_PARTS = 3
 
 
 def add_arguments(parser) -> None:
@@ -204,16 +206,16 @@ def _growth(series, duration_s: float) -> float:
     return float(max(after) - after[0])
 
 
-def _trend(series, duration_s: float) -> float:
-    """Growth that persists through the run [MB per 30 min]: the smaller of the least-squares
-    RSS slopes of the two halves of the samples after the first minute (or half the run when
-    shorter). A leak reads its rate in both halves; a one-off step lies in one half (or between
-    them) and reads about 0. 0 with fewer than 3 samples in a half."""
+def _trend(series, duration_s: float, parts: int = TREND_PARTS) -> float:
+    """Growth that persists through the run [MB per 30 min]: the smallest of the least-squares
+    RSS slopes of ``parts`` equal parts of the samples after the first minute (or half the run
+    when shorter). A leak reads its rate in every part; one-off steps, or a creep early in the
+    run and a step later, leave at least one part flat and read about 0. 0 with fewer than 3
+    samples in a part."""
     settle = min(60.0, 0.5 * duration_s)
     pts = np.array([(t, rss) for t, rss in series if t >= settle and rss > 0], float)
-    half = len(pts) // 2
-    if half < 3:
+    if len(pts) < 3 * parts:
         return 0.0
-    slopes = [np.polyfit(p[:, 0], p[:, 1], 1)[0] for p in (pts[:half], pts[half:])
-              if np.ptp(p[:, 0]) > 0]
-    return float(min(slopes) * 1800.0) if len(slopes) == 2 else 0.0
+    chunks = np.array_split(pts, parts)
+    slopes = [np.polyfit(p[:, 0], p[:, 1], 1)[0] for p in chunks if np.ptp(p[:, 0]) > 0]
+    return float(min(slopes) * 1800.0) if len(slopes) == parts else 0.0
