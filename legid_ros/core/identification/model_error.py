@@ -66,7 +66,7 @@ def core_readout(robot: Robot, pi: np.ndarray, core: str, scales: np.ndarray) ->
 
 def model_error_ratio(meat: np.ndarray, vec: np.ndarray, lam: np.ndarray, det: np.ndarray,
                       move: np.ndarray, width: float, poor_spread: float, prior: float = 0.0,
-                      least_shrink: float = 0.1) -> float:
+                      least_shrink: float = 0.1, held: np.ndarray = None) -> float:
     """Variance of the model error's pull on the estimate over that of the noise, ``kappa``.
 
     Model error that follows the motion (soft contacts, the base pose from kinematics, a
@@ -97,6 +97,12 @@ def model_error_ratio(meat: np.ndarray, vec: np.ndarray, lam: np.ndarray, det: n
         prior: The estimator's prior weight (as ``lam``); 0: none.
         least_shrink: Combinations shrunk more than this by the prior are left out (the prior
             holds them; bounds and the fit's nonlinearity decide their small moves).
+        held: (k,) variance of the data-only estimate's response to what the set holds at CAD
+            along each combination [core-scale units^2] (:func:`held_basis`; None: 0): moves
+            it explains are not model error (a set that cannot represent the truth moves
+            along its poorly determined combinations by the held parameters' pull, and that
+            pull has its own term: read as ``kappa`` it widened every combination, the
+            well-determined whole-body COM of Talos's reduced set 11x).
 
     Returns:
         ``kappa`` >= 0 (0: the moves are what the truth's offset and the noise explain).
@@ -108,10 +114,11 @@ def model_error_ratio(meat: np.ndarray, vec: np.ndarray, lam: np.ndarray, det: n
     use = det & (s >= least_shrink) & (v > poor_spread ** 2)
     if not np.any(use):
         return 0.0
-    u, v = (m[use] / s[use]) ** 2, v[use]  # data-only moves and their noise variance
+    h = np.zeros(m.size) if held is None else np.asarray(held, float)
+    u, v, h = (m[use] / s[use]) ** 2, v[use], h[use]  # data-only moves, noise, held variance
     a = (width ** 2 * np.logspace(0, 4, 81))[:, None, None]
     k = np.concatenate([[0.0], np.logspace(-3, 8, 221)])[None, :, None]
-    var = a + (1.0 + k) * v[None, None, :]
+    var = a + (1.0 + k) * v[None, None, :] + h[None, None, :]
     nll = np.sum(np.log(var) + u[None, None, :] / var, axis=2)
     if not np.all(np.isfinite(nll)):  # non-finite moves: nothing to read model error from
         return 0.0
@@ -119,7 +126,8 @@ def model_error_ratio(meat: np.ndarray, vec: np.ndarray, lam: np.ndarray, det: n
 
 
 def moved_too_far(meat: np.ndarray, vec: np.ndarray, lam: np.ndarray, det: np.ndarray,
-                   move: np.ndarray, width: float, poor_spread: float) -> np.ndarray:
+                   move: np.ndarray, width: float, poor_spread: float,
+                   held: np.ndarray = None) -> np.ndarray:
     """The score covariance ``meat`` inflated along the poorly determined combinations where
     the estimate moved from CAD further than the prior width allows.
 
@@ -139,13 +147,17 @@ def moved_too_far(meat: np.ndarray, vec: np.ndarray, lam: np.ndarray, det: np.nd
         move: (k,) estimate minus CAD in the plane [core-scale units].
         width: Prior width [core-scale units].
         poor_spread: Std above which a combination is poorly determined.
+        held: (k,) variance of the response to what the set holds at CAD along each
+            combination [core-scale units^2] (as :func:`model_error_ratio`; None: 0): part of
+            the joint std a move is compared with.
     """
     m = vec.T @ move
     me = vec.T @ meat @ vec
     var = np.where(det, np.diag(me) / np.where(det, lam, 1.0) ** 2, np.inf)
+    h = np.zeros(lam.size) if held is None else np.asarray(held, float)
     k = np.ones(lam.size)
-    poor = det & (var > poor_spread ** 2) & (m ** 2 > 4.0 * (width ** 2 + var))
-    k[poor] = (m[poor] ** 2 - width ** 2) / var[poor]
+    poor = det & (var > poor_spread ** 2) & (m ** 2 > 4.0 * (width ** 2 + var + h))
+    k[poor] = np.maximum(m[poor] ** 2 - width ** 2 - h[poor], var[poor]) / var[poor]
     d = np.sqrt(k)
     return vec @ (me * np.outer(d, d)) @ vec.T
 

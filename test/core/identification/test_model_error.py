@@ -100,6 +100,25 @@ def test_model_error_ratio_ignores_what_the_prior_holds():
     assert loud > base + 1.0
 
 
+def test_moves_the_held_parameters_explain_are_not_model_error():
+    """Moves drawn with the held parameters' pull (variance 30 times the noise's) read as model
+    error without that term (kappa > 10) and not with it (kappa < 0.5); a far move the held
+    variance explains is not widened, one it does not explain still is."""
+    rng = np.random.default_rng(11)
+    n = 400
+    lam = np.logspace(-1, 2, n)
+    v = np.logspace(-4, 2, n)
+    meat = np.diag(v * lam ** 2)
+    held = 30.0 * v
+    move = rng.normal(size=n) * np.sqrt(1.0 + v + held)
+    args = (meat, np.eye(n), lam, np.ones(n, bool), move, 1.0, 0.05)
+    assert model_error_ratio(*args) > 10.0
+    assert model_error_ratio(*args, held=held) < 0.5
+    one = (np.eye(1), np.eye(1), np.ones(1), np.ones(1, bool), np.array([5.0]), 1.0, 0.05)
+    assert moved_too_far(*one, held=np.array([25.0]))[0, 0] == pytest.approx(1.0)
+    assert moved_too_far(*one, held=np.array([4.0]))[0, 0] == pytest.approx(25.0 - 1.0 - 4.0)
+
+
 def test_held_basis_of_a_per_link_core_is_the_inertias():
     """A core of every link's mass and first moment holds only the inertias: the held basis
     has no mass or first-moment component and spans all six inertia entries of each link."""

@@ -15,6 +15,7 @@ from legid_ros.core.identification.uncertainty.core import (DEFAULT_BLOCKS, POOR
                                                             PRIOR_WIDTH, UNMODELLED_WIDTH,
                                                             _cad_move, _core_basis, _finish,
                                                             _held_sensitivity, _mass_plane,
+                                                            held_variance,
                                                             _plane_covariances, _stds)
 from legid_ros.core.identification.uncertainty.result import Uncertainty
 from legid_ros.core.robot import Robot
@@ -31,7 +32,8 @@ def core_uncertainty(robot: Robot, pi: np.ndarray, jac_pi: np.ndarray, resid: np
 
     In the plane the data must decide (this package): the noise and motion (the
     sandwich over blocks, shrunk by the prior; widened where the estimate moved from CAD too
-    far for it, :func:`model_error.moved_too_far`), the prior's pull toward CAD (the truth is
+    far for it, :func:`model_error.moved_too_far`, by what neither the truth's offset nor the
+    held parameters' pull explains), the prior's pull toward CAD (the truth is
     within ``prior_width`` scale units of CAD, by the offset the data show:
     ``(B + P)^-1 P W P (B + P)^-1``), and the
     parameters the set holds at CAD (:func:`model_error.held_basis`, ``UNMODELLED_WIDTH`` of
@@ -109,15 +111,17 @@ def core_uncertainty(robot: Robot, pi: np.ndarray, jac_pi: np.ndarray, resid: np
     move = _cad_move(robot, pi_cad, core, value, scales, z) if width > 0 else None
     # the data alone, then the estimator's own error: the noise through its prior, the
     # prior's bias (and below, what the set holds at CAD)
-    cov_data, comb_std, cov_z, noise_z, gain = _plane_covariances(
-        meat, vec, lam, det, move, width, poor_spread, prior)
     held_width = UNMODELLED_WIDTH * width if unmodelled_width is None else unmodelled_width
-    response = None
+    held_score = held_var = None
     if held_width > 0:
         u = np.asarray(jac_pi, float) @ held_basis(robot, pi, jac)
         if nq is not None:
             u -= nq @ (nq.T @ u)
-        response = gain @ (gz.T @ u)
+        held_score = gz.T @ u
+        held_var = held_variance(held_score, vec, lam, det, held_width)
+    cov_data, comb_std, cov_z, noise_z, gain = _plane_covariances(
+        meat, vec, lam, det, move, width, poor_spread, prior, held=held_var)
+    response = gain @ held_score if held_score is not None else None
     cov_scaled, cov_pi = _finish(robot, pi, core, jac, scales, z, vec, cov_z, comb_std, width,
                                  held_width, response)
     noise_scaled = z @ noise_z @ z.T

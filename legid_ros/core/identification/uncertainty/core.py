@@ -110,7 +110,8 @@ def _cad_move(robot: Robot, pi_cad, core: str, value: np.ndarray, scales: np.nda
 
 
 def _plane_covariances(noise_meat: np.ndarray, vec: np.ndarray, lam: np.ndarray,
-                       det: np.ndarray, move, width: float, poor_spread: float, prior: float):
+                       det: np.ndarray, move, width: float, poor_spread: float, prior: float,
+                       held: np.ndarray = None):
     """What the batch and sufficient-statistics forms do alike with their score covariance.
 
     The model error the residual does not show (:func:`model_error.model_error_ratio`, then
@@ -125,6 +126,8 @@ def _plane_covariances(noise_meat: np.ndarray, vec: np.ndarray, lam: np.ndarray,
         width: Prior width [core-scale units] (0: no model-error or pull terms).
         poor_spread: Largest std of an identifiable combination [core-scale units].
         prior: The estimator's prior weight (as ``lam``); 0: none.
+        held: (k,) variance of the data-only estimate's response to what the set holds at CAD
+            along each combination [core-scale units^2] (:func:`held_variance`; None: 0).
 
     Returns:
         (cov_data, comb_std, cov_z, noise_z, gain): data-only covariance and std per
@@ -133,8 +136,10 @@ def _plane_covariances(noise_meat: np.ndarray, vec: np.ndarray, lam: np.ndarray,
     """
     meat = noise_meat
     if width > 0:
-        kappa = model_error_ratio(meat, vec, lam, det, move, width, poor_spread, prior)
-        meat = moved_too_far(meat * (1.0 + kappa), vec, lam, det, move, width, poor_spread)
+        kappa = model_error_ratio(meat, vec, lam, det, move, width, poor_spread, prior,
+                                  held=held)
+        meat = moved_too_far(meat * (1.0 + kappa), vec, lam, det, move, width, poor_spread,
+                             held=held)
     inv = vec[:, det] / lam[det]
     # data alone: per eigen-direction of the information (identifiability)
     cov_data = inv @ (vec[:, det].T @ meat @ vec[:, det]) @ inv.T
@@ -154,6 +159,23 @@ def _plane_covariances(noise_meat: np.ndarray, vec: np.ndarray, lam: np.ndarray,
         noise_z = inv @ (vec[:, det].T @ noise_meat @ vec[:, det]) @ inv.T
         gain = inv @ vec[:, det].T
     return cov_data, comb_std, cov_z, noise_z, gain
+
+
+def held_variance(held_score: np.ndarray, vec: np.ndarray, lam: np.ndarray, det: np.ndarray,
+                  held_width: float) -> np.ndarray:
+    """(k,) variance of the data-only estimate's response to what the set holds at CAD along
+    each eigen-combination of the plane [core-scale units^2] (0 where the data do not see it).
+
+    Args:
+        held_score: (k, P) the plane's score per unit of each held direction
+            (:func:`model_error.held_basis`): ``G^T U`` of the rows' Jacobians.
+        vec, lam, det: Eigen-decomposition of the information in the plane; which are seen.
+        held_width: Width of the held parameters [held_basis units].
+    """
+    proj = vec.T @ held_score
+    out = np.zeros(lam.size)
+    out[det] = held_width ** 2 * np.sum(proj[det] ** 2, axis=1) / lam[det] ** 2
+    return out
 
 
 def _least_variance(comb_std: np.ndarray, width: float) -> np.ndarray:

@@ -14,7 +14,8 @@ from legid_ros.core.identification.model_error import held_basis
 from legid_ros.core.identification.uncertainty.core import (POOR_SPREAD, PRIOR_WIDTH,
                                                             UNMODELLED_WIDTH, _cad_move,
                                                             _core_basis, _finish, _mass_plane,
-                                                            _plane_covariances, _stds)
+                                                            _plane_covariances, _stds,
+                                                            held_variance)
 from legid_ros.core.identification.uncertainty.result import Uncertainty
 from legid_ros.core.robot import Robot
 
@@ -59,12 +60,14 @@ def normal_uncertainty(robot: Robot, pi: np.ndarray, info: np.ndarray, rss: floa
     width = float(prior_width)
     move = _cad_move(robot, pi_cad, core, value, scales, z) if width > 0 else None
     # the white rows' score covariance s^2 B, with the model error as the batch form counts it
-    cov_data, comb_std, cov_z, noise_z, gain = _plane_covariances(
-        s2 * bread, vec, lam, det, move, width, poor_spread, prior)
     held_width = UNMODELLED_WIDTH * width if unmodelled_width is None else unmodelled_width
-    response = None
+    held_score = held_var = None
     if held_width > 0:
-        response = gain @ (z.T @ jac.T @ info @ held_basis(robot, pi, jac))
+        held_score = z.T @ jac.T @ info @ held_basis(robot, pi, jac)
+        held_var = held_variance(held_score, vec, lam, det, held_width)
+    cov_data, comb_std, cov_z, noise_z, gain = _plane_covariances(
+        s2 * bread, vec, lam, det, move, width, poor_spread, prior, held=held_var)
+    response = gain @ held_score if held_score is not None else None
     cov_scaled, cov_pi = _finish(robot, pi, core, jac, scales, z, vec, cov_z, comb_std, width,
                                  held_width, response)
     std, std_data = _stds(cov_scaled, cov_data, z, vec, det, scales, prior)
