@@ -85,7 +85,7 @@ def determined_diff(a, b) -> Optional[dict]:
     ref = dict(zip(u.names, u.value))
     scales = dict(zip(u.names, u.scales))
     moved = np.abs(u.vectors[ok] @ (delta / u.scales)) / np.maximum(
-        np.asarray(u.combination_std)[ok], 1e-12)
+        np.asarray(u.combination_total_std)[ok], 1e-12)
     return {'pct': pct(ref, dict(zip(u.names, part)), scales),
             'diff_std': float(moved.max()) if moved.size else 0.0,
             'combinations': int(ok.sum()), 'of': int(ok.size)}

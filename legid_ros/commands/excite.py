@@ -69,7 +69,7 @@ def _prediction_dict(cand) -> dict:
             'combination_list': [
                 {'combination': c, 'std_over_tolerance': float(s / t),
                  'bias_over_tolerance': float(b / t), 'determined': bool(ok)}
-                for c, s, b, t, ok in zip(u.combinations, u.combination_std, p.bias, tol,
+                for c, s, b, t, ok in zip(u.combinations, u.combination_total_std, p.bias, tol,
                                           p.determined)]}
 
 

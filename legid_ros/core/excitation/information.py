@@ -70,10 +70,10 @@ class Prediction:
         tol = combination_tolerance(u)
         out = [f'predicted: {int(self.determined.sum())} of {self.determined.size} combinations '
                f'determined ({100 * self.fraction:.0f} %; within 2 % mass / 3 mm COM)']
-        order = np.argsort(np.hypot(u.combination_std, self.bias) / tol)
+        order = np.argsort(np.hypot(u.combination_total_std, self.bias) / tol)
         for i in order[:top]:
             tag = 'ok  ' if self.determined[i] else 'POOR'
-            out.append(f'  {tag} std {u.combination_std[i] / tol[i]:8.3g}, bias '
+            out.append(f'  {tag} std {u.combination_total_std[i] / tol[i]:8.3g}, bias '
                        f'{self.bias[i] / tol[i]:8.3g} x tolerance: {u.combinations[i]}')
         return out
 
@@ -92,7 +92,7 @@ def combination_tolerance(u: Uncertainty) -> np.ndarray:
 
 def determined(u: Uncertainty) -> np.ndarray:
     """Per combination of ``u``, whether its std is within its tolerance."""
-    return np.asarray(u.combination_std, float) <= combination_tolerance(u)
+    return np.asarray(u.combination_total_std, float) <= combination_tolerance(u)
 
 
 def design_rows(traj: DenseTrajectory, rate_hz: float = 5.0, transition_s: float = 0.5
@@ -158,7 +158,7 @@ def prediction_of(u: Uncertainty, n_rows: int = 0, bias=None) -> Prediction:
     per-combination ``bias`` if given)."""
     tol = combination_tolerance(u)
     bias = np.zeros(len(tol)) if bias is None else np.asarray(bias, float)
-    std = np.hypot(np.asarray(u.combination_std, float), bias)
+    std = np.hypot(np.asarray(u.combination_total_std, float), bias)
     ok = std <= tol
     ratio = np.where(np.isfinite(std), tol / np.maximum(std, 1e-300), 0.0)
     soft = float(np.minimum(1.0, ratio ** 2).sum())

@@ -92,7 +92,7 @@ def plot_std(cand: Candidate, baseline: Optional[Candidate], path: Path) -> Path
             continue
         p = c.prediction
         u = p.uncertainty
-        s = np.sort(np.hypot(u.combination_std, p.bias) / combination_tolerance(u))
+        s = np.sort(np.hypot(u.combination_total_std, p.bias) / combination_tolerance(u))
         ax.semilogy(np.arange(1, s.size + 1), np.where(np.isfinite(s), s, 1e6), style, ms=3,
                     label=f'{label}: {int(p.determined.sum())} of {s.size} determined')
     ax.axhline(1.0, color='k', lw=0.8)

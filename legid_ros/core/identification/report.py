@@ -95,7 +95,7 @@ def uncertainty_table(unc) -> list:
         dd_t = f'{k * dd:.2g}' if np.isfinite(dd) else 'not determined'
         lines.append(f'| {n} [{u}] | {k * v:.4g} | {sd_t} | {dd_t} |')
     lines += ['', '| combination (core-scale units) | std | identifiable |', '|---|---|---|']
-    for c, sd, ok in zip(unc.combinations, unc.combination_std, unc.identifiable):
+    for c, sd, ok in zip(unc.combinations, unc.combination_total_std, unc.identifiable):
         sd_t = f'{sd:.3g}' if np.isfinite(sd) else 'not seen'
         lines.append(f'| {c} | {sd_t} | {"yes" if ok else "no"} |')
     return lines

@@ -60,8 +60,11 @@ def test_update_reports_core_standard_deviations(biped, samples_a):
     assert unc is not None
     assert len(unc.std) == len(unc.names)
     assert len(unc.combinations) == len(unc.names) - 1  # the total-mass plane
-    assert any(unc.identifiable) and not all(unc.identifiable)
+    assert not all(unc.identifiable) and np.isfinite(unc.combination_std).any()
     assert np.all(np.isfinite(unc.combination_std[unc.identifiable]))
+    # identifiable by the data std and the held parameters' pull, as the batch form
+    assert np.array_equal(unc.identifiable, unc.combination_total_std <= 0.05)
+    assert np.all(unc.combination_held_std >= 0.0) and unc.combination_held_std.any()
     assert np.isinf(unc.combination_std).any()  # the invariance curve: no data sees it
     # every combination keeps the total mass: sum of masses along it is 0 [kg]
     masses = np.array([n.startswith('m_') for n in unc.names], float)

@@ -31,7 +31,11 @@ def test_identify_command_writes_urdf_yaml_report(tmp_path, run_a, biped):
     unc = doc['uncertainty']
     assert set(unc['parameters']) >= {'m_trunk', 'lc_thigh'}
     assert all(v['std'] >= 0 for v in unc['parameters'].values())
-    assert any(c['identifiable'] for c in unc['combinations'])
+    # each combination's flag follows its reported std (the data's and the held parameters'
+    # pull): identifiable exactly when within 0.05 scale units
+    assert unc['combinations'] and all(
+        c['identifiable'] == (c['std_scale_units'] is not None and c['std_scale_units'] <= 0.05)
+        for c in unc['combinations'])
     assert '## Uncertainty' in report and '| combination' in report
 
 

@@ -141,9 +141,11 @@ def core_uncertainty(robot: Robot, pi: np.ndarray, jac_pi: np.ndarray, resid: np
             if not sd > 0:
                 std[names.index(h)] = 0.0
     vectors = (z @ vec).T
+    pull_std = np.sqrt(held_var) if held_var is not None else np.zeros(comb_std.size)
     return Uncertainty(names, value, std, scales, cov_scaled * np.outer(scales, scales),
                        [describe(v, names) for v in vectors], vectors, comb_std,
-                       comb_std <= poor_spread, nb, std_data, float(prior),
+                       np.hypot(comb_std, pull_std) <= poor_spread, nb, std_data, float(prior),
                        jacobian=jac / scales[None, :], prior_width=width,
                        covariance_data=z @ cov_data @ z.T, covariance_pi=cov_pi,
-                       covariance_noise=noise_scaled * np.outer(scales, scales))
+                       covariance_noise=noise_scaled * np.outer(scales, scales),
+                       combination_held_std=pull_std)
