@@ -75,10 +75,12 @@ def normal_uncertainty(robot: Robot, pi: np.ndarray, info: np.ndarray, rss: floa
     std_data[fixed] = 0.0
     vectors = (z @ vec).T
     pull_std = np.sqrt(held_var) if held_var is not None else np.zeros(comb_std.size)
-    return Uncertainty(names, value, std, scales, cov_scaled * np.outer(scales, scales),
-                       [describe(v, names) for v in vectors], vectors, comb_std,
-                       np.hypot(comb_std, pull_std) <= poor_spread, 0, std_data, float(prior),
-                       jacobian=jac / scales[None, :], prior_width=width,
-                       covariance_data=z @ cov_data @ z.T, covariance_pi=cov_pi,
-                       covariance_noise=(z @ noise_z @ z.T) * np.outer(scales, scales),
-                       combination_held_std=pull_std)
+    unc = Uncertainty(names, value, std, scales, cov_scaled * np.outer(scales, scales),
+                      [describe(v, names) for v in vectors], vectors, comb_std,
+                      np.zeros(comb_std.size, bool), 0, std_data, float(prior),
+                      jacobian=jac / scales[None, :], prior_width=width,
+                      covariance_data=z @ cov_data @ z.T, covariance_pi=cov_pi,
+                      covariance_noise=(z @ noise_z @ z.T) * np.outer(scales, scales),
+                      combination_held_std=pull_std)
+    unc.identifiable = unc.combination_total_std <= poor_spread  # data std and held pull
+    return unc
