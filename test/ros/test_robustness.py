@@ -162,3 +162,26 @@ def test_failed_set_parameters_call_still_answers_every_parameter():
     assert [r.successful for r in response.results] == [True, False, False]
     assert 'too long' in response.results[2].reason
     assert problems.counts == {'callback_error.OverflowError': 1}
+
+
+def test_timer_callback_is_guarded_and_carries_an_empty_signature():
+    """A GuardedNode timer hands rclpy a callback with a preset empty signature (rclpy reads it
+    at every tick) that still counts a failure instead of raising."""
+    import inspect
+
+    from legid_ros.ros.robustness import GuardedNode
+
+    with ros_context() as (ctx, _executor, nodes):
+        node = GuardedNode('legid_test_timer_signature', context=ctx)
+        nodes.append(node)
+        calls = []
+
+        def tick():
+            calls.append(1)
+            raise ValueError('bad tick')
+        timer = node.create_timer(10.0, tick)
+        assert timer.callback.__signature__ == inspect.Signature()
+        assert inspect.signature(timer.callback).parameters == {}
+        timer.callback()
+        assert calls == [1]
+        assert node.problems.counts == {'callback_error.ValueError': 1}
