@@ -16,7 +16,6 @@
 from __future__ import annotations
 
 import inspect
-
 import time
 from collections import OrderedDict
 from typing import Any, Callable, Dict, Hashable, Optional
