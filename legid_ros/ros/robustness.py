@@ -208,13 +208,10 @@ class GuardedNode(Node):
     def create_timer(self, timer_period_sec, callback, *args, **kwargs):
         """``Node.create_timer`` with a guarded callback."""
         safe = guarded(callback, self.problems, self.context)
-
-        def tick():
-            safe()
         # rclpy's executor reads a timer callback's signature at every call (for a TimerInfo
         # argument): a preset one spares inspect.signature its work (a few us) per tick
-        tick.__signature__ = inspect.Signature()
-        return super().create_timer(timer_period_sec, tick, *args, **kwargs)
+        safe.__signature__ = inspect.Signature()
+        return super().create_timer(timer_period_sec, safe, *args, **kwargs)
 
     def publish_diagnostics_now(self, **kwargs) -> bool:
         """Publish ``/diagnostics`` at once if the gate allows (then the periodic timer restarts).

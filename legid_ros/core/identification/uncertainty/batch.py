@@ -17,7 +17,7 @@ from legid_ros.core.identification.uncertainty.core import (DEFAULT_BLOCKS, POOR
                                                             _held_sensitivity, _mass_plane,
                                                             _plane_covariances, _stds,
                                                             held_variance)
-from legid_ros.core.identification.uncertainty.result import Uncertainty
+from legid_ros.core.identification.uncertainty.result import Uncertainty, total_std
 from legid_ros.core.robot import Robot
 
 
@@ -142,12 +142,10 @@ def core_uncertainty(robot: Robot, pi: np.ndarray, jac_pi: np.ndarray, resid: np
                 std[names.index(h)] = 0.0
     vectors = (z @ vec).T
     pull_std = np.sqrt(held_var) if held_var is not None else np.zeros(comb_std.size)
-    unc = Uncertainty(names, value, std, scales, cov_scaled * np.outer(scales, scales),
-                      [describe(v, names) for v in vectors], vectors, comb_std,
-                      np.zeros(comb_std.size, bool), nb, std_data, float(prior),
-                      jacobian=jac / scales[None, :], prior_width=width,
-                      covariance_data=z @ cov_data @ z.T, covariance_pi=cov_pi,
-                      covariance_noise=noise_scaled * np.outer(scales, scales),
-                      combination_held_std=pull_std)
-    unc.identifiable = unc.combination_total_std <= poor_spread  # data std and held pull
-    return unc
+    return Uncertainty(names, value, std, scales, cov_scaled * np.outer(scales, scales),
+                       [describe(v, names) for v in vectors], vectors, comb_std,
+                       total_std(comb_std, pull_std) <= poor_spread, nb, std_data, float(prior),
+                       jacobian=jac / scales[None, :], prior_width=width,
+                       covariance_data=z @ cov_data @ z.T, covariance_pi=cov_pi,
+                       covariance_noise=noise_scaled * np.outer(scales, scales),
+                       combination_held_std=pull_std)

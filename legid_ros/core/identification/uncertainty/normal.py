@@ -16,7 +16,7 @@ from legid_ros.core.identification.uncertainty.core import (POOR_SPREAD, PRIOR_W
                                                             _core_basis, _finish, _mass_plane,
                                                             _plane_covariances, _stds,
                                                             held_variance)
-from legid_ros.core.identification.uncertainty.result import Uncertainty
+from legid_ros.core.identification.uncertainty.result import Uncertainty, total_std
 from legid_ros.core.robot import Robot
 
 
@@ -75,12 +75,10 @@ def normal_uncertainty(robot: Robot, pi: np.ndarray, info: np.ndarray, rss: floa
     std_data[fixed] = 0.0
     vectors = (z @ vec).T
     pull_std = np.sqrt(held_var) if held_var is not None else np.zeros(comb_std.size)
-    unc = Uncertainty(names, value, std, scales, cov_scaled * np.outer(scales, scales),
-                      [describe(v, names) for v in vectors], vectors, comb_std,
-                      np.zeros(comb_std.size, bool), 0, std_data, float(prior),
-                      jacobian=jac / scales[None, :], prior_width=width,
-                      covariance_data=z @ cov_data @ z.T, covariance_pi=cov_pi,
-                      covariance_noise=(z @ noise_z @ z.T) * np.outer(scales, scales),
-                      combination_held_std=pull_std)
-    unc.identifiable = unc.combination_total_std <= poor_spread  # data std and held pull
-    return unc
+    return Uncertainty(names, value, std, scales, cov_scaled * np.outer(scales, scales),
+                       [describe(v, names) for v in vectors], vectors, comb_std,
+                       total_std(comb_std, pull_std) <= poor_spread, 0, std_data, float(prior),
+                       jacobian=jac / scales[None, :], prior_width=width,
+                       covariance_data=z @ cov_data @ z.T, covariance_pi=cov_pi,
+                       covariance_noise=(z @ noise_z @ z.T) * np.outer(scales, scales),
+                       combination_held_std=pull_std)

@@ -10,6 +10,14 @@ from typing import List
 import numpy as np
 
 
+def total_std(data_std, held_std) -> np.ndarray:
+    """Each combination's data std with the held parameters' pull (empty: none counted)
+    [core-scale units]: :attr:`Uncertainty.combination_total_std`."""
+    data = np.asarray(data_std, float)
+    held = np.asarray(held_std, float)
+    return np.hypot(data, held) if held.size == data.size else data
+
+
 @dataclass
 class Uncertainty:
     """Standard deviations of the core of an identified set.
@@ -70,9 +78,7 @@ class Uncertainty:
         decides whether the data determine it (the data-only std alone called a combination of
         the biped's reduced set determined at 0.046 prior widths whose held pull is 0.33 and
         whose error was 1.06: z 23 in ``legid bench accuracy``'s ankle-F/T runs)."""
-        data = np.asarray(self.combination_std, float)
-        held = np.asarray(self.combination_held_std, float)
-        return np.hypot(data, held) if held.size == data.size else data
+        return total_std(self.combination_std, self.combination_held_std)
 
     def std_data_along(self, vector: np.ndarray) -> float:
         """Data-only standard deviation of ``vector . x_scaled`` (``inf``: some of it along a
