@@ -67,6 +67,26 @@ def test_describe_bag_maps_the_streams(bags):
     assert robot.description['force_sensing'] == 'wrench'
 
 
+def test_describe_bag_estimates_an_unnamed_imu_mounting_from_the_trunk_s_tilts(bags, tmp_path,
+                                                                             capsys):
+    """Without --imu-rpy the same bag's IMU mounting (0.1, -0.2, 1.5 rad) is estimated from
+    how its up follows the feet's ground normal as the trunk tilts: within 0.5 deg, said in a
+    warning; the heading then within 1 deg of 0.7 rad, and `legid check` finds nothing."""
+    from scipy.spatial.transform import Rotation
+
+    from legid_ros.commands import check
+
+    solo12 = bags[0]
+    robot = _describe(solo12, PATHS['bag'], tmp_path / 'd.yaml')
+    assert 'imu.rpy' in capsys.readouterr().err
+    off = Rotation.from_euler('xyz', robot.imu.rpy).inv() * Rotation.from_euler(
+        'xyz', (0.1, -0.2, 1.5))
+    assert np.degrees(off.magnitude()) < 0.5
+    assert abs(robot.imu.heading_rad - 0.7) < np.radians(1.0)
+    assert check.run(argparse.Namespace(robot=str(tmp_path / 'd.yaml'), bag=PATHS['bag'],
+                                        zmp_source='auto')) == 0, capsys.readouterr().out
+
+
 def test_legid_identify_reads_the_bag_as_described(bags, tmp_path, capsys):
     """legid identify on the bag as recorded (IMU on /imu/data, no rewrite) with the written
     description: exit 0, and no sample dropped for a missing IMU."""

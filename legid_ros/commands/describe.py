@@ -52,7 +52,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              'follows the rolling contact; not written by default: a URDF\'s '
                              'collision sphere may not be what touches the ground)')
     parser.add_argument('--imu-rpy', default=None, metavar='R,P,Y',
-                        help='IMU mounting: sensor axes in the IMU frame [rad]')
+                        help='IMU mounting: sensor axes in the IMU frame [rad] (with --bag and '
+                             'without it: estimated from the trunk\'s tilts when over 3 deg)')
     parser.add_argument('--joint-map', action='append', default=[], metavar='BAG=URDF',
                         help='a /joint_states name for a URDF joint (repeat or comma-separate; '
                              'with --bag, names matching but for namespace, case and a _joint '
@@ -164,34 +165,59 @@ def _by_load(desc: dict, bag, facts, frames, user_frames) -> list:
                   + ', '.join(f'{f} {t}' for f, t in chosen.items()) + '): check them']
 
 
-def _heading(desc: dict, bag) -> list:
-    """Set ``imu.heading_rad`` from the bag when a foot's forces are in world axes (the yaw
-    that balances the moments at rest); returns the warning lines."""
+def _read_described(desc: dict, bag):
+    """(robot, recording) of ``bag`` read with the description ``desc`` as it stands."""
     import tempfile
 
     import yaml
 
     from legid_ros.bag.recording_io import read_bag
-    from legid_ros.core.conventions.consistency import heading_correction
-    from legid_ros.core.errors import LegidError
     from legid_ros.core.robot import load_robot
 
-    if 'imu' not in desc or not any(f.get('expressed_in') == 'world'
-                                    for f in desc['feet'].values()):
-        return []
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / 'described.yaml'
         path.write_text(yaml.safe_dump(desc))
-        try:
-            robot = load_robot(path)
-            turn = heading_correction(robot, read_bag(bag, robot))
-        except LegidError as exc:
-            return [f'imu.heading_rad: not estimated ({exc})']
+        robot = load_robot(path)
+        return robot, read_bag(bag, robot)
+
+
+def _from_data(desc: dict, bag, facts, rpy_given: bool) -> list:
+    """What the bag's samples say of the IMU: its mounting ``imu.rpy`` when not given and the
+    trunk's tilts show it more than ``IMU_ANGLE_MAX_DEG`` off (the rotation ``legid check``
+    would name), then ``imu.heading_rad`` when a foot's forces are in world axes (the yaw that
+    balances the moments at rest); returns the warning lines."""
+    from legid_ros.core.conventions.consistency import (IMU_ANGLE_MAX_DEG, heading_correction,
+                                                        proposed_imu_rpy)
+    from legid_ros.core.description.check import force_source
+    from legid_ros.core.errors import LegidError
+
+    if 'imu' not in desc:
+        return []
+    world = any(f.get('expressed_in') == 'world' for f in desc['feet'].values())
+    out = []
+    try:
+        robot, rec = _read_described(desc, bag)
+        found = None if rpy_given else proposed_imu_rpy(
+            robot, rec, force_source(robot, facts).source)
+        if found is not None and found[0] > IMU_ANGLE_MAX_DEG:
+            angle, rpy = found
+            desc['imu']['rpy'] = [round(float(x), 4) for x in rpy]
+            out.append(f'imu.rpy: {desc["imu"]["rpy"]} rad, estimated from the trunk\'s tilts '
+                       f'(the IMU\'s up followed the feet\'s ground normal turned by '
+                       f'{angle:.0f} deg): check it, or give --imu-rpy')
+            if world:
+                robot, rec = _read_described(desc, bag)
+        if not world:
+            return out
+        turn = heading_correction(robot, rec)
+    except LegidError as exc:
+        return out + [f'imu: mounting and heading not estimated from the data ({exc})']
     if turn is None:
-        return ['imu.heading_rad: not estimated (no rest, or no horizontal force): 0 assumed']
+        return out + ['imu.heading_rad: not estimated (no rest, or no horizontal force): 0 '
+                      'assumed']
     desc['imu']['heading_rad'] = round(float(turn), 4)
-    return [f'imu.heading_rad: {turn:.4f} rad, the yaw of the IMU\'s reference in the forces\' '
-            'world that balances the moments at rest: check it']
+    return out + [f'imu.heading_rad: {turn:.4f} rad, the yaw of the IMU\'s reference in the '
+                  'forces\' world that balances the moments at rest: check it']
 
 
 def run(args: argparse.Namespace) -> int:
@@ -246,7 +272,8 @@ def run(args: argparse.Namespace) -> int:
                                            _joint_map(getattr(args, 'joint_map', []))))
         result.warnings.extend(_by_load(result.description, args.bag, facts, frames,
                                         [_frame(item)[0] for item in args.frame]))
-        result.warnings.extend(_heading(result.description, args.bag))
+        result.warnings.extend(_from_data(result.description, args.bag, facts,
+                                          rpy is not None))
     command = ['legid', 'describe', flag, urdf.name, '--feet', args.feet]
     for item in args.lock:
         command += ['--lock', item]

@@ -196,23 +196,39 @@ def mounting_turn(v: WorldView) -> Optional[np.ndarray]:
     return vt.T @ np.diag([1.0, 1.0, d]) @ u.T
 
 
+def mounting_rpy(v: WorldView) -> Optional[Tuple[float, np.ndarray]]:
+    """The ``imu.rpy`` [rad] that makes the IMU's up follow the stance feet's ground normal as
+    the trunk tilts (:func:`mounting_turn`), with the angle [deg] the described mounting is
+    off by; None when the tilts do not show it."""
+    turn = mounting_turn(v)
+    if turn is None:
+        return None
+    r_bf = v.r_bf[0]  # the IMU frame in the base (fixed to it)
+    m = r_bf.T @ turn @ r_bf  # = R_fs(described) R_fs(true)^T, in the IMU frame's axes
+    rpy = Rotation.from_matrix(m.T @ v.robot.imu.rotation).as_euler('xyz')
+    return float(np.degrees(Rotation.from_matrix(turn).magnitude())), rpy
+
+
+def proposed_imu_rpy(robot, rec, source: str) -> Optional[Tuple[float, np.ndarray]]:
+    """:func:`mounting_rpy` of the recording ``rec`` read with ``robot``'s description and the
+    force sensing ``source``; None when it cannot be seen (``legid describe --bag``)."""
+    if not robot.floating or rec.n < 10:
+        return None
+    v = WorldView(robot, rec, source)
+    return mounting_rpy(v) if len(v.idx) >= 10 else None
+
+
 def _mounting(v: WorldView, out: List[str]) -> None:
     """A mounting rotation (mostly its yaw) that the rest check cannot see: one line with the
     ``imu.rpy`` that makes the IMU's up follow the ground normal."""
-    turn = mounting_turn(v)
-    if turn is None:
+    found = mounting_rpy(v)
+    if found is None or found[0] <= IMU_ANGLE_MAX_DEG:
         return
-    angle = float(np.degrees(Rotation.from_matrix(turn).magnitude()))
-    if angle <= IMU_ANGLE_MAX_DEG:
-        return
-    robot = v.robot
-    r_bf = v.r_bf[0]  # the IMU frame in the base (fixed to it)
-    m = r_bf.T @ turn @ r_bf  # = R_fs(described) R_fs(true)^T, in the IMU frame's axes
-    rpy = Rotation.from_matrix(m.T @ robot.imu.rotation).as_euler('xyz')
+    angle, rpy = found
     out.append(f'imu.rpy: as the trunk tilts, the IMU\'s up follows the stance feet\'s ground '
                f'normal only turned by {angle:.0f} deg (a yaw of the mounting is invisible at '
                f'rest); fix: imu.rpy: [{rpy[0]:.3f}, {rpy[1]:.3f}, {rpy[2]:.3f}] (sensor axes '
-               f'in imu.frame {robot.imu_frame!r})')
+               f'in imu.frame {v.robot.imu_frame!r})')
 
 
 def _swapped(v: WorldView, out: List[str]) -> None:
