@@ -3,6 +3,17 @@
 Every function reads ``mujoco.MjData`` after ``mj_step``: then ``sensordata``, ``qacc``,
 ``actuator_force`` and ``cfrc_ext`` all belong to the state *before* that step, which is why
 the simulator stores ``qpos``/``qvel`` just before stepping.
+
+The accelerometer is the exception (:func:`realized_accelerometer`): MuJoCo computes its
+sensors from the step's forward-dynamics acceleration, but the ``implicitfast`` integrator then
+applies the servo and joint damping at the end-of-step velocity, so the motion that happens
+accelerates otherwise. A real accelerometer measures the motion: on Solo12's trot in MuJoCo
+(servo damping ``kv dt`` 0.42 of a knee's inertia), the forward reading left the model ZMP of
+the two-foot rows, with the true parameters and the IMU's base acceleration, 3.4 mm (x) off
+their measured CoP on average (4.9 mm RMS); the reading of the realized motion, 0.7 mm
+(2.2 mm RMS), as with the explicit ``Euler`` integrator (0.8 mm). The contact forces need no
+such care: the damping acts on the joints only, so the realized motion satisfies the base's
+Newton-Euler rows with the same contact forces.
 """
 
 from __future__ import annotations
@@ -163,6 +174,8 @@ def track(model, data, lay: Layout, q_ref: np.ndarray, sub: int, on_sample=None,
                                              ('sens', model.nsensordata))}
     wr_world = {f: np.zeros((n, 6)) for f in lay.feet}
     bar = tqdm(total=n_steps, desc=desc, unit='step', disable=not progress, mininterval=1.0)
+    scratch = mujoco.MjData(model)
+    acc = lay.imu_adr[2] if lay.imu_adr else None
     k = 0
     for step in range(n_steps + 1):
         data.ctrl[:] = q_ref[step]
@@ -174,6 +187,9 @@ def track(model, data, lay: Layout, q_ref: np.ndarray, sub: int, on_sample=None,
             raw['qacc'][k] = data.qacc
             raw['force'][k] = data.actuator_force
             raw['sens'][k] = data.sensordata
+            if acc is not None:
+                raw['sens'][k][acc:acc + 3] = realized_accelerometer(
+                    model, scratch, raw['qpos'][k], raw['qvel'][k], data.qvel, acc)
             wrenches = {}
             for f in lay.feet:
                 wrenches[f] = wr_world[f][k] = ground_wrench_world(data, lay, f)
@@ -184,6 +200,20 @@ def track(model, data, lay: Layout, q_ref: np.ndarray, sub: int, on_sample=None,
             bar.update(min(1000, n_steps - bar.n))
     bar.close()
     return raw, wr_world
+
+
+def realized_accelerometer(model, scratch, qpos: np.ndarray, qvel: np.ndarray,
+                           qvel_next: np.ndarray, adr: int) -> np.ndarray:
+    """The accelerometer's specific force [m/s^2] (3,) of the step from ``qvel`` to
+    ``qvel_next`` at ``qpos``: MuJoCo's own sensor evaluated by inverse dynamics
+    (``mj_inverse``) at the acceleration the step realized, ``(qvel_next - qvel) / dt``
+    (module docstring). ``scratch``: an ``MjData`` of ``model`` to compute in; ``adr``: the
+    sensor's address in ``sensordata``."""
+    scratch.qpos[:] = qpos
+    scratch.qvel[:] = qvel
+    scratch.qacc[:] = (np.asarray(qvel_next) - qvel) / model.opt.timestep
+    mujoco.mj_inverse(model, scratch)
+    return scratch.sensordata[adr:adr + 3].copy()
 
 
 def noisy_joints_and_imu(raw: dict, lay: Layout, noise, rng) -> dict:
