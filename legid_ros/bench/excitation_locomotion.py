@@ -45,20 +45,20 @@ from legid_ros.core.errors import LegidError
 #: twice), 0.8 / 0.7 mm with the accelerometer's (0.5 / 0.5 mm with the true base state); with
 #: it the four-foot rows 0.03-0.05 s from a change are as clean (0.9 / 0.6 mm at 14 Hz), the
 #: two-foot rows (0.2 s, never 0.05 s from a change) are not (3.6-6.7 mm): 3200 rows instead of
-#: 1700. Identified / truth on seeds 0-4: 1.98, 1.96, 1.24, 1.05, 1.12 (before: 2.88, 1.91,
-#: 2.55, 2.48, 3.04). What is left is the legs: the identified model ZMP is off the true one
-#: on the validation run mostly while a foot is lifted (0.8-0.9 mm against 0.5 mm standing,
-#: seed 0), a configuration the trot's four-foot rows barely see, so their held-out blocks
-#: cannot tell the prior's weights apart: seed 0's rule takes 1e-7, where the true model's
-#: own ZMP as the data gives 1.92 (the prior's pull), the measured rows 1.98; at 1e-9 they
-#: give 1.06 (1.03); seed 1's takes 1e-9: 1.96 (1.14, the rows' noise). The two-foot rows'
-#: error with the true parameters falls with the distance to a contact change (seed 0: 6.0 /
-#: 3.7 mm RMS x / y within 0.03 s, 3.1 / 2.0 at 0.05-0.07 s, 1.9 / 1.5 at 0.07-0.1 s; four-foot
-#: rows 0.7 / 0.6 at any distance); not the CoP (the lifted feet read 0 N), hardly the joints'
-#: differentiation, barely the servo damping (kv 0.1 N.m.s/rad/kg: 3.7 / 2.6 mm over all of
-#: them); against MuJoCo's ZMP filtered like the rows, the model ZMP has a -2.1 mm mean in x
-#: there, the measured CoP none. Kept 0.06-0.07 s from a change they are systematic, not
-#: noise: identified / truth 2.73-2.92 (seed 0), 3.81-4.11 (seed 1)
+#: 1700. Identified / truth on seeds 0-4: 1.92, 1.22, 1.25, 1.07, 1.10 (1.98, 1.96, 1.24, 1.05,
+#: 1.12 before the simulator's accelerometer read the realized motion,
+#: :mod:`legid_ros.core.sim.readout`; 2.88, 1.91, 2.55, 2.48, 3.04 with the contacts' base
+#: acceleration). What is left on seed 0 is the legs: the identified model ZMP is off the
+#: true one on the validation run mostly while a foot is lifted (0.8-0.9 mm against 0.5 mm
+#: standing), a configuration the trot's four-foot rows barely see, so their held-out blocks
+#: cannot tell the prior's weights apart: the rule takes 1e-7, where 1e-9 gives 1.06. The
+#: two-foot rows were 3.6-6.7 mm RMS off with the true parameters, with a -2.1 to -3.4 mm
+#: mean in x: the simulator's accelerometer read MuJoCo's forward acceleration, which the
+#: implicit servo damping then changes (up to 6 m/s^2 from the realized one, legs swinging
+#: at 3-4 Hz in the air). Read as realized, those 0.06 s from a change are 2.2 / 1.8 mm
+#: RMS (mean -0.7 / -0.4 mm), still three times the four-foot rows': kept from 0.06 s on,
+#: seeds 0-4 give 1.13, 2.10, 1.32, 4.26, 1.55; from 0.08 s, 1.40, 1.52, 1.32, 1.08, 1.27;
+#: so they stay out
 RUNS = {'trot': ('solo12', 'plan_trot', {'transition_s': 0.03, 'cutoff_hz': 14.0,
                                          'gyro_cutoff_hz': 14.0, 'window_s': 0.05,
                                          'base_acc': 'imu', 'min_contacts': 4}),
