@@ -51,7 +51,7 @@ from legid_ros.core.errors import LegidError
 #: acceleration). What is left on seed 0 is the legs: the identified model ZMP is off the
 #: true one on the validation run mostly while a foot is lifted (0.8-0.9 mm against 0.5 mm
 #: standing), a configuration the trot's four-foot rows barely see, so their held-out blocks
-#: cannot tell the prior's weights apart: the rule takes 1e-7, where 1e-9 gives 1.06. The
+#: cannot tell the prior's weights apart: the rule takes 1e-7 (1e-9 gives 1.35). The
 #: two-foot rows were 3.6-6.7 mm RMS off with the true parameters, with a -2.1 to -3.4 mm
 #: mean in x: the simulator's accelerometer read MuJoCo's forward acceleration, which the
 #: implicit servo damping then changes (up to 6 m/s^2 from the realized one, legs swinging
