@@ -187,3 +187,34 @@ def test_describe_bag_maps_joint_names_the_bag_gives_otherwise(solo12, solo12_ru
     robot = load_robot(tmp_path / 'd.yaml')
     assert sorted(robot.actuated_joint_names) == sorted(rec.joint_names)
     np.testing.assert_array_equal(read_bag(bag, robot).q, rec.q)
+
+
+def test_describe_bag_estimates_a_humanoid_s_imu_yaw(talos, talos_run, tmp_path, capsys):
+    """Talos's IMU read out turned 0.35 rad about z, described from the bag without --imu-rpy
+    (flat feet: the soles give the ground normal): yaw within 1 deg, roll and pitch within
+    0.5 deg, and `legid check` finds nothing."""
+    import math
+
+    from scipy.spatial.transform import Rotation
+
+    from legid_ros.commands import check
+
+    ro = Readout(imu_rpy=(0.0, 0.0, 0.35))
+    (tmp_path / 'setup.yaml').write_text(yaml.safe_dump({**ro.description(talos),
+                                                         'urdf': str(talos.urdf_path)}))
+    bag = str(write_bag(read_out(talos_run, talos, ro), tmp_path / 'bag',
+                        robot=load_robot(tmp_path / 'setup.yaml')))
+    args = argparse.Namespace(
+        urdf=str(talos.urdf_path), feet=','.join(f.link for f in talos.feet.values()),
+        lock=[f'{j}={float(np.ravel(v)[0]):g}' for j, v in talos.locked_joints.items()],
+        name='talos', corner_sensors=True, fsr_topic=None, sensor_xyz=None, sensor_name=None,
+        frame=[], bag=bag, imu_rpy=None, joint_map=[], out=str(tmp_path / 'd.yaml'),
+        foot_radius=None)
+    assert describe.run(args) == 0
+    rpy = load_robot(tmp_path / 'd.yaml').imu.rpy
+    assert abs(rpy[2] - 0.35) < math.radians(1)
+    off = Rotation.from_euler('xyz', rpy).inv() * Rotation.from_euler('xyz', (0, 0, rpy[2]))
+    assert np.degrees(off.magnitude()) < 0.5
+    capsys.readouterr()
+    assert check.run(argparse.Namespace(robot=str(tmp_path / 'd.yaml'), bag=bag,
+                                        zmp_source='auto')) == 0, capsys.readouterr().out
