@@ -218,3 +218,18 @@ def test_describe_bag_estimates_a_humanoid_s_imu_yaw(talos, talos_run, tmp_path,
     capsys.readouterr()
     assert check.run(argparse.Namespace(robot=str(tmp_path / 'd.yaml'), bag=bag,
                                         zmp_source='auto')) == 0, capsys.readouterr().out
+
+
+def test_an_estimated_mounting_near_right_angles_is_taken_at_right_angles(solo12, solo12_run,
+                                                                          tmp_path, capsys):
+    """An IMU turned 90 deg about z, described from the bag without --imu-rpy: the estimate
+    from the trunk's tilts (a few tenths of a degree off) is written as the right-angle
+    mounting it is nearest, to 1e-5 rad, and the warning says so."""
+    ro = Readout(imu_rpy=(0.0, 0.0, np.pi / 2))
+    (tmp_path / 'setup.yaml').write_text(yaml.safe_dump({**ro.description(solo12),
+                                                         'urdf': str(solo12.urdf_path)}))
+    bag = write_bag(read_out(solo12_run, solo12, ro), tmp_path / 'bag',
+                    robot=load_robot(tmp_path / 'setup.yaml'))
+    robot = _describe(solo12, str(bag), tmp_path / 'd.yaml')
+    assert np.allclose(robot.imu.rpy, (0.0, 0.0, np.pi / 2), atol=1e-5)
+    assert 'right angles' in capsys.readouterr().err
