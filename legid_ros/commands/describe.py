@@ -203,36 +203,50 @@ def _right_angles(rpy, tolerance_deg: float = RIGHT_ANGLE_TOLERANCE_DEG):
     return Rotation.from_matrix(snap).as_euler('xyz')
 
 
-def _from_data(desc: dict, bag, facts, rpy_given: bool) -> list:
-    """What the bag's samples say of the IMU: its mounting ``imu.rpy`` when not given and the
-    trunk's tilts show it more than ``IMU_ANGLE_MAX_DEG`` off (the rotation ``legid check``
-    would name), then ``imu.heading_rad`` when a foot's forces are in world axes (the yaw that
-    balances the moments at rest); returns the warning lines."""
-    from legid_ros.core.conventions.consistency import (IMU_ANGLE_MAX_DEG, heading_correction,
-                                                        proposed_imu_rpy)
+def _rounded(values, digits: int) -> list:
+    """Floats rounded for the YAML (``+ 0.0``: no ``-0.0``)."""
+    return [round(float(x), digits) + 0.0 for x in values]
+
+
+def _mounting_from_data(desc: dict, robot, rec, facts) -> list:
+    """Set ``imu.rpy`` when the trunk's tilts show the described mounting more than
+    ``IMU_ANGLE_MAX_DEG`` off (the rotation ``legid check`` would name; at right angles when
+    it is that near them); returns the warning lines (none when left as it is)."""
+    from legid_ros.core.conventions.consistency import IMU_ANGLE_MAX_DEG, proposed_imu_rpy
     from legid_ros.core.description.check import force_source
+
+    found = proposed_imu_rpy(robot, rec, force_source(robot, facts).source)
+    if found is None or found[0] <= IMU_ANGLE_MAX_DEG:
+        return []
+    angle, rpy = found
+    square = _right_angles(rpy)
+    desc['imu']['rpy'] = _rounded(rpy, 4) if square is None else _rounded(square, 6)
+    how = '' if square is None else \
+        f', the nearest mounting at right angles to the estimate {_rounded(rpy, 4)}'
+    return [f'imu.rpy: {desc["imu"]["rpy"]} rad{how}, estimated from the trunk\'s tilts (the '
+            f'IMU\'s up followed the feet\'s ground normal turned by {angle:.0f} deg): check '
+            'it, or give --imu-rpy']
+
+
+def _from_data(desc: dict, bag, facts, rpy_given: bool) -> list:
+    """What the bag's samples say of the IMU: its mounting ``imu.rpy`` when not given
+    (:func:`_mounting_from_data`), then ``imu.heading_rad`` when a foot's forces are in world
+    axes (the yaw that balances the moments at rest); returns the warning lines. The bag is
+    read only when there is something to estimate, and again only when the mounting changed
+    and the heading needs it."""
+    from legid_ros.core.conventions.consistency import heading_correction
     from legid_ros.core.errors import LegidError
 
-    if 'imu' not in desc:
+    world = 'imu' in desc and any(f.get('expressed_in') == 'world'
+                                  for f in desc['feet'].values())
+    if 'imu' not in desc or (rpy_given and not world):
         return []
-    world = any(f.get('expressed_in') == 'world' for f in desc['feet'].values())
     out = []
     try:
         robot, rec = _read_described(desc, bag)
-        found = None if rpy_given else proposed_imu_rpy(
-            robot, rec, force_source(robot, facts).source)
-        if found is not None and found[0] > IMU_ANGLE_MAX_DEG:
-            angle, rpy = found
-            square = _right_angles(rpy)
-            desc['imu']['rpy'] = [round(float(x), 4) + 0.0 for x in rpy] if square is None \
-                else [round(float(x), 6) + 0.0 for x in square]
-            how = '' if square is None else (
-                f', the nearest mounting at right angles to the estimate '
-                f'{[round(float(x), 4) + 0.0 for x in rpy]}')
-            out.append(f'imu.rpy: {desc["imu"]["rpy"]} rad{how}, estimated from the trunk\'s '
-                       f'tilts (the IMU\'s up followed the feet\'s ground normal turned by '
-                       f'{angle:.0f} deg): check it, or give --imu-rpy')
-            if world:
+        if not rpy_given:
+            out = _mounting_from_data(desc, robot, rec, facts)
+            if out and world:  # the recording as the mounting found reads it
                 robot, rec = _read_described(desc, bag)
         if not world:
             return out
