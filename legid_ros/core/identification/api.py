@@ -119,10 +119,10 @@ def identify(recording: Recording, robot: Robot, method: str = 'zmp_qp',
             selection = _select_auto(rows, robot, total, pi_cad, opts)
         if param_set in NEWTON_SETS:
             res = _reduced_linear(rows, robot, method, total, pi_cad, param_set=param_set,
-                                  **opts)
+                                  **_no_check(opts))
         elif param_set == 'base':
             from legid_ros.core.identification.solvers.standard import solve_base
-            res = solve_base(rows, robot, method, total, pi_cad=pi_cad, **opts)
+            res = solve_base(rows, robot, method, total, pi_cad=pi_cad, **_no_check(opts))
         else:
             res = solve_standard(rows, robot, method, total, pi_cad=pi_cad, **opts)
     else:
@@ -135,7 +135,7 @@ def identify(recording: Recording, robot: Robot, method: str = 'zmp_qp',
             selection = _select_auto(rows, robot, total, pi_cad, opts)
         if method == 'sdp' and param_set in NEWTON_SETS:  # consistent by construction
             res = _reduced_linear(rows, robot, method, total, pi_cad, param_set=param_set,
-                                  **opts)
+                                  **_no_check(opts))
             res.info['lmi'] = 'held by construction of the set (no SDP solved)'
         elif method == 'sdp':
             from legid_ros.core.identification.solvers.sdp import identify_sdp
@@ -309,6 +309,14 @@ def _select_auto(rows, robot, total, pi_cad, opts):
     selection = select_for_options(rows, robot, total, pi_cad, opts)
     opts['levels'] = selection.levels
     return selection
+
+
+def _no_check(opts: dict) -> dict:
+    """``opts`` without the excitation check's options (``check``, ``max_cond``): the fits on
+    the reduced, grouped, auto and base sets by Newton or base-parameter LS refuse nothing on
+    the condition number; their identifiability report and uncertainty say what the data do
+    not determine (as ``zmp_newton``'s grouped sets)."""
+    return {k: v for k, v in opts.items() if k not in ('check', 'max_cond')}
 
 
 def _reduced_linear(rows, robot, method, total, pi_cad, reg=DEFAULT_REG, **opts):

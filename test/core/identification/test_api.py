@@ -208,3 +208,16 @@ def test_sensing_prerequisites_name_the_missing_topics(biped, run_a):
         with pytest.raises(BadInputError, match=words):
             check_sensing(biped, method, opts, dataclasses.replace(full, **lacking), cli=True)
     assert Sensing.of_recording(run_a).foot_wrench == feet and Sensing.of_recording(run_a).imu
+
+
+@pytest.mark.parametrize('method,param_set', [('torque_ls', 'grouped_sides'),
+                                              ('floating_qp', 'reduced'), ('sdp', 'grouped'),
+                                              ('torque_ls', 'base')])
+def test_excitation_check_options_reach_every_solver(biped, run_a, samples_a, method,
+                                                     param_set):
+    """``check`` and ``max_cond`` (``legid identify --no-check``) are accepted by the linear
+    rows' Newton and base-parameter fits too (they raised TypeError)."""
+    for opts in ({'check': False}, {'check': True, 'max_cond': 1e12}):
+        res = identify(run_a, biped, method, samples=samples_a, param_set=param_set, **opts)
+        assert res.info.get('param_set', 'base') == param_set
+        assert np.all(np.isfinite(res.pi))
