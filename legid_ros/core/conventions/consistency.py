@@ -350,16 +350,17 @@ def _heading(v: WorldView) -> Optional[float]:
     m = [(np.cross(r, fp) + npart).sum(axis=1) for fp, npart in zip(parts(f), parts(n))]
     # the COM is CAD's: a true COM off by a constant d (base axes) adds F x (R_wb d) to the
     # moment (F the feet's total force), which a yaw would otherwise take up (Talos's 5 mm
-    # were 0.7 deg): fitted alongside, per yaw, by projecting it out
+    # were 0.7 deg): fitted alongside, per yaw, by projecting it out (not on the vertical
+    # moment alone: at rest F is nearly vertical and it does not see d)
     p0, p1, _ = parts(f)
     total = (p0 + p1).sum(axis=1)  # (K, 3) the total force unturned (the weight dominates)
     lever_cols = np.einsum('kij,kjl->kil', _skew(total), v.r_wb[rest])  # (K, 3, 3)
 
     def cost(theta, axes=slice(0, 3)):
-        cols = lever_cols[:, axes, :].reshape(-1, 3)
-        basis_q, _ = np.linalg.qr(cols)
-        mp = [a[:, axes].reshape(-1) - basis_q @ (basis_q.T @ a[:, axes].reshape(-1))
-              for a in m]
+        mp = [a[:, axes].reshape(-1) for a in m]
+        if axes.start == 0:
+            basis_q, _ = np.linalg.qr(lever_cols[:, axes, :].reshape(-1, 3))
+            mp = [a - basis_q @ (basis_q.T @ a) for a in mp]
         gram = np.array([[float(a @ b) for b in mp] for a in mp])
         basis = np.stack([np.ones_like(theta), np.cos(theta), np.sin(theta)])
         return np.einsum('in,ij,jn->n', basis, gram, basis)
