@@ -71,3 +71,39 @@ def test_z_rms_and_blocks_are_reported_per_set():
     assert out['n_blocks_per_seed'] == [30] * 300
     lo, hi = out['coverage_if_calibrated_5_95']
     assert lo < out['std_coverage_ratio'] < hi
+
+
+def test_beside_pairs_are_scored_apart_from_the_figures(tmp_path, monkeypatch):
+    """A ``method:set`` pair under --beside is identified by that method and scored under
+    ``beside``, not in z_max or the coverage figures; its failure does not fail the run."""
+    import argparse
+
+    from legid_ros.bench import honesty
+
+    calls = []
+
+    def fake_run(name, seed, args):
+        return 'robot', 'rec', np.zeros(1), {}
+
+    def fake_identify(robot, rec, pset, prep):
+        calls.append(pset)
+        if pset == 'floating_qp:grouped_sides':
+            raise RuntimeError('no efforts')
+        return type('R', (), {'physical': object(), 'info': {}})()
+
+    monkeypatch.setattr(honesty, '_run', fake_run)
+    monkeypatch.setattr(honesty, '_identify', fake_identify)
+    monkeypatch.setattr(honesty, '_zmp_offset', lambda *a: [0.0, 0.0])
+    monkeypatch.setattr(honesty, '_score', lambda robot, res, pi: _score([1.0], [1.0]))
+    monkeypatch.setattr(honesty, '_cli_checks', lambda tmp: {
+        'negative_mass_urdfs_written': 0, 'prerequisite_failures_after_bag_read': 0,
+        'cases': {}})
+    parser = argparse.ArgumentParser()
+    honesty.add_arguments(parser)
+    args = parser.parse_args(['--robots', 'biped', '--sets', 'grouped', '--seeds', '3'])
+    args.out = str(tmp_path)
+    out = honesty.run(args)
+    assert calls.count('floating_qp:grouped_sides') == 3 and calls.count('grouped') == 3
+    assert list(out['per_robot']['biped']) == ['grouped']
+    assert out['beside']['per_robot']['biped'] == {} and len(out['beside']['errors']) == 3
+    assert out['errors'] == [] and out['z_max'] == 1.0
