@@ -295,9 +295,9 @@ def run(args) -> Dict[str, object]:
                                            or res.info.get('summary_error') or 'no summary')
                     scores[pset].append(_score(robot, res, pi_true))
                 except Exception as exc:
-                    (beside_errors if pset in beside else errors).append(
-                        f'{name} seed {seed} {pset}: {type(exc).__name__}: {exc}')
-                    _log(f'{name} seed {seed} {pset}: {type(exc).__name__}: {exc}')
+                    msg = f'{name} seed {seed} {pset}: {type(exc).__name__}: {exc}'
+                    (beside_errors if pset in beside else errors).append(msg)
+                    _log(msg)
             _log(f'{name} seed {seed} done ({time.perf_counter() - t0:.0f} s)')
         per[name] = {s: _per_set(scores[s]) for s in sets if scores[s]}
         per_beside[name] = {s: _per_set(scores[s]) for s in beside if scores[s]}

@@ -356,23 +356,26 @@ def _heading(v: WorldView) -> Optional[float]:
     total = (p0 + p1).sum(axis=1)  # (K, 3) the total force unturned (the weight dominates)
     lever_cols = np.einsum('kij,kjl->kil', _skew(total), v.r_wb[rest])  # (K, 3, 3)
 
-    def cost(theta, axes=slice(0, 3)):
+    def gram(axes):  # of the three parts' moments on ``axes``, the COM's offset out
         mp = [a[:, axes].reshape(-1) for a in m]
         if axes.start == 0:
             basis_q, _ = np.linalg.qr(lever_cols[:, axes, :].reshape(-1, 3))
             mp = [a - basis_q @ (basis_q.T @ a) for a in mp]
-        gram = np.array([[float(a @ b) for b in mp] for a in mp])
+        return np.array([[float(a @ b) for b in mp] for a in mp])
+
+    def cost(theta, g):
         basis = np.stack([np.ones_like(theta), np.cos(theta), np.sin(theta)])
-        return np.einsum('in,ij,jn->n', basis, gram, basis)
+        return np.einsum('in,ij,jn->n', basis, g, basis)
     point = all(robot.feet[f_].contact == 'point' for f_ in feet)
-    axes = slice(2, 3) if point else slice(0, 3)
+    g_whole = gram(slice(0, 3))
+    g_fit = gram(slice(2, 3)) if point else g_whole
     grid = np.linspace(-np.pi, np.pi, 3600, endpoint=False)
-    best = grid[np.argmin(cost(grid, axes))]
+    best = grid[np.argmin(cost(grid, g_fit))]
     fine = best + np.linspace(-0.002, 0.002, 401)  # [rad] around the grid's best
-    best = fine[np.argmin(cost(fine, axes))]
+    best = fine[np.argmin(cost(fine, g_fit))]
     if point:  # the vertical moment leaves a half turn open: the whole moment closes it
         twins = np.array([best, best + np.pi])
-        best = twins[np.argmin(cost(twins))]
+        best = twins[np.argmin(cost(twins, g_whole))]
     return -float(np.arctan2(np.sin(best), np.cos(best)))  # the wrenches turned back: -best
 
 
