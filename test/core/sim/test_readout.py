@@ -5,7 +5,7 @@ import mujoco
 import numpy as np
 
 from legid_ros.core.sim import readout
-from legid_ros.core.sim.described.run import DescribedRun
+from legid_ros.core.sim.described.run import DescribedRun, foot_bodies
 from legid_ros.core.sim.mjcf import build_spec
 
 GRAVITY = np.array([0.0, 0.0, -9.81])  # [m/s^2]
@@ -19,10 +19,7 @@ def _swinging_legs(robot, steps: int = 400):
     spec, info = build_spec(robot, options=opt)
     model = spec.compile()
     data = mujoco.MjData(model)
-    names = robot.body_names
-    feet = {f: names[robot.model.frames[robot.frame_id(ft.sole_frame)].parentJoint - 1]
-            for f, ft in robot.feet.items()}
-    lay = readout.make_layout(model, info, feet, {})
+    lay = readout.make_layout(model, info, foot_bodies(robot), {})
     t = np.arange(steps + 1) * model.opt.timestep
     q_ref = np.tile(data.qpos[lay.qpos_adr], (steps + 1, 1))
     q_ref[:, 1] += 0.4 * np.sin(2 * np.pi * 3 * t)

@@ -96,6 +96,13 @@ def noise_for(robot: Robot) -> NoiseModel:
                       acc_std=base.acc_std, orientation_std=base.orientation_std)
 
 
+def foot_bodies(robot: Robot) -> Dict[str, str]:
+    """The body (MuJoCo's, named as the link) that carries each foot's sole frame."""
+    names = robot.body_names
+    return {f: names[robot.model.frames[robot.frame_id(ft.sole_frame)].parentJoint - 1]
+            for f, ft in robot.feet.items()}
+
+
 def simulate_described(robot: Robot, pi_true: np.ndarray, duration_s: float = 60.0,
                        rate_hz: float = 200.0, seed: int = 0,
                        plan: Optional[StandingPlan] = None,
@@ -134,10 +141,7 @@ def simulate_described(robot: Robot, pi_true: np.ndarray, duration_s: float = 60
     spec, info = build_spec(robot, pi_true, opt)
     model = spec.compile()
     data = mujoco.MjData(model)
-    names = robot.body_names
-    foot_body = {f: names[robot.model.frames[robot.frame_id(ft.sole_frame)].parentJoint - 1]
-                 for f, ft in robot.feet.items()}
-    lay = readout.make_layout(model, info, foot_body, {})
+    lay = readout.make_layout(model, info, foot_bodies(robot), {})
     n_steps = int(round(plan.duration_s / dt))
     q_ref = plan.joint_reference(np.arange(n_steps + 1) * dt)
     data.qpos[:] = readout.qpos_from_pinocchio(plan.q[0], lay, model.nq)
