@@ -45,8 +45,10 @@ PARAMETERS = (
           runtime=True),
     Param('update_period_s', 1.0, 'period of the QP solve [s]', low=0.0, open_low=True,
           runtime=True),
-    Param('fold_margin_rows', 50, 'rows at the end of a window left for the next window (the '
-          'Savitzky-Golay derivatives are poorest at the edge) [rows]', low=0),
+    Param('fold_margin_rows', 50, 'rows at the end of a window left for the next window, at '
+          'least half the longest Savitzky-Golay window in any case (the folder stitches the '
+          'windows into one stream and folds a row once its filters see both sides) [rows]',
+          low=0),
     Param('derivative_window_s', 0.1, 'Savitzky-Golay window (zero phase inside the window) '
           'for joint positions, velocities, accelerations and the ZMP [s]', low=0.0,
           open_low=True),

@@ -87,6 +87,41 @@ class WindowData:
             support=cut(self.support), contact=cut(self.contact),
             base=cut(self.base), ankle_ft={k: v[idx] for k, v in self.ankle_ft.items()})
 
+    def same_layout(self, other: 'WindowData') -> bool:
+        """Whether ``other`` has this window's channels (joints, feet, force streams)."""
+        return (self.joint_names == other.joint_names and self.feet == other.feet
+                and self.foot_wrench.keys() == other.foot_wrench.keys()
+                and self.fsr.keys() == other.fsr.keys()
+                and self.ankle_ft.keys() == other.ankle_ft.keys()
+                and all((getattr(self, k) is None) == (getattr(other, k) is None)
+                        for k in _OPTIONAL))
+
+    def extended(self, other: 'WindowData') -> 'WindowData':
+        """These rows followed by the rows of ``other`` stamped after the last of them (the
+        next of overlapping windows: each row once). Both must have :meth:`same_layout`."""
+        new = other.take(slice(int(np.searchsorted(other.t, self.t[-1], 'right')), None)) \
+            if self.n else other
+        if new.n == 0:
+            return self
+
+        def cat(a, b):
+            return None if a is None else np.concatenate([a, b])
+        return WindowData(
+            t=cat(self.t, new.t), ok=cat(self.ok, new.ok), joint_names=self.joint_names,
+            q=cat(self.q, new.q), qd=cat(self.qd, new.qd), qdd=cat(self.qdd, new.qdd),
+            tau=cat(self.tau, new.tau), imu_quat=cat(self.imu_quat, new.imu_quat),
+            imu_gyro=cat(self.imu_gyro, new.imu_gyro), imu_acc=cat(self.imu_acc, new.imu_acc),
+            feet=self.feet,
+            foot_wrench={k: cat(v, new.foot_wrench[k]) for k, v in self.foot_wrench.items()},
+            fsr={k: cat(v, new.fsr[k]) for k, v in self.fsr.items()},
+            ankle_ft={k: cat(v, new.ankle_ft[k]) for k, v in self.ankle_ft.items()},
+            **{k: cat(getattr(self, k), getattr(new, k)) for k in _OPTIONAL})
+
+
+#: The optional per-row arrays of :class:`WindowData`
+_OPTIONAL = ('zmp_world', 'zmp_filtered', 'zmp_support', 'anchor', 'heading', 'fz', 'support',
+             'contact', 'base')
+
 
 def unpack_window(window: np.ndarray, schema: ChannelSchema) -> WindowData:
     """Split a (rows, channels) window into :class:`WindowData`."""

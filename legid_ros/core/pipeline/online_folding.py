@@ -1,8 +1,11 @@
 """Folding the buffer's overlapping windows into the online estimator, each row once (no ROS).
 
-The estimator node's input logic: windows overlap (a new window every ``hop`` rows), so only
-rows newer than the last folded one are used, and the last ``margin_rows`` of a full window wait
-for the next window (the Savitzky-Golay derivatives are poorest at the edge). The window's joint
+The estimator node's input logic: windows overlap (a new window every ``hop`` rows); they are
+stitched into one stream by stamp (each row once), and a row is folded once half the longest
+Savitzky-Golay window (and ``transition_s``) of the stream lies after it and half a window
+before it, whatever the windows' length in rows (the buffer's 200-row windows are 0.2 s at
+1 kHz, 1 s at 200 Hz: filters cut at a window's edge made the online result depend on the
+sampling rate). The window's joint
 positions (and optionally the ZMP) get zero-phase Savitzky-Golay derivatives; new rows are
 folded at ``fold_rate_hz`` (every k-th, k from the window's own sampling rate: 100 Hz of a 1 kHz
 or of a 200 Hz stream alike) with their ankle F/T reading (swinging feet), contact flags and
@@ -29,6 +32,9 @@ from legid_ros.core.identification.online import OnlineEstimator
 
 
 BASE_ACC = ('contacts', 'imu')  # where the base's linear acceleration comes from
+#: [s] Most of the stream kept behind the newest row; windows further apart start a new
+#: stream (the buffer's segments restart there too)
+MAX_CONTEXT_S = 10.0
 
 
 @dataclass
@@ -36,7 +42,8 @@ class FoldSettings:
     """How windows are folded.
 
     Attributes:
-        margin_rows: Rows at the end of a full window left for the next one [rows].
+        margin_rows: Rows at the end of a full window left for the next one [rows]; at least
+            half the longest Savitzky-Golay window and ``transition_s`` wait in any case.
         derivative_window_s: Savitzky-Golay window for q, its derivatives and the ZMP [s].
         smooth_zmp: Smooth the measured ZMP with the same window as q.
         fold_rate_hz: Rows folded per second [Hz]: every ``round(rate / fold_rate_hz)``-th new
@@ -60,10 +67,8 @@ class FoldSettings:
             force.
         transition_s: Rows closer than this to a change of any foot's contact state (the
             buffer's rule) lose their force, as ``prepare``'s ``transition_s`` drops them [s]
-            (0: off); only the changes inside the window are seen: at least ``margin_rows``
-            after a folded row, and the rows before it in the window (with the buffer's
-            200-row windows at 1 kHz, 0.05-0.1 s either side: make the windows longer for
-            a wider band).
+            (0: off); a row waits until ``transition_s`` of the stream lies after it, so
+            every change within it is seen, whatever the window length.
         min_contacts: Rows with fewer feet in contact (the buffer's contact flags) lose their
             force, as ``prepare``'s ``min_contacts`` drops them (0: off; a trot's two-foot
             rows: 4).
@@ -140,12 +145,46 @@ class WindowFolder:
         self.reset()
 
     def reset(self) -> None:
-        """Forget the last folded stamp (a new segment or an estimator reset)."""
+        """Forget the last folded stamp and the stitched rows (a new segment or an estimator
+        reset)."""
         self.last_t = -np.inf
         self.longest = 0
+        self.stream: Optional[WindowData] = None
+        self.start_t = -np.inf
+
+    def context_s(self, robot) -> float:
+        """Half the longest Savitzky-Golay window of the folding [s]: a row is folded once
+        that much of the stream lies on both sides of it (:meth:`fold`)."""
+        s = self.settings
+        longest = s.derivative_window_s
+        if _contacts_base(robot, s.base):
+            longest = max(longest, s.gyro_window_s)
+        return 0.5 * float(longest)
+
+    def _stitch(self, data: WindowData, keep_s: float) -> WindowData:
+        """The stream so far with the rows of ``data`` after it, trimmed to what the next
+        folds need: the rows not folded yet and ``keep_s`` [s] before them."""
+        if self.stream is None or not self.stream.same_layout(data) or \
+                data.t[0] > self.stream.t[-1] + MAX_CONTEXT_S:
+            self.stream, self.start_t = data, float(data.t[0])
+        else:
+            self.stream = self.stream.extended(data)
+        t = self.stream.t
+        first = int(np.searchsorted(t, max(min(self.last_t, t[-1]) - keep_s,
+                                           t[-1] - MAX_CONTEXT_S), 'left'))
+        if first > 0:
+            self.stream = self.stream.take(slice(first, None))
+        return self.stream
 
     def fold(self, est: OnlineEstimator, data: WindowData) -> FoldOutcome:
         """Fold the new rows of ``data`` into ``est``.
+
+        The windows are stitched into one stream (each row once, by stamp), and the filters
+        (:meth:`context_s`) run over it: a row is folded once half the longest filter window
+        lies on both sides of it in the stream, whatever the windows' length in rows (the
+        buffer's 200-row windows span 0.2 s at 1 kHz, less than the gyro's 0.3 s). The rows of
+        a segment's first half window are not folded (their fits are one-sided); those of its
+        last window are (the recording ends there).
 
         Raises:
             BadInputError: From the estimator (wrong shapes; the window is lost).
@@ -156,63 +195,80 @@ class WindowFolder:
             return out
         if data.t[-1] < self.last_t - s.jump_back_s:
             out.events.append(('clock_jump_back', 'window stamps jumped back: new segment'))
-            self.last_t = -np.inf
+            self.reset()
         self.longest = max(self.longest, data.n)
         full = data.n >= self.longest
-        new = data.t > self.last_t
-        if full:
-            new[max(data.n - int(s.margin_rows), 1):] = False
+        half = self.context_s(est.robot)
+        # a row waits for its filters' windows and for any contact change within transition_s
+        wait = max(half, float(s.transition_s))
+        stream = self._stitch(data, max(2.0 * half, wait))
+        t = stream.t
+        new = (t > self.last_t) & (t >= self.start_t + half)
+        end = t[-1]
+        if full:  # the window's last rows wait for the next one
+            end = min(t[-1] - wait, data.t[max(data.n - int(s.margin_rows), 1) - 1])
+            new &= t <= end
+        out.view_row = max(int(np.searchsorted(data.t, end, 'right')) - 1, 0)
         idx = np.flatnonzero(new)
-        out.view_row = max(data.n - 1 - int(s.margin_rows), 0) if full else data.n - 1
         if idx.size == 0:
             return out
-        self.last_t = float(data.t[idx[-1]])
+        self.last_t = float(t[idx[-1]])
         out.new_rows = int(idx.size)
         win_s = s.derivative_window_s
-        q_s, out.qd, out.qdd = signals.savgol_derivatives(data.t, data.q, win_s)
-        zmp = signals.savgol_derivatives(data.t, data.zmp_support, win_s)[0] \
-            if s.smooth_zmp else data.zmp_support
-        idx = idx[::fold_stride(data.t, s.fold_rate_hz)]
-        usable = data.ok & near_uniform(data.t, win_s)
+        q_s, qd, qdd = signals.savgol_derivatives(t, stream.q, win_s)
+        out.qd, out.qdd = self._window_rows(t, data, qd, qdd, win_s)
+        zmp = signals.savgol_derivatives(t, stream.zmp_support, win_s)[0] \
+            if s.smooth_zmp else stream.zmp_support
+        idx = idx[::fold_stride(t, s.fold_rate_hz)]
+        usable = stream.ok & near_uniform(t, 2.0 * half)
         if not usable[idx].all():
             out.events.append(('irregular_sampling', 'rows near missing joint states (drops) '
                                'or stale sensors were not used'))
-        if s.transition_s > 0 and data.contact is not None:
-            usable &= ~near_transitions(data.t, data.contact > 0.5, s.transition_s)
-        if s.min_contacts > 0 and data.contact is not None:
-            usable &= (data.contact > 0.5).sum(axis=1) >= s.min_contacts
-        fz = np.where(usable, data.fz, np.nan)
-        col = {f: i for i, f in enumerate(data.feet)}
-        contact = {f: data.contact[idx, col[f]] > 0.5 for f in data.feet} \
-            if data.contact is not None else None
+        if s.transition_s > 0 and stream.contact is not None:
+            usable &= ~near_transitions(t, stream.contact > 0.5, s.transition_s)
+        if s.min_contacts > 0 and stream.contact is not None:
+            usable &= (stream.contact > 0.5).sum(axis=1) >= s.min_contacts
+        fz = np.where(usable, stream.fz, np.nan)
+        col = {f: i for i, f in enumerate(stream.feet)}
+        contact = {f: stream.contact[idx, col[f]] > 0.5 for f in stream.feet} \
+            if stream.contact is not None else None
         ankle, swing = None, None
-        if s.use_ankle_ft and data.ankle_ft:
-            ankle = {f: w[idx] for f, w in data.ankle_ft.items()}
+        if s.use_ankle_ft and stream.ankle_ft:
+            ankle = {f: w[idx] for f, w in stream.ankle_ft.items()}
             swing = {f: ~contact[f] for f in ankle} if contact else None
         zmp, base_state, fz = zmp[idx], None, fz[idx]
-        if _contacts_base(est.robot, s.base) and data.contact is not None:
-            zmp, base_state = self._contacts(est.robot, data, idx, q_s, out)
+        if _contacts_base(est.robot, s.base) and stream.contact is not None:
+            zmp, base_state = self._contacts(est.robot, stream, idx, q_s, qd, qdd)
         if s.base_acc == 'imu':
-            base_state, fz = self._imu_acceleration(est.robot, data, idx, q_s, out, base_state,
-                                                    fz)
+            base_state, fz = self._imu_acceleration(est.robot, stream, idx, q_s, qd, qdd,
+                                                    base_state, fz)
         out.folded = est.add_window(
-            data.t[idx], q_s[idx], out.qd[idx], out.qdd[idx], zmp=zmp, fz=fz,
-            imu_quat=data.imu_quat[idx], support=data.support[idx], base_state=base_state,
-            tau=data.tau[idx] if est.method != 'zmp' else None,
-            foot_wrench={f: w[idx] for f, w in data.foot_wrench.items()} or None,
+            t[idx], q_s[idx], qd[idx], qdd[idx], zmp=zmp, fz=fz,
+            imu_quat=stream.imu_quat[idx], support=stream.support[idx], base_state=base_state,
+            tau=stream.tau[idx] if est.method != 'zmp' else None,
+            foot_wrench={f: w[idx] for f, w in stream.foot_wrench.items()} or None,
             ankle_ft=ankle, swing=swing, contact=contact)
         if out.folded < idx.size:
             out.events.append(('rows_dropped', f'{idx.size - out.folded} rows without valid '
                                'data were not used'))
         return out
 
-    def _contacts(self, robot, data: WindowData, idx, q_s, out: FoldOutcome):
+    @staticmethod
+    def _window_rows(t, data: WindowData, qd, qdd, win_s: float):
+        """The stream's smoothed velocities and accelerations at the window's rows (its own
+        fits if a row of the window is not in the stream)."""
+        rows = np.clip(np.searchsorted(t, data.t), 0, len(t) - 1)
+        if np.array_equal(t[rows], data.t):
+            return qd[rows], qdd[rows]
+        return signals.savgol_derivatives(data.t, data.q, win_s)[1:]
+
+    def _contacts(self, robot, data: WindowData, idx, q_s, qd, qdd):
         """Base state from the stance contacts and the IMU, and the ZMP in its frame."""
         order = [data.feet.index(f) for f in robot.feet]
         stance = data.contact[idx][:, order] > 0.5
         gyro, gyro_dot, _ = signals.savgol_derivatives(data.t, data.imu_gyro,
                                                        self.settings.gyro_window_s)
-        st = stance_base_state(robot, q_s[idx], out.qd[idx], out.qdd[idx], stance,
+        st = stance_base_state(robot, q_s[idx], qd[idx], qdd[idx], stance,
                                data.imu_quat[idx], gyro[idx], gyro_dot[idx],
                                rates_from_imu=True)
         if data.foot_wrench:
@@ -222,12 +278,11 @@ class WindowFolder:
         zmp, _ = measured_cop(robot, src, force, stance, q=st['q'])
         return zmp, st
 
-    def _imu_acceleration(self, robot, data: WindowData, idx, q_s, out: FoldOutcome,
-                          base_state, fz):
+    def _imu_acceleration(self, robot, data: WindowData, idx, q_s, qd, qdd, base_state, fz):
         """(base state with the accelerometer's linear acceleration, vertical force with the
         rows whose accelerometer is not finite unloaded)."""
         if base_state is None:  # the estimator's own: the support sole flat and still
-            base_state = support_base_state(robot, q_s[idx], out.qd[idx], out.qdd[idx],
+            base_state = support_base_state(robot, q_s[idx], qd[idx], qdd[idx],
                                             data.support[idx], data.imu_quat[idx])
         acc = signals.savgol_derivatives(data.t, data.imu_acc,
                                          self.settings.derivative_window_s)[0]

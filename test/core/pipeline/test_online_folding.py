@@ -24,19 +24,57 @@ def rec():
 
 
 def test_every_row_is_folded_once_across_overlapping_windows(biped, rec):
-    """Overlapping windows fold each new row exactly once (fold_rate_hz 0: every row)."""
+    """Overlapping windows fold each row exactly once (fold_rate_hz 0: every row), all but
+    the first half filter window (one-sided fits) and the last window's margin."""
     wins = list(recording_windows(rec, biped))
     assert sum(w.n for w in wins) > rec.n  # windows overlap
     est = OnlineEstimator(biped, min_samples=10)
+    calls = _spy(est)
     folder = WindowFolder(FoldSettings(fold_rate_hz=0.0, margin_rows=50))
-    stamps = []
     for w in wins:
-        before = folder.last_t
-        out = folder.fold(est, w)
-        stamps += list(w.t[(w.t > before)][:out.new_rows])
-    assert len(stamps) == len(set(stamps))
-    assert est.normal.n == pytest.approx(len(stamps), abs=0.5)
-    assert len(stamps) >= rec.n - 60  # only the last window's margin may wait
+        folder.fold(est, w)
+    stamps = np.concatenate([c[0] for c in calls])
+    assert stamps.size == np.unique(stamps).size
+    assert est.normal.n == pytest.approx(stamps.size, abs=0.5)
+    half = folder.context_s(biped)  # 0.05 s: the joints' 0.1 s Savitzky-Golay window
+    assert stamps.min() >= rec.t[0] + half - 1e-9
+    assert stamps.size >= rec.n - 2 * round(half * rec.rate) - 10
+
+
+@pytest.mark.parametrize('length', [200, 600])
+def test_folded_rows_do_not_depend_on_the_window_length(biped, rec, length):
+    """The buffer's windows in rows (200 rows: 0.2 s at 1 kHz, shorter than the gyro's 0.3 s
+    filter) fold the same rows with the same smoothed states as long windows: the folder's
+    filters run over the stitched stream, not over one window."""
+    settings = dict(base='contacts', fold_rate_hz=100.0)
+    folded = {}
+    for n in (length, 1500):
+        est = OnlineEstimator(biped, min_samples=10)
+        calls = _spy(est)
+        folder = WindowFolder(FoldSettings(**settings))
+        for w in recording_windows(rec, biped, length=n, hop=100):
+            folder.fold(est, w)
+        t = np.concatenate([c[0] for c in calls])
+        acc = np.concatenate([c[1]['a'] for c in calls])
+        folded[n] = (t, acc)
+    (t_a, a_a), (t_b, a_b) = folded[length], folded[1500]
+    common, ia, ib = np.intersect1d(t_a, t_b, return_indices=True)
+    assert common.size >= 0.95 * max(t_a.size, t_b.size)
+    assert np.abs(a_a[ia] - a_b[ib]).max() <= 1e-9 * max(np.abs(a_b).max(), 1.0)
+
+
+def test_a_window_shorter_than_its_margin_and_hop_loses_no_row(biped, rec):
+    """With 200-row windows, a 100-row hop and the gyro's 0.15 s (150 rows) held at a window's
+    end, the rows between the windows' folds come from the stitched stream: none is lost."""
+    est = OnlineEstimator(biped, min_samples=10)
+    calls = _spy(est)
+    folder = WindowFolder(FoldSettings(base='contacts', fold_rate_hz=0.0))
+    for w in recording_windows(rec, biped, length=200, hop=100):
+        folder.fold(est, w)
+    t = np.concatenate([c[0] for c in calls])
+    steps = np.diff(t)
+    assert t.size == np.unique(t).size
+    assert steps.max() <= 1.5 * np.median(steps)  # no hole between two windows' folds
 
 
 @pytest.mark.parametrize('step', [1, 5])
@@ -89,9 +127,9 @@ def test_replay_updates_once_per_period_and_stays_consistent(biped, rec):
 
 
 def test_rows_near_any_contact_change_are_not_folded(biped):
-    """transition_s leaves out rows near a change of any foot's contact state (the buffer's
-    rule), never others: it drops no more rows than lie near the run's changes, and at least
-    those within the margin (50 rows: a window holds at least that much after a folded row)."""
+    """transition_s leaves out exactly the folded rows near a change of any foot's contact
+    state (the buffer's rule, over the whole run): a row waits until transition_s of the
+    stream lies after it, so a change just past a window's end is seen too."""
     from legid_ros.core.contact import near_transitions
     swap = simulate_biped(SyntheticConfig(duration_s=11.0, seed=6, noise=NoiseModel.none(),
                                           protocol='swap'))  # a foot lifts and touches down
@@ -102,16 +140,16 @@ def test_rows_near_any_contact_change_are_not_folded(biped):
     t, idx = np.unique(t[order], return_index=True)
     near = near_transitions(t, contact[order][idx], 0.2)
     assert 0 < near.sum() < 0.5 * t.size
-    folded = {}
-    for ts in (0.0, 0.2):
-        est = OnlineEstimator(biped, min_samples=10)
-        folder = WindowFolder(FoldSettings(fold_rate_hz=0.0, transition_s=ts))
-        for w in wins:
-            folder.fold(est, w)
-        folded[ts] = est.normal.n
-    dropped = folded[0.0] - folded[0.2]
-    within_margin = near_transitions(t, contact[order][idx], 0.05).sum()
-    assert 0 < within_margin <= dropped <= near.sum()
+    est = OnlineEstimator(biped, min_samples=10)
+    calls = _spy(est)
+    folder = WindowFolder(FoldSettings(fold_rate_hz=0.0, transition_s=0.2))
+    for w in wins:
+        folder.fold(est, w)
+    stamps = np.concatenate([c[0] for c in calls])
+    dropped = ~np.isfinite(np.concatenate([c[2] for c in calls]))
+    rows = np.searchsorted(t, stamps)
+    assert near[rows].sum() > 0
+    np.testing.assert_array_equal(dropped, near[rows])
 
 
 def _spy(est):
