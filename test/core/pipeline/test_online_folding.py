@@ -28,11 +28,7 @@ def test_every_row_is_folded_once_across_overlapping_windows(biped, rec):
     the first half filter window (one-sided fits) and the last window's margin."""
     wins = list(recording_windows(rec, biped))
     assert sum(w.n for w in wins) > rec.n  # windows overlap
-    est = OnlineEstimator(biped, min_samples=10)
-    calls = _spy(est)
-    folder = WindowFolder(FoldSettings(fold_rate_hz=0.0, margin_rows=50))
-    for w in wins:
-        folder.fold(est, w)
+    est, folder, calls = _fold_all(biped, wins, FoldSettings(fold_rate_hz=0.0, margin_rows=50))
     stamps = np.concatenate([c[0] for c in calls])
     assert stamps.size == np.unique(stamps).size
     assert est.normal.n == pytest.approx(stamps.size, abs=0.5)
@@ -49,11 +45,8 @@ def test_folded_rows_do_not_depend_on_the_window_length(biped, rec, length):
     settings = dict(base='contacts', fold_rate_hz=100.0)
     folded = {}
     for n in (length, 1500):
-        est = OnlineEstimator(biped, min_samples=10)
-        calls = _spy(est)
-        folder = WindowFolder(FoldSettings(**settings))
-        for w in recording_windows(rec, biped, length=n, hop=100):
-            folder.fold(est, w)
+        _, _, calls = _fold_all(biped, recording_windows(rec, biped, length=n, hop=100),
+                                FoldSettings(**settings))
         t = np.concatenate([c[0] for c in calls])
         acc = np.concatenate([c[1]['a'] for c in calls])
         folded[n] = (t, acc)
@@ -66,11 +59,8 @@ def test_folded_rows_do_not_depend_on_the_window_length(biped, rec, length):
 def test_a_window_shorter_than_its_margin_and_hop_loses_no_row(biped, rec):
     """With 200-row windows, a 100-row hop and the gyro's 0.15 s (150 rows) held at a window's
     end, the rows between the windows' folds come from the stitched stream: none is lost."""
-    est = OnlineEstimator(biped, min_samples=10)
-    calls = _spy(est)
-    folder = WindowFolder(FoldSettings(base='contacts', fold_rate_hz=0.0))
-    for w in recording_windows(rec, biped, length=200, hop=100):
-        folder.fold(est, w)
+    _, _, calls = _fold_all(biped, recording_windows(rec, biped, length=200, hop=100),
+                            FoldSettings(base='contacts', fold_rate_hz=0.0))
     t = np.concatenate([c[0] for c in calls])
     steps = np.diff(t)
     assert t.size == np.unique(t).size
@@ -140,16 +130,22 @@ def test_rows_near_any_contact_change_are_not_folded(biped):
     t, idx = np.unique(t[order], return_index=True)
     near = near_transitions(t, contact[order][idx], 0.2)
     assert 0 < near.sum() < 0.5 * t.size
-    est = OnlineEstimator(biped, min_samples=10)
-    calls = _spy(est)
-    folder = WindowFolder(FoldSettings(fold_rate_hz=0.0, transition_s=0.2))
-    for w in wins:
-        folder.fold(est, w)
+    _, _, calls = _fold_all(biped, wins, FoldSettings(fold_rate_hz=0.0, transition_s=0.2))
     stamps = np.concatenate([c[0] for c in calls])
     dropped = ~np.isfinite(np.concatenate([c[2] for c in calls]))
     rows = np.searchsorted(t, stamps)
     assert near[rows].sum() > 0
     np.testing.assert_array_equal(dropped, near[rows])
+
+
+def _fold_all(robot, windows, settings):
+    """(estimator, folder, its add_window calls) after folding every window."""
+    est = OnlineEstimator(robot, min_samples=10)
+    calls = _spy(est)
+    folder = WindowFolder(settings)
+    for w in windows:
+        folder.fold(est, w)
+    return est, folder, calls
 
 
 def _spy(est):
