@@ -187,12 +187,15 @@ class WindowFolder:
         last window are (the recording ends there).
 
         Raises:
-            BadInputError: From the estimator (wrong shapes; the window is lost).
+            BadInputError: Stamps not finite and increasing, or from the estimator (wrong
+                shapes); the window is lost, the stream so far kept.
         """
         s = self.settings
         out = FoldOutcome()
         if data.n == 0:
             return out
+        if not (np.all(np.isfinite(data.t)) and np.all(np.diff(data.t) > 0)):
+            raise BadInputError('window stamps are not finite and increasing: window not used')
         if data.t[-1] < self.last_t - s.jump_back_s:
             out.events.append(('clock_jump_back', 'window stamps jumped back: new segment'))
             self.reset()

@@ -224,3 +224,28 @@ def test_rows_with_fewer_feet_in_contact_are_not_folded(biped):
                                                  < 2)).sum()) for _, _, fz, contact in calls)
     assert folded[1] == folded[0]
     assert single > 100 and folded[0] - folded[2] == pytest.approx(single, abs=0.5)
+
+
+@pytest.mark.parametrize('bad', ['nan', 'reversed', 'repeated'])
+def test_a_window_with_bad_stamps_costs_that_window_only(biped, rec, bad):
+    """A window whose stamps are not finite and increasing is refused (BadInputError, the
+    node's counted bad_window) before it enters the stream: the rows of the windows around it
+    fold as without it."""
+    from legid_ros.core.errors import BadInputError
+    wins = list(recording_windows(rec, biped))
+    clean = _fold_all(biped, wins, FoldSettings(base='contacts'))[0].normal.n
+    broken = wins[8].take(np.arange(wins[8].n))
+    if bad == 'nan':
+        broken.t[5] = np.nan
+    elif bad == 'reversed':
+        broken.t = broken.t[::-1].copy()
+    else:
+        broken.t[10:20] = broken.t[10]
+    est = OnlineEstimator(biped, min_samples=10)
+    folder = WindowFolder(FoldSettings(base='contacts'))
+    for i, w in enumerate(wins):
+        if i == 8:
+            with pytest.raises(BadInputError):
+                folder.fold(est, broken)
+        folder.fold(est, w)
+    assert est.normal.n == pytest.approx(clean)
