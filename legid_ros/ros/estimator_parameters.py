@@ -36,8 +36,10 @@ PARAMETERS = (
     Param('forgetting_half_life_s', 0.0, 'forgetting in time: a sample weighs half after this '
           'long [s] (0 = remember everything; independent of fold_rate_hz and window size)',
           low=0.0, runtime=True),
-    Param('regularization', -1.0, 'weight of the prior toward CAD [-] (< 0: the parameter '
-          "set's default, 0.01 for the standard set, 0.025 for the others: the batch methods')",
+    Param('regularization', -1.0, 'weight of the prior toward CAD [-] (< 0: on the grouped '
+          'and auto sets chosen from held-out seconds once 3000 samples are folded, the least '
+          "held-out ZMP residual, 0.025 until then; the reduced set's 0.025 and the standard "
+          "set's 0.01 otherwise, the batch methods' priors)",
           low=-1.0, runtime=True),
     Param('total_mass_kg', 0.0, 'total-mass equality [kg] (0 = from the measured normal '
           'forces)', low=0.0),

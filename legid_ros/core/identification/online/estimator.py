@@ -38,7 +38,8 @@ from legid_ros.core.identification.identifiability import DEFAULT_MAX_COND, exci
 from legid_ros.core.identification.online.ankle_ft import FT_SIGMA, AnkleFtRows
 from legid_ros.core.identification.online.correlation import RowCorrelation
 from legid_ros.core.identification.online.forgetting import TimeForgetting
-from legid_ros.core.identification.online.solve import make_solver
+from legid_ros.core.identification.online.reg_choice import HeldOutReg
+from legid_ros.core.identification.online.solve import AUTO_SELECT_SAMPLES, make_solver
 from legid_ros.core.identification.online.state import restore, state_of
 from legid_ros.core.identification.parameters.sets import StandardSet
 from legid_ros.core.identification.result import IdentResult
@@ -49,6 +50,10 @@ from legid_ros.core.identification.rows.zmp import model_zmp
 from legid_ros.core.identification.uncertainty import normal_uncertainty
 from legid_ros.core.inertial import check_consistency
 from legid_ros.core.robot import Robot
+
+#: Sets whose prior weight is chosen from held-out seconds when none is given (the batch ZMP
+#: Newton's grouped sets, :mod:`.reg_choice`); the reduced and standard sets keep theirs
+CHOSEN_REG_SETS = ('grouped', 'grouped_sides', 'auto')
 
 ROW_SIGMA = {'zmp': 0.002, 'torque': 0.5, 'floating': 1.0}
 ROWS_PER_SAMPLE = {'zmp': 2}  # torque: nj, floating: nv
@@ -102,6 +107,8 @@ class OnlineEstimator:
         self.sigma = ROW_SIGMA[method] if row_sigma is None else float(row_sigma)
         self.param = StandardSet(robot, pi_cad)
         self.solver = make_solver(robot, param_set, self.param, reg, auto_levels)
+        # the grouped sets' weight from held-out seconds, as the batch ZMP Newton's (reg_choice)
+        self._choose_reg = reg is None and method == 'zmp' and param_set in CHOSEN_REG_SETS
         self._ft_sigma = ft_sigma
         AnkleFtRows(robot, self.param.size, ft_sigma)  # validates ft_sigma now
         self.use_imu = use_imu
@@ -127,6 +134,7 @@ class OnlineEstimator:
     @reg.setter
     def reg(self, value: float) -> None:
         self.solver.reg = float(value)
+        self._choose_reg, self.reg_choice = False, None  # an explicit weight wins
 
     @property
     def half_life_s(self) -> float:
@@ -171,6 +179,8 @@ class OnlineEstimator:
         self._unc_t = -np.inf
         self._exc = None  # the last excitation report that passed, and its data time [s]
         self._exc_t = -np.inf
+        self.reg_choice = HeldOutReg(self.param.size, AUTO_SELECT_SAMPLES) \
+            if self._choose_reg else None
 
     @property
     def total_mass(self) -> float:
@@ -278,6 +288,8 @@ class OnlineEstimator:
                                   {k: np.asarray(v, float)[idx] for k, v in foot_wrench.items()})
         a, b = self._rows(regs, idx, zmp, fz, tau, qd)
         per = a.shape[0] // idx.size
+        if self.reg_choice is not None:
+            self.reg_choice.fold(t[idx], a, b)
         self.normal.fold(a, b, float(np.sum(w)), weights=np.repeat(w, per), forget=decay)
         self.correlation.fold((a @ self.full - b).reshape(idx.size, per), self.solved, decay)
         if fz is not None:  # every row kind's mass equality: the measured weight
@@ -350,6 +362,9 @@ class OnlineEstimator:
             self._exc_t = t_data
         rep = self._exc
         total = self.total_mass
+        if self.reg_choice is not None and self.reg_choice.ready() and (
+                self.param_set != 'auto' or self.solver.levels is not None):
+            self._pick_reg(total)
         out = self.solver.solve(hs, gs, bb, self.normal.n, total, self.x)
         self.x, self.pi = out.x, out.pi
         fr = recover(self.pi)
@@ -381,7 +396,25 @@ class OnlineEstimator:
                   'half_life_s': self.half_life_s, 'ankle_ft_rows': float(self.ankle.rows),
                   'uncertainty_age_s': float(age) if np.isfinite(age) else 0.0,
                   'ankle_ft_residual_rms_sigma': self.ankle.residual_rms(self.pi),
-                  **self._auto_info()})
+                  **self._auto_info(),
+                  **({'reg_choice': self.reg_choice.choice.as_info()} if self.reg_choice
+                     is not None and self.reg_choice.choice is not None else {})})
+
+    def _pick_reg(self, total: float) -> None:
+        """The weight from the held-out seconds (:mod:`.reg_choice`); the default stays if
+        no weight of the grid could be fitted."""
+        ankle = self.ankle.normal
+
+        def solve(h, g, bb, n, reg, x):
+            keep, self.solver.reg = self.solver.reg, reg
+            try:
+                out = self.solver.solve(h + ankle.H, g + ankle.h, bb + ankle.bb, n, total, x)
+            finally:
+                self.solver.reg = keep
+            return out.x, out.pi
+        choice = self.reg_choice.choose(solve, self.sigma, self.x)
+        if choice is not None:
+            self.solver.reg = choice.reg / self.sigma ** 2
 
     def _auto_info(self) -> dict:
         """The auto set's levels and, once made, its choice."""

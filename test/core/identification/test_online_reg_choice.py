@@ -1,0 +1,80 @@
+"""Tests of the online prior weight chosen from held-out seconds of the folded rows."""
+
+import numpy as np
+import pytest
+
+from legid_ros.core.identification.online import OnlineEstimator
+from legid_ros.core.identification.online.reg_choice import EVERY, HeldOutReg
+from legid_ros.core.identification.solvers.reg_choice import REG_GRID_M2
+
+SIGMA = 0.002  # [m] row scale
+RATE_HZ = 100.0  # [Hz] samples folded per second
+
+
+def _rows(n: int, x_true: np.ndarray, noise: float, seed: int):
+    """(t [s], a, b): two unit-variance rows per sample of ``a x = b + noise``."""
+    rng = np.random.default_rng(seed)
+    a = rng.normal(size=(2 * n, x_true.size))
+    b = a @ x_true + noise * rng.normal(size=2 * n)
+    return np.arange(n) / RATE_HZ, a, b
+
+
+def _ridge(h, g, bb, n, reg, x):
+    """The fit toward 0 (the 'CAD') at weight ``reg`` per unit-variance row."""
+    x = np.linalg.solve(h + n * reg * np.eye(len(g)), g)
+    return x, x
+
+
+def _choose(x_true, noise, seed=0, n=4000):
+    held = HeldOutReg(x_true.size, select_after=3000)
+    t, a, b = _rows(n, x_true, noise, seed)
+    for k in range(0, n, 100):  # windows of 100 samples
+        held.fold(t[k:k + 100], a[2 * k:2 * k + 200], b[2 * k:2 * k + 200])
+    assert held.ready()
+    return held, held.choose(_ridge, SIGMA, np.zeros(x_true.size))
+
+
+def test_every_row_goes_to_training_or_one_held_out_second():
+    """Each folded sample counts once; every EVERY-th second is held out, alone."""
+    held = HeldOutReg(3, select_after=1000)
+    t, a, b = _rows(1000, np.ones(3), 0.1, 1)
+    held.fold(t, a, b)
+    assert held.train[3] + sum(v[3] for v in held.held.values()) == pytest.approx(1000)
+    assert sorted(held.held) == [k for k in range(10) if k % EVERY == EVERY // 2]
+    assert all(v[3] == pytest.approx(RATE_HZ) for v in held.held.values())
+
+
+def test_informative_rows_far_from_cad_choose_the_least_weight():
+    """Rows that determine a truth far from CAD: the least weight of the grid fits best."""
+    _, choice = _choose(np.array([3.0, -2.0, 1.0]), noise=0.1)
+    assert choice.reg == min(REG_GRID_M2)
+
+
+def test_noise_around_cad_chooses_a_strong_weight():
+    """A truth at CAD seen through heavy noise on few rows: a strong weight toward CAD
+    predicts the held-out seconds best."""
+    _, choice = _choose(np.zeros(40), noise=30.0, n=3100)
+    assert choice.reg >= 1e-7
+
+
+def test_the_statistics_are_freed_and_the_choice_made_once():
+    """After the choice nothing more is folded and the memory is released."""
+    held, choice = _choose(np.ones(3), noise=0.1)
+    assert held.train is None and held.held == {} and not held.ready()
+    held.fold(*_rows(100, np.ones(3), 0.1, 2))
+    assert held.choice is choice
+
+
+def test_the_estimator_chooses_only_without_an_explicit_weight():
+    """The grouped sets get the held-out choice when no weight is given; an explicit weight,
+    or one set later, cancels it; the reduced set keeps its default."""
+    from legid_ros.core.robot import load_robot
+    robot = load_robot('biped')
+    assert OnlineEstimator(robot, param_set='grouped_sides').reg_choice is not None
+    assert OnlineEstimator(robot, param_set='grouped_sides', reg=0.01).reg_choice is None
+    assert OnlineEstimator(robot, param_set='reduced').reg_choice is None
+    est = OnlineEstimator(robot, param_set='auto')
+    est.reg = 0.02
+    assert est.reg_choice is None and est.reg == 0.02
+    est.reset()
+    assert est.reg_choice is None
