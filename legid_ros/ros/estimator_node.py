@@ -140,7 +140,11 @@ class EstimatorNode(GuardedNode):
         est.min_samples = changes.get('min_samples', est.min_samples)
         if 'regularization' in changes:
             reg = changes['regularization']
-            est.reg = reg if reg >= 0 else default_reg(est.param_set)
+            if reg >= 0:
+                est.reg = reg
+            else:  # the set's default, chosen again from the data where the set's weight is
+                est.reg = default_reg(est.param_set)
+                est.choose_reg_from_data()
 
     # ------------------------------------------------------------------ input
     def _event(self, kind: str, message: str, level: str = 'warn'):

@@ -78,3 +78,16 @@ def test_the_estimator_chooses_only_without_an_explicit_weight():
     assert est.reg_choice is None and est.reg == 0.02
     est.reset()
     assert est.reg_choice is None
+
+
+def test_asking_for_the_data_s_weight_again_restarts_the_choice():
+    """choose_reg_from_data (the node's regularization set back to -1) starts a new choice on
+    the grouped sets and none on the reduced set."""
+    from legid_ros.core.robot import load_robot
+    robot = load_robot('biped')
+    est = OnlineEstimator(robot, param_set='grouped_sides', reg=0.01)
+    est.choose_reg_from_data()
+    assert est.reg_choice is not None and est.reg_choice.choice is None
+    red = OnlineEstimator(robot, param_set='reduced')
+    red.choose_reg_from_data()
+    assert red.reg_choice is None

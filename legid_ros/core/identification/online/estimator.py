@@ -136,6 +136,13 @@ class OnlineEstimator:
         self.solver.reg = float(value)
         self._choose_reg, self.reg_choice = False, None  # an explicit weight wins
 
+    def choose_reg_from_data(self) -> None:
+        """Choose the weight again from the next held-out seconds (the grouped and auto sets
+        of the ZMP rows; others keep theirs)."""
+        self._choose_reg = self.method == 'zmp' and self.param_set in CHOSEN_REG_SETS
+        self.reg_choice = HeldOutReg(self.param.size, AUTO_SELECT_SAMPLES) \
+            if self._choose_reg else None
+
     @property
     def half_life_s(self) -> float:
         """Forgetting half-life [s] (settable; 0 = remember everything)."""
@@ -179,8 +186,10 @@ class OnlineEstimator:
         self._unc_t = -np.inf
         self._exc = None  # the last excitation report that passed, and its data time [s]
         self._exc_t = -np.inf
-        self.reg_choice = HeldOutReg(self.param.size, AUTO_SELECT_SAMPLES) \
-            if self._choose_reg else None
+        if self._choose_reg:
+            self.choose_reg_from_data()
+        else:
+            self.reg_choice = None
 
     @property
     def total_mass(self) -> float:
