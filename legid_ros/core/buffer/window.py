@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Dict, List, Optional
 
 import numpy as np
@@ -74,27 +74,14 @@ class WindowData:
 
     def take(self, idx) -> 'WindowData':
         """Rows ``idx`` (slice or index array) of every array."""
-        def cut(x):
-            return None if x is None else x[idx]
-        return WindowData(
-            t=self.t[idx], ok=self.ok[idx], joint_names=self.joint_names, q=self.q[idx],
-            qd=self.qd[idx], qdd=self.qdd[idx], tau=self.tau[idx], imu_quat=self.imu_quat[idx],
-            imu_gyro=self.imu_gyro[idx], imu_acc=self.imu_acc[idx], feet=self.feet,
-            foot_wrench={k: v[idx] for k, v in self.foot_wrench.items()},
-            fsr={k: v[idx] for k, v in self.fsr.items()}, zmp_world=cut(self.zmp_world),
-            zmp_filtered=cut(self.zmp_filtered), zmp_support=cut(self.zmp_support),
-            anchor=cut(self.anchor), heading=cut(self.heading), fz=cut(self.fz),
-            support=cut(self.support), contact=cut(self.contact),
-            base=cut(self.base), ankle_ft={k: v[idx] for k, v in self.ankle_ft.items()})
+        return self._per_row(lambda name, x: x[idx])
 
     def same_layout(self, other: 'WindowData') -> bool:
         """Whether ``other`` has this window's channels (joints, feet, force streams)."""
-        return (self.joint_names == other.joint_names and self.feet == other.feet
-                and self.foot_wrench.keys() == other.foot_wrench.keys()
-                and self.fsr.keys() == other.fsr.keys()
-                and self.ankle_ft.keys() == other.ankle_ft.keys()
-                and all((getattr(self, k) is None) == (getattr(other, k) is None)
-                        for k in _OPTIONAL))
+        return (all(getattr(self, k) == getattr(other, k) for k in _SHARED)
+                and all(getattr(self, k).keys() == getattr(other, k).keys() for k in _DICTS)
+                and all((getattr(self, f.name) is None) == (getattr(other, f.name) is None)
+                        for f in fields(self)))
 
     def extended(self, other: 'WindowData') -> 'WindowData':
         """These rows followed by the rows of ``other`` stamped after the last of them (the
@@ -103,24 +90,30 @@ class WindowData:
             if self.n else other
         if new.n == 0:
             return self
+        return self._per_row(lambda name, x: np.concatenate([x, _array(new, name)]))
 
-        def cat(a, b):
-            return None if a is None else np.concatenate([a, b])
-        return WindowData(
-            t=cat(self.t, new.t), ok=cat(self.ok, new.ok), joint_names=self.joint_names,
-            q=cat(self.q, new.q), qd=cat(self.qd, new.qd), qdd=cat(self.qdd, new.qdd),
-            tau=cat(self.tau, new.tau), imu_quat=cat(self.imu_quat, new.imu_quat),
-            imu_gyro=cat(self.imu_gyro, new.imu_gyro), imu_acc=cat(self.imu_acc, new.imu_acc),
-            feet=self.feet,
-            foot_wrench={k: cat(v, new.foot_wrench[k]) for k, v in self.foot_wrench.items()},
-            fsr={k: cat(v, new.fsr[k]) for k, v in self.fsr.items()},
-            ankle_ft={k: cat(v, new.ankle_ft[k]) for k, v in self.ankle_ft.items()},
-            **{k: cat(getattr(self, k), getattr(new, k)) for k in _OPTIONAL})
+    def _per_row(self, fn) -> 'WindowData':
+        """A window of ``fn(name, array)`` for every per-row array (``name`` a field, or
+        (field, key) in the per-foot dicts); names and None fields kept."""
+        out = {}
+        for f in fields(self):
+            v = getattr(self, f.name)
+            if f.name in _SHARED or v is None:
+                out[f.name] = v
+            elif f.name in _DICTS:
+                out[f.name] = {k: fn((f.name, k), x) for k, x in v.items()}
+            else:
+                out[f.name] = fn(f.name, v)
+        return WindowData(**out)
 
 
-#: The optional per-row arrays of :class:`WindowData`
-_OPTIONAL = ('zmp_world', 'zmp_filtered', 'zmp_support', 'anchor', 'heading', 'fz', 'support',
-             'contact', 'base')
+_SHARED = ('joint_names', 'feet')  # the same for every row
+_DICTS = ('foot_wrench', 'fsr', 'ankle_ft')  # per foot (n, k) arrays
+
+
+def _array(w: WindowData, name):
+    """The per-row array ``name`` of ``w`` (a field, or (field, key) of a per-foot dict)."""
+    return getattr(w, name[0])[name[1]] if isinstance(name, tuple) else getattr(w, name)
 
 
 def unpack_window(window: np.ndarray, schema: ChannelSchema) -> WindowData:
