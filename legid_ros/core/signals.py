@@ -357,13 +357,15 @@ def derivatives(t: np.ndarray, x: np.ndarray, method: str = 'savgol',
     raise BadInputError(f'unknown differentiation method {method!r} (savgol, fd)')
 
 
-def finite_rows(*arrays: Sequence[np.ndarray]) -> np.ndarray:
-    """Boolean mask of samples (axis 0) where every given array is finite."""
+def finite_rows(*arrays: Sequence[np.ndarray], limit: float = np.inf) -> np.ndarray:
+    """Boolean mask of samples (axis 0) where every given array is finite (and, with
+    ``limit``, below it in magnitude)."""
     mask = None
     for a in arrays:
         if a is None:
             continue
-        a = np.asarray(a, float)
-        ok = np.isfinite(a.reshape(a.shape[0], -1)).all(axis=1)
+        a = np.asarray(a, float).reshape(np.shape(a)[0], -1)
+        ok = (np.abs(a) < limit).all(axis=1) if np.isfinite(limit) else \
+            np.isfinite(a).all(axis=1)
         mask = ok if mask is None else mask & ok
     return mask

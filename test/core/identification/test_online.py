@@ -85,6 +85,19 @@ def test_bad_windows_are_counted_not_fatal(biped, run_a, samples_a):
                        samples_a.fz[:10])
 
 
+def test_absurd_magnitudes_cost_their_rows_not_the_statistics(biped, run_a, samples_a):
+    """Velocities of 1e300 rad/s (finite, but their squares overflow) are dropped and counted
+    like NaN: the statistics stay finite and the next update solves."""
+    est = OnlineEstimator(biped, param_set='reduced', min_samples=50)
+    v = samples_a.v[:60, 6:].copy()
+    v[3:7] = 1e300
+    n = est.add_window(samples_a.t[:60], samples_a.q[:60, 7:], v, samples_a.a[:60, 6:],
+                       samples_a.zmp[:60], samples_a.fz[:60], None, 'right')
+    assert n == 56 and est.dropped == 4
+    _feed(est, run_a, samples_a, stop=600)
+    assert np.isfinite(est.normal.H).all() and np.isfinite(est.update().pi).all()
+
+
 def _feed_ft(est, samples, ankle_ft, size=25):
     for k in range(0, samples.n, size):
         sl = slice(k, min(k + size, samples.n))

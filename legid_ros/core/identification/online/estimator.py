@@ -56,6 +56,9 @@ from legid_ros.core.robot import Robot
 CHOSEN_REG_SETS = ('grouped', 'grouped_sides', 'auto')
 
 ROW_SIGMA = {'zmp': 0.002, 'torque': 0.5, 'floating': 1.0}
+#: Largest magnitude of a folded input (rad, rad/s, rad/s^2, m, N, N.m): rows beyond it are
+#: dropped as the non-finite ones (their squares would overflow the statistics)
+MAX_INPUT = 1e6
 ROWS_PER_SAMPLE = {'zmp': 2}  # torque: nj, floating: nv
 UNCERTAINTY_PERIOD_S = 2.0  # [s] of data between two computations of the standard deviations
 
@@ -270,7 +273,8 @@ class OnlineEstimator:
         quat = None if (imu_quat is None or not self.use_imu) else np.asarray(imu_quat, float)
         if quat is not None:
             need.append(quat)
-        ok = signals.finite_rows(*need)
+        # finite, and no value an overflow away from a non-finite statistic (1e300 rad/s)
+        ok = signals.finite_rows(t[:, None]) & signals.finite_rows(*need[1:], limit=MAX_INPUT)
         if fz is not None:
             ok &= np.asarray(fz, float) > signals.MIN_FZ
         self.dropped += int(np.sum(~ok))
