@@ -91,3 +91,54 @@ def test_asking_for_the_data_s_weight_again_restarts_the_choice():
     red = OnlineEstimator(robot, param_set='reduced')
     red.choose_reg_from_data()
     assert red.reg_choice is None
+
+
+def test_one_fit_per_advance_chooses_as_all_at_once():
+    """The grid's fits spread over advances (one per estimator update) choose the weight the
+    fits made at once choose, on statistics frozen when they began."""
+    x_true, n = np.array([3.0, -2.0, 1.0]), 4000
+    at_once, choice = _choose(x_true, noise=3.0, n=n)
+    spread = HeldOutReg(x_true.size, select_after=3000)
+    t, a, b = _rows(n, x_true, 3.0, 0)
+    for k in range(0, n, 100):
+        spread.fold(t[k:k + 100], a[2 * k:2 * k + 200], b[2 * k:2 * k + 200])
+    calls = []
+
+    def counted(*args):
+        calls.append(1)
+        return _ridge(*args)
+    spread.begin(counted, SIGMA, np.zeros(x_true.size))
+    spread.fold(*_rows(500, -x_true, 3.0, 5))  # after begin: not folded
+    got = [spread.advance() for _ in REG_GRID_M2]
+    assert len(calls) == len(REG_GRID_M2)
+    assert got[:-1] == [None] * (len(REG_GRID_M2) - 1) and spread.pending is False
+    assert got[-1].reg == choice.reg
+    assert got[-1].scores == pytest.approx(choice.scores)
+
+
+def test_the_estimator_fits_one_weight_per_update(biped, samples_a):
+    """While the weight is chosen, an update solves the set at most twice (one grid fit and
+    its own solve), the choice is made after as many updates as the grid has weights, and
+    the weight chosen is then the solver's."""
+    est = OnlineEstimator(biped, param_set='grouped_sides', use_imu=False)
+    est.reg_choice = HeldOutReg(est.param.size, select_after=600)  # 12 s of the 25 s run
+    calls = []
+    solver = est.solver
+    real = solver.solve
+
+    def counted(*args, **kw):
+        calls.append(1)
+        return real(*args, **kw)
+    solver.solve = counted
+    per_update, s = [], samples_a
+    for k in range(0, s.n, 50):
+        sl = slice(k, min(k + 50, s.n))
+        est.add_window(s.t[sl], s.q[sl, 7:], s.v[sl, 6:], s.a[sl, 6:], s.zmp[sl], s.fz[sl],
+                       None, 'right')
+        calls.clear()
+        est.update()
+        per_update.append(len(calls))
+    choice = est.reg_choice.choice
+    assert choice is not None and np.isfinite(choice.reg)
+    assert max(per_update) == 2 and per_update.count(2) == len(REG_GRID_M2)
+    assert solver.reg == pytest.approx(choice.reg / est.sigma ** 2)

@@ -375,9 +375,7 @@ class OnlineEstimator:
             self._exc_t = t_data
         rep = self._exc
         total = self.total_mass
-        if self.reg_choice is not None and self.reg_choice.ready() and (
-                self.param_set != 'auto' or self.solver.levels is not None):
-            self._pick_reg(total)
+        self._advance_reg_choice(total)
         out = self.solver.solve(hs, gs, bb, self.normal.n, total, self.x)
         self.x, self.pi = out.x, out.pi
         fr = recover(self.pi)
@@ -413,19 +411,27 @@ class OnlineEstimator:
                   **({'reg_choice': self.reg_choice.choice.as_info()} if self.reg_choice
                      is not None and self.reg_choice.choice is not None else {})})
 
-    def _pick_reg(self, total: float) -> None:
-        """The weight from the held-out seconds (:mod:`.reg_choice`); the default stays if
-        no weight of the grid could be fitted."""
-        ankle = self.ankle.normal
+    def _advance_reg_choice(self, total: float) -> None:
+        """One more fit of the weight's choice from the held-out seconds (:mod:`.reg_choice`),
+        begun once enough is folded (on ``auto`` once its levels are chosen); the weight is
+        set when the last fit is made, the default stays if no weight could be fitted."""
+        rc = self.reg_choice
+        if rc is None or rc.choice is not None:
+            return
+        if rc.ready() and (self.param_set != 'auto' or self.solver.levels is not None):
+            ankle = self.ankle.normal
+            extra = (np.array(ankle.H, float), np.array(ankle.h, float), float(ankle.bb))
 
-        def solve(h, g, bb, n, reg, x):
-            keep, self.solver.reg = self.solver.reg, reg
-            try:
-                out = self.solver.solve(h + ankle.H, g + ankle.h, bb + ankle.bb, n, total, x)
-            finally:
-                self.solver.reg = keep
-            return out.x, out.pi
-        choice = self.reg_choice.choose(solve, self.sigma, self.x)
+            def solve(h, g, bb, n, reg, x):  # on the statistics of now, over the updates
+                keep, self.solver.reg = self.solver.reg, reg
+                try:
+                    out = self.solver.solve(h + extra[0], g + extra[1], bb + extra[2], n,
+                                            total, x)
+                finally:
+                    self.solver.reg = keep
+                return out.x, out.pi
+            rc.begin(solve, self.sigma, self.x)
+        choice = rc.advance() if rc.pending else None
         if choice is not None:
             self.solver.reg = choice.reg / self.sigma ** 2
 
