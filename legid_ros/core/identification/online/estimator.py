@@ -41,11 +41,12 @@ from legid_ros.core.identification.online.forgetting import TimeForgetting
 from legid_ros.core.identification.online.reg_choice import HeldOutReg
 from legid_ros.core.identification.online.solve import AUTO_SELECT_SAMPLES, make_solver
 from legid_ros.core.identification.online.state import restore, state_of
+from legid_ros.core.identification.online.window_rows import (sample_mask, unit_rows,
+                                                               window_inputs)
 from legid_ros.core.identification.parameters.sets import StandardSet
 from legid_ros.core.identification.result import IdentResult
 from legid_ros.core.identification.rows.linear import GRAVITY, Normal
-from legid_ros.core.identification.rows.regressors import (coulomb_viscous_columns,
-                                                           compute_regressors, zmp_rows)
+from legid_ros.core.identification.rows.regressors import compute_regressors
 from legid_ros.core.identification.rows.zmp import model_zmp
 from legid_ros.core.identification.uncertainty import normal_uncertainty
 from legid_ros.core.inertial import check_consistency
@@ -246,30 +247,11 @@ class OnlineEstimator:
             BadInputError: Wrong shapes, missing inputs, an unknown foot or a foot without an
                 F/T frame.
         """
-        t = np.asarray(t, float)
-        q = np.atleast_2d(np.asarray(q, float))
+        t, q, qd, qdd, need = window_inputs(self.method, self.nj, self.window_s, t, q, qd, qdd,
+                                            zmp, fz, tau, foot_wrench)
         n = t.size
-        if q.shape != (n, self.nj):
-            raise BadInputError(f'q has shape {q.shape}, expected ({n}, {self.nj})')
-        if qd is None or qdd is None:
-            _, d1, d2 = signals.savgol_derivatives(t, q, self.window_s)
-            qd = d1 if qd is None else np.asarray(qd, float)
-            qdd = d2 if qdd is None else np.asarray(qdd, float)
-        need = [t[:, None], q, qd, qdd]
-        if self.method == 'zmp':
-            if zmp is None or fz is None:
-                raise BadInputError('online ZMP identification needs zmp and fz')
-            need += [zmp, fz]
-        else:
-            if tau is None:
-                raise BadInputError(f'online {self.method} identification needs tau')
-            need.append(tau)
-        if self.method == 'floating':
-            if foot_wrench is None:
-                raise BadInputError('online floating-base identification needs foot_wrench')
-            need += list(foot_wrench.values())
         ft = self.ankle.check(ankle_ft, n)
-        free = {foot: self._mask(swing, foot, n, True) for foot in ft}
+        free = {foot: sample_mask(swing, foot, n, True) for foot in ft}
         quat = None if (imu_quat is None or not self.use_imu) else np.asarray(imu_quat, float)
         if quat is not None:
             need.append(quat)
@@ -279,7 +261,7 @@ class OnlineEstimator:
             ok &= np.asarray(fz, float) > signals.MIN_FZ
         self.dropped += int(np.sum(~ok))
         if self.method == 'torque' and contact:
-            touching = sum(self._mask(contact, foot, n, False).astype(int) for foot in contact)
+            touching = sum(sample_mask(contact, foot, n, False).astype(int) for foot in contact)
             double = ok & (touching > 1)
             self.double_support_dropped += int(np.sum(double))
             ok &= ~double
@@ -299,7 +281,8 @@ class OnlineEstimator:
                                   tau=None if tau is None else np.asarray(tau, float)[idx],
                                   foot_wrench=None if foot_wrench is None else
                                   {k: np.asarray(v, float)[idx] for k, v in foot_wrench.items()})
-        a, b = self._rows(regs, idx, zmp, fz, tau, qd)
+        a, b = unit_rows(self.method, self.robot.model.nv, self.nf, self.sigma, regs, idx,
+                         zmp, fz, tau, qd)
         per = a.shape[0] // idx.size
         if self.reg_choice is not None:
             self.reg_choice.fold(t[idx], a, b)
@@ -313,37 +296,6 @@ class OnlineEstimator:
         self.ankle.fold(ft, {f: m[idx] for f, m in free.items()}, idx, sup[idx], st, w)
         self.last_zmp_pred = model_zmp(regs.wrench, self.pi)[0]
         return int(idx.size)
-
-    @staticmethod
-    def _mask(masks, foot: str, n: int, default: bool) -> np.ndarray:
-        """Per-sample bool mask of ``foot`` from ``masks`` (``default`` when absent)."""
-        if masks is None or foot not in masks:
-            return np.full(n, default)
-        m = np.asarray(masks[foot], bool)
-        if m.shape != (n,):
-            raise BadInputError(f'mask of foot {foot!r} has shape {m.shape}, expected ({n},)')
-        return m
-
-    def _rows(self, regs, idx, zmp, fz, tau, qd):
-        """Unit-variance rows ``(a, b)`` of the folded samples, samples in order."""
-        if self.method == 'zmp':
-            a = zmp_rows(regs.wrench, np.asarray(zmp, float)[idx],
-                         np.asarray(fz, float)[idx]) / self.sigma
-            return a, np.zeros(a.shape[0])
-        qdi = qd[idx]
-        if self.method == 'torque':
-            a = np.concatenate([np.hstack([regs.torque[k], coulomb_viscous_columns(qdi[k])])
-                                for k in range(idx.size)])
-            b = np.asarray(tau, float)[idx].reshape(-1)
-        else:
-            blocks = []
-            for k in range(idx.size):
-                fr = np.zeros((self.robot.model.nv, self.nf))
-                fr[6:] = coulomb_viscous_columns(qdi[k])
-                blocks.append(np.hstack([regs.floating[k], fr]))
-            a = np.concatenate(blocks)
-            b = regs.floating_rhs.reshape(-1)
-        return a / self.sigma, b / self.sigma
 
     def update(self) -> IdentResult:
         """Solve on the current statistics (warm start: last solution).

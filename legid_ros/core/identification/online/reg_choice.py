@@ -6,13 +6,13 @@ sufficient statistics, so it folds its first rows twice: into the statistics it 
 per second of data, into training statistics or (every :data:`EVERY`-th second) into the
 statistics of that held-out second. Once :data:`~.solve.AUTO_SELECT_SAMPLES` samples are
 folded, the set is fitted on the training statistics at each weight of the batch grid and
-scored by its mean squared residual on the held-out seconds, one weight per update (an
-update that fitted all six took 185 ms in ``make demo``, six times a plain one); the weight
-of the least score is kept from then on. (The batch's rule, the largest weight within one standard error of the
-best, took the grid's largest on Solo12's 30 s: the seconds' scatter is the motion's, not the
-fits'; paired over the seconds it kept the default 1e-7 m^2, which validates at 1.31x the true
-parameters' deviation against 1.04x at the least score's 1e-8.) A fixed weight, the prior of a
-saved state or an explicit ``reg`` skip the choice.
+scored by its mean squared residual on the held-out seconds, one weight per update (an update
+that fitted all six took 185 ms in ``make demo``, six times a plain one); the weight of the
+least score is kept from then on. (The batch's rule, the largest weight within one standard
+error of the best, took the grid's largest on Solo12's 30 s: the seconds' scatter is the
+motion's, not the fits'; paired over the seconds it kept the default 1e-7 m^2, which validates
+at 1.31x the true parameters' deviation against 1.04x at the least score's 1e-8.) A fixed
+weight, the prior of a saved state or an explicit ``reg`` skip the choice.
 """
 
 from __future__ import annotations
