@@ -35,7 +35,7 @@ from legid_ros.core.errors import BadInputError, SolverError
 from legid_ros.core.excitation.collision import SelfCollision
 from legid_ros.core.excitation.constraints import ConstraintReport, Limits, check, knot_check
 from legid_ros.core.excitation.information import Prediction, predict
-from legid_ros.core.excitation.motion import SAFE, MotionParams, plan_motion
+from legid_ros.core.excitation.motion import SAFE, MotionParams, min_duration_s, plan_motion
 from legid_ros.core.excitation.trajectory import DenseTrajectory, sample_plan
 from legid_ros.core.inertial import get_parameters
 from legid_ros.core.robot import Robot
@@ -90,6 +90,16 @@ class ExcitationProblem:
         if not self.robot.link_groups and self.param_set != 'reduced':
             raise BadInputError(f'robot {self.robot.name!r} has no link_groups: the '
                                 f'{self.param_set} set is not defined')
+        if not (np.isfinite(self.dt) and self.dt > 0):
+            raise BadInputError(f'the constraint grid dt must be > 0 s, got {self.dt!r}')
+        shortest = min_duration_s(self.robot, replace(SAFE, swing_s=min(SWING_TIMES)))
+        if not np.isfinite(self.duration_s):
+            raise BadInputError(f'duration must be a finite number of seconds, got '
+                                f'{self.duration_s!r}')
+        if self.duration_s < shortest - 1e-9:
+            raise BadInputError(f'duration {self.duration_s!r} s is too short for '
+                                f'{len(self.robot.feet)} feet: give at least {shortest:.0f} s '
+                                '(each foot shifted to, lifted, swung to two targets, set down)')
         if self.pi_cad is None:
             self.pi_cad = get_parameters(self.robot.model)
 

@@ -102,3 +102,17 @@ def test_perturb_stays_in_the_safe_box():
         assert 0.2 <= q.swing_joint <= JOINT_SWEEPS[-1]
         assert q.trunk_rpy <= TRUNK_MAX_FACTOR * SAFE.trunk_rpy + 1e-12
         assert 0.1 <= q.stand_share <= 0.3
+
+
+def test_a_duration_too_short_or_not_finite_is_refused_before_the_search():
+    """A duration under the shortest motion with two swing targets per foot, or not finite,
+    and a non-positive constraint grid are refused when the problem is made, with the least
+    duration named."""
+    from legid_ros.core.errors import BadInputError
+    biped = load_robot('biped')
+    with pytest.raises(BadInputError, match=r'too short for 2 feet: give at least \d+ s'):
+        ExcitationProblem(biped, 10.0)
+    with pytest.raises(BadInputError, match='finite'):
+        ExcitationProblem(biped, float('nan'))
+    with pytest.raises(BadInputError, match='dt'):
+        ExcitationProblem(biped, 40.0, dt=0.0)
