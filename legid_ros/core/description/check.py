@@ -114,6 +114,20 @@ def _joints(robot: Robot, facts: RecordingFacts) -> List[str]:
     return out
 
 
+def _other_robot(robot: Robot, facts: RecordingFacts) -> Optional[str]:
+    """One line when the joint states name none of the description's joints, and the
+    description none of theirs: the bag is another robot's (or every name differs)."""
+    bag = list(facts.joint_names)
+    known = set(robot.actuated_joint_names) | set(robot.locked_joints)
+    if not bag or known & set(bag):
+        return None
+    shown = ', '.join(bag[:6]) + (f' and {len(bag) - 6} more' if len(bag) > 6 else '')
+    return (f'{JOINT_STATES} names none of the {len(robot.actuated_joint_names)} joints of '
+            f'{robot.name!r} (its {len(bag)}: {shown}): the bag is of another robot, or every '
+            'name differs; fix: the right --robot, or a description written from this bag '
+            '(legid describe --bag BAG, --joint-map BAG=URDF)')
+
+
 def typed_topics(facts: RecordingFacts, msgtype: str, exclude=()) -> List[str]:
     """Topics of the bag of type ``msgtype`` (absolute names), but those in ``exclude``."""
     return sorted(t for t, tf in facts.topics.items() if tf.msgtype == msgtype
@@ -286,6 +300,9 @@ def check_recording(robot: Robot, facts: RecordingFacts, zmp_source: str = 'auto
         rate = js.rate_hz
         if rate < MIN_RATE_HZ:
             out.append(f'{JOINT_STATES} at {rate:.0f} Hz, under {MIN_RATE_HZ:.0f} Hz')
+        other = _other_robot(robot, facts)
+        if other:  # every further line would propose another robot's topics as fixes
+            return [other]
         out += _joints(robot, facts)
     _imu(robot, facts, out)
     loads = _feet(robot, facts, rate, out, zmp_source)

@@ -5,7 +5,7 @@ import copy
 import yaml
 
 from legid_ros.core.description.check import (JOINT_STATES, RecordingFacts, TopicFacts,
-                                              _joints)
+                                              _joints, check_recording)
 from legid_ros.core.robot import load_robot
 
 
@@ -29,3 +29,20 @@ def test_a_locked_joint_that_moves_is_one_line_with_its_key_and_fix(talos, tmp_p
     assert lines[0].startswith('locked_joints.leg_left_4_joint: the joint moves by 20.1 deg')
     assert 'fix: remove leg_left_4_joint from locked_joints' in lines[0]
     assert _joints(talos, facts) == []
+
+
+def test_a_bag_of_another_robot_is_one_line_not_a_fix_per_joint_and_topic(talos):
+    """Joint states that name none of the description's joints: one line saying the bag is of
+    another robot (naming its joints and the way to a description), not 12 joint lines and
+    another robot's topics proposed as fixes; one shared joint: the per-joint lines again."""
+    solo = ['FL_HAA', 'FL_HFE', 'FL_KFE', 'FR_HAA', 'FR_HFE', 'FR_KFE', 'HL_HAA', 'HL_HFE']
+    topics = {JOINT_STATES: TopicFacts('sensor_msgs/msg/JointState', 10, 200.0),
+              '/lf_foot/wrench': TopicFacts('geometry_msgs/msg/WrenchStamped', 10, 200.0)}
+    lines = check_recording(talos, RecordingFacts(topics=topics, joint_names=solo))
+    assert len(lines) == 1
+    assert lines[0].startswith(f"{JOINT_STATES} names none of the 12 joints of 'talos' "
+                               '(its 8: FL_HAA')
+    assert 'and 2 more' in lines[0] and 'legid describe --bag' in lines[0]
+    mixed = solo + [talos.actuated_joint_names[0]]
+    lines = check_recording(talos, RecordingFacts(topics=topics, joint_names=mixed))
+    assert sum('of the description is not in' in line for line in lines) == 11
