@@ -118,8 +118,8 @@ def test_one_fit_per_advance_chooses_as_all_at_once():
 
 def test_the_estimator_fits_one_weight_per_update(biped, samples_a):
     """While the weight is chosen, an update solves the set at most twice (one grid fit and
-    its own solve), the choice is made after as many updates as the grid has weights, and
-    the weight chosen is then the solver's."""
+    its own solve), the choice is made after as many updates as the grid has weights, the
+    weight chosen is then the solver's and its training fit starts the next solve."""
     est = OnlineEstimator(biped, param_set='grouped_sides', use_imu=False)
     est.reg_choice = HeldOutReg(est.param.size, select_after=600)  # 12 s of the 25 s run
     calls = []
@@ -127,18 +127,22 @@ def test_the_estimator_fits_one_weight_per_update(biped, samples_a):
     real = solver.solve
 
     def counted(*args, **kw):
-        calls.append(1)
+        calls.append(np.array(args[5], float))  # the start of each solve
         return real(*args, **kw)
     solver.solve = counted
-    per_update, s = [], samples_a
+    per_update, s, start = [], samples_a, None
     for k in range(0, s.n, 50):
         sl = slice(k, min(k + 50, s.n))
         est.add_window(s.t[sl], s.q[sl, 7:], s.v[sl, 6:], s.a[sl, 6:], s.zmp[sl], s.fz[sl],
                        None, 'right')
         calls.clear()
+        chosen = est.reg_choice.choice is not None
         est.update()
         per_update.append(len(calls))
+        if not chosen and est.reg_choice.choice is not None:
+            start = calls[-1]  # the update's own solve, once the weight is chosen
     choice = est.reg_choice.choice
     assert choice is not None and np.isfinite(choice.reg)
     assert max(per_update) == 2 and per_update.count(2) == len(REG_GRID_M2)
     assert solver.reg == pytest.approx(choice.reg / est.sigma ** 2)
+    assert start == pytest.approx(choice.x)  # starts from the chosen weight's training fit

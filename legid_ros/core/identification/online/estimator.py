@@ -386,6 +386,10 @@ class OnlineEstimator:
         choice = rc.advance() if rc.pending else None
         if choice is not None:
             self.solver.reg = choice.reg / self.sigma ** 2
+            if choice.x is not None and np.shape(choice.x) == np.shape(self.x):
+                # the fit at that weight starts the next solve: from the default weight's
+                # solution a Newton at 1e-11 m^2 took 70 iterations (181 ms) on the perf run
+                self.x = np.array(choice.x, float)
 
     def _auto_info(self) -> dict:
         """The auto set's levels and, once made, its choice."""

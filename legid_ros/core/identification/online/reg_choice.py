@@ -100,7 +100,8 @@ class HeldOutReg:
         last); once all are fitted, choose (the statistics are freed).
 
         Returns:
-            The choice (``reg`` [m^2]) when it is made by this call and some weight could be
+            The choice (``reg`` [m^2]; ``x``: the training fit at that weight, a start for the
+            estimator's next solve) when it is made by this call and some weight could be
             fitted; None otherwise (before the last fit, or when no weight could be fitted:
             :attr:`choice` is then set with a NaN weight and the estimator keeps its default).
         """
@@ -109,13 +110,15 @@ class HeldOutReg:
             return None
         grid = sorted(REG_GRID_M2, reverse=True)
         h_tr, g_tr, bb_tr, n_tr = st['train']
-        sigma, means = st['sigma'], st['means']
+        sigma, means, xs = st['sigma'], st['means'], st.setdefault('xs', [])
         for reg in grid[len(means):len(means) + max(int(fits), 1)]:
             try:
                 st['x'], pi = st['solve'](h_tr, g_tr, bb_tr, n_tr, reg / sigma ** 2, st['x'])
             except LegidError:  # not fitted at this weight: not chosen
                 means.append(np.inf)
+                xs.append(None)
                 continue
+            xs.append(np.array(st['x'], float))
             means.append(float(np.mean([sigma ** 2 * (pi @ hk @ pi - 2.0 * gk @ pi + bk) /
                                         max(nk, 1e-12) for hk, gk, bk, nk in st['blocks']])))
         if len(means) < len(grid):
@@ -127,7 +130,7 @@ class HeldOutReg:
         pick = int(np.argmin(means))
         self.choice = RegChoice(grid[pick], grid, [float(np.sqrt(m)) for m in means],
                                 st['held_fraction'], 'least held-out mean squared ZMP '
-                                f'residual ({len(st["blocks"])} held-out seconds)')
+                                f'residual ({len(st["blocks"])} held-out seconds)', xs[pick])
         return self.choice
 
     def choose(self, solve: Callable, sigma: float, x0: np.ndarray) -> Optional[RegChoice]:
