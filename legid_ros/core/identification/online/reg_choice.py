@@ -91,6 +91,7 @@ class HeldOutReg:
         """
         self._fits = {'solve': solve, 'sigma': float(sigma), 'x': np.asarray(x0, float),
                       'train': self.train, 'blocks': list(self.held.values()), 'means': [],
+                      'xs': [],
                       'held_fraction': sum(blk[3] for blk in self.held.values()) / max(
                           self.n, 1.0)}
         self.train, self.held = None, {}
@@ -110,7 +111,7 @@ class HeldOutReg:
             return None
         grid = sorted(REG_GRID_M2, reverse=True)
         h_tr, g_tr, bb_tr, n_tr = st['train']
-        sigma, means, xs = st['sigma'], st['means'], st.setdefault('xs', [])
+        sigma, means, xs = st['sigma'], st['means'], st['xs']
         for reg in grid[len(means):len(means) + max(int(fits), 1)]:
             try:
                 st['x'], pi = st['solve'](h_tr, g_tr, bb_tr, n_tr, reg / sigma ** 2, st['x'])
