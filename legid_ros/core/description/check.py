@@ -115,10 +115,13 @@ def _joints(robot: Robot, facts: RecordingFacts) -> List[str]:
 
 
 def _other_robot(robot: Robot, facts: RecordingFacts) -> Optional[str]:
-    """One line when the joint states name none of the description's joints, and the
-    description none of theirs: the bag is another robot's (or every name differs)."""
+    """One line when the joint states name none of the description's joints (by their
+    robot or their URDF names), and the description none of theirs: the bag is another
+    robot's (or every name differs)."""
     bag = list(facts.joint_names)
-    known = set(robot.actuated_joint_names) | set(robot.locked_joints)
+    # a bag that kept the URDF names of a description that renames them: _joints says so
+    known = (set(robot.actuated_joint_names) | set(robot.locked_joints)
+             | set(robot.joint_name_map.values()))
     if not bag or known & set(bag):
         return None
     shown = ', '.join(bag[:6]) + (f' and {len(bag) - 6} more' if len(bag) > 6 else '')

@@ -46,3 +46,19 @@ def test_a_bag_of_another_robot_is_one_line_not_a_fix_per_joint_and_topic(talos)
     mixed = solo + [talos.actuated_joint_names[0]]
     lines = check_recording(talos, RecordingFacts(topics=topics, joint_names=mixed))
     assert sum('of the description is not in' in line for line in lines) == 11
+
+
+def test_a_bag_with_the_urdf_names_of_a_renamed_description_is_not_another_robot(talos,
+                                                                                   tmp_path):
+    """Every joint renamed by joint_name_map but the bag kept the URDF names: a line per joint
+    saying to drop its entry, not the other-robot line."""
+    desc = copy.deepcopy(talos.description)
+    desc['urdf'] = str(talos.urdf_path)
+    desc['joint_name_map'] = {f'J{k}': name for k, name in enumerate(talos.actuated_joint_names)}
+    (tmp_path / 'd.yaml').write_text(yaml.safe_dump(desc))
+    robot = load_robot(str(tmp_path / 'd.yaml'))
+    topics = {JOINT_STATES: TopicFacts('sensor_msgs/msg/JointState', 10, 200.0)}
+    lines = check_recording(robot, RecordingFacts(topics=topics,
+                                                  joint_names=talos.actuated_joint_names))
+    assert not any('names none of' in line for line in lines)
+    assert sum('drop its joint_name_map entry' in line for line in lines) == 12
