@@ -9,8 +9,8 @@ from legid_ros.core.robot import load_robot
 
 
 def test_excite_writes_every_output(tmp_path, capsys):
-    """A short biped design writes the YAML, CSV, reference bag, report and plots, and the
-    YAML's knots have one position per joint."""
+    """A short biped design writes the YAML, CSV, reference bag, report (with the static
+    ceiling) and plots, and the YAML's knots have one position per joint."""
     out = tmp_path / 'exc'
     code = main(['excite', '--robot', 'biped', '--duration', '40', '--budget', '3',
                  '--out', str(out)])
@@ -23,7 +23,11 @@ def test_excite_writes_every_output(tmp_path, capsys):
     assert all(len(row) == len(doc['joint_names']) for row in doc['knots']['q'])
     header = (out / 'excitation.csv').read_text().splitlines()[0].split(',')
     assert len(header) == 1 + 3 * len(doc['joint_names'])
-    assert 'combinations determined' in capsys.readouterr().out
+    assert 'quasi-static motion' in capsys.readouterr().out
+    report = yaml.safe_load((out / 'identifiability.yaml').read_text())
+    ceiling = report['static_ceiling']
+    assert 0 < ceiling['rank'] < ceiling['combinations'] == report['designed']['combinations']
+    assert 'static ceiling: at most' in (out / 'identifiability.txt').read_text()
 
 
 def test_excite_unknown_robot_is_one_line(tmp_path, capsys):

@@ -4,7 +4,9 @@ Per robot (Talos with its upper body locked, Solo12, the built-in biped):
 
 1. Design (:mod:`legid_ros.core.excitation.design`) on the CAD model: ``design_s``, the
    predicted share of determined combinations of the grouped per-side set
-   (``identifiable_fraction_predicted``) and the standing excitation's, the same way.
+   (``identifiable_fraction_predicted``) and the standing excitation's, the same way; beside
+   them ``identifiable_fraction_static_max``, the most any quasi-static motion could determine
+   (:mod:`legid_ros.core.excitation.ceiling`).
 2. The designed motion tracked in MuJoCo by the project's simulator
    (:mod:`legid_ros.core.sim.described`) on a true robot outside the fitted model
    (:func:`~legid_ros.core.sim.described.perturbed_truth`), written as a rosbag2 and read back
@@ -166,6 +168,9 @@ def evaluate_robot(name: str, args, tmp: Path) -> dict:
     out['identifiable_fraction_predicted'] = best.prediction.fraction
     out['standing_fraction_predicted'] = (des.baseline.prediction.fraction
                                           if des.baseline else None)
+    # beside the figure: the most any quasi-static motion could determine
+    out['identifiable_fraction_static_max'] = des.ceiling.fraction
+    out['static_ceiling'] = des.ceiling.as_dict()
     out['candidates'] = des.tried
     out['collision_pairs_excluded'] = problem.collision.excluded
     pi_true, info = perturbed_truth(robot, seed=args.seed)

@@ -15,7 +15,9 @@ writes into ``--out``:
 - ``reference/``: a rosbag2 with one ``trajectory_msgs/JointTrajectory`` on
   ``/legid/reference`` (what the controller node subscribes to);
 - ``identifiability.yaml`` and ``identifiability.txt``: predicted std per combination (and
-  which are determined within 2 % mass / 3 mm COM), for the designed and the standing motion;
+  which are determined within 2 % mass / 3 mm COM), for the designed and the standing motion,
+  and the set's static ceiling (how many combinations any quasi-static motion could determine,
+  and which parameters only accelerations reach: :mod:`legid_ros.core.excitation.ceiling`);
 - ``support_zmp.png``, ``joint_ranges.png``, ``predicted_std.png``.
 """
 
@@ -111,11 +113,15 @@ def write_outputs(robot, des, out: Path, dt: float, overwrite: bool = False) -> 
     report = {'designed': _prediction_dict(best)}
     if des.baseline is not None:
         report['standing'] = _prediction_dict(des.baseline)
+    if des.ceiling is not None:
+        report['static_ceiling'] = des.ceiling.as_dict()
     files['identifiability'] = write_text(out / 'identifiability.yaml',
                                           yaml.safe_dump(report, sort_keys=False))
     text = ['designed excitation:'] + best.prediction.lines()
     if des.baseline is not None:
         text += ['', 'standing excitation (before):'] + des.baseline.prediction.lines()
+    if des.ceiling is not None:
+        text += [''] + des.ceiling.lines()
     files['report'] = write_text(out / 'identifiability.txt', '\n'.join(text) + '\n')
     files['support_zmp'] = plots.plot_support(robot, best, out / 'support_zmp.png')
     files['joint_ranges'] = plots.plot_joint_ranges(robot, best, out / 'joint_ranges.png')
@@ -139,7 +145,9 @@ def run(args: argparse.Namespace) -> int:
           f'feasible {best.feasible}; predicted {int(best.prediction.determined.sum())} of '
           f'{best.prediction.determined.size} combinations determined'
           + (f' (standing excitation: {int(des.baseline.prediction.determined.sum())})'
-             if des.baseline else ''))
+             if des.baseline else '')
+          + (f'; at most {des.ceiling.rank} by any quasi-static motion, the rest only through '
+             'accelerations' if des.ceiling else ''))
     for k, v in files.items():
         print(f'  {k}: {v}')
     return 0 if best.feasible else 1

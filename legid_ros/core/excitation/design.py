@@ -32,6 +32,7 @@ from typing import List, Optional
 import numpy as np
 
 from legid_ros.core.errors import BadInputError, SolverError
+from legid_ros.core.excitation.ceiling import StaticCeiling, static_ceiling
 from legid_ros.core.excitation.collision import SelfCollision
 from legid_ros.core.excitation.constraints import ConstraintReport, Limits, check, knot_check
 from legid_ros.core.excitation.information import Prediction, predict
@@ -141,6 +142,9 @@ class ExcitationDesign:
         tried: Every candidate's summary, in order.
         design_s: Wall time of the search [s].
         pi_cad: CAD standard parameters the design used.
+        ceiling: What any quasi-static motion could determine of the parameter set
+            (:func:`legid_ros.core.excitation.ceiling.static_ceiling`): the designed motion's
+            determined count above it comes from its accelerations.
     """
 
     best: Candidate
@@ -148,6 +152,7 @@ class ExcitationDesign:
     tried: List[dict]
     design_s: float
     pi_cad: Optional[np.ndarray] = None
+    ceiling: Optional[StaticCeiling] = None
 
 
 def known_motion(robot: Robot, duration_s: float) -> np.ndarray:
@@ -215,7 +220,8 @@ def design(problem: ExcitationProblem, budget_s: Optional[float] = 90.0, seeds: 
     if best is None:
         raise SolverError('no excitation could be planned for this robot', 'excitation')
     return ExcitationDesign(best, baseline, search.tried, time.perf_counter() - t0,
-                            problem.pi_cad)
+                            problem.pi_cad, static_ceiling(problem.robot, problem.pi_cad,
+                                                           problem.param_set))
 
 
 def perturb(p: MotionParams, rng, step: int) -> MotionParams:
