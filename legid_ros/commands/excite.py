@@ -125,7 +125,8 @@ def write_outputs(robot, des, out: Path, dt: float, overwrite: bool = False) -> 
     files['report'] = write_text(out / 'identifiability.txt', '\n'.join(text) + '\n')
     files['support_zmp'] = plots.plot_support(robot, best, out / 'support_zmp.png')
     files['joint_ranges'] = plots.plot_joint_ranges(robot, best, out / 'joint_ranges.png')
-    files['predicted_std'] = plots.plot_std(best, des.baseline, out / 'predicted_std.png')
+    files['predicted_std'] = plots.plot_std(best, des.baseline, out / 'predicted_std.png',
+                                            des.ceiling.rank if des.ceiling else None)
     return {k: str(v) for k, v in files.items()}
 
 

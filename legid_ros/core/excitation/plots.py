@@ -81,9 +81,11 @@ def plot_joint_ranges(robot: Robot, cand: Candidate, path: Path) -> Path:
     return path
 
 
-def plot_std(cand: Candidate, baseline: Optional[Candidate], path: Path) -> Path:
+def plot_std(cand: Candidate, baseline: Optional[Candidate], path: Path,
+             static_rank: Optional[int] = None) -> Path:
     """Predicted std (with bias) of every combination in tolerance units, sorted, before and
-    after; below 1: determined."""
+    after; below 1: determined. ``static_rank``: the set's static ceiling (a line after the
+    combinations a quasi-static motion can determine at most)."""
     plt = _plt()
     fig, ax = plt.subplots(figsize=(7, 4))
     for label, c, style in (('standing (before)', baseline, 'o--'),
@@ -96,6 +98,9 @@ def plot_std(cand: Candidate, baseline: Optional[Candidate], path: Path) -> Path
         ax.semilogy(np.arange(1, s.size + 1), np.where(np.isfinite(s), s, 1e6), style, ms=3,
                     label=f'{label}: {int(p.determined.sum())} of {s.size} determined')
     ax.axhline(1.0, color='k', lw=0.8)
+    if static_rank is not None:
+        ax.axvline(static_rank + 0.5, color='tab:red', lw=0.8, ls=':',
+                   label=f'static ceiling: {static_rank} (beyond: accelerations only)')
     ax.set_xlabel('combination (best first)')
     ax.set_ylabel('predicted std / tolerance [-]')
     ax.set_title('predicted identifiability (tolerance: 2 % mass, 3 mm COM)')
