@@ -29,6 +29,7 @@ import pinocchio as pin
 
 from legid_ros.core.errors import BadInputError
 from legid_ros.core.identification.rows.regressors import bases_to_world, zmp_rows
+from legid_ros.core.identification.rows.zmp import model_zmp
 from legid_ros.core.robot import Robot
 
 TILT_STD_RAD = 0.3  # [rad] std of the base's random tilt (each axis)
@@ -128,9 +129,7 @@ def rest_rows(robot: Robot, pi_cad: np.ndarray, q: np.ndarray) -> np.ndarray:
     wrench = np.stack([pin.computeJointTorqueRegressor(model, data, qk, zero, zero)[:6]
                        for qk in q])
     wrench = bases_to_world(q) @ wrench
-    w = wrench @ np.asarray(pi_cad, float)
-    fz = w[:, 2]
-    zmp = np.stack([-w[:, 4] / fz, w[:, 3] / fz], axis=1)
+    zmp, fz = model_zmp(wrench, np.asarray(pi_cad, float))
     return zmp_rows(wrench, zmp, fz)
 
 

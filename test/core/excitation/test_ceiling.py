@@ -7,6 +7,7 @@ import pytest
 from legid_ros.core.errors import BadInputError
 from legid_ros.core.excitation.ceiling import rest_postures, static_ceiling
 from legid_ros.core.identification.rows.regressors import bases_to_world, zmp_rows
+from legid_ros.core.identification.rows.zmp import model_zmp
 from legid_ros.core.identification.uncertainty.core import _core_basis
 from legid_ros.core.inertial import get_parameters
 from legid_ros.core.robot import load_robot
@@ -60,8 +61,7 @@ def test_first_moment_along_a_joint_axis_is_unseen_at_rest_but_seen_in_motion(bi
         model, data, qk, rng.normal(0, 2, model.nv), rng.normal(0, 20, model.nv))[:6]
         for qk in q])
     wrench = bases_to_world(q) @ wrench
-    w = wrench @ pi
-    rows = zmp_rows(wrench, np.stack([-w[:, 4] / w[:, 2], w[:, 3] / w[:, 2]], 1), w[:, 2])
+    rows = zmp_rows(wrench, *model_zmp(wrench, pi))
     g = rows @ jac
     assert np.linalg.norm(g @ vec) > 1e-4 * np.linalg.norm(g, 2) * np.linalg.norm(vec)
 
