@@ -44,6 +44,12 @@ def solo12():
 
 
 @pytest.fixture(scope='session')
+def g1():
+    """Unitree G1 (example-robot-data), waist and arms locked (config/robots/g1.yaml)."""
+    return _robot('g1')
+
+
+@pytest.fixture(scope='session')
 def talos():
     """The humanoid, upper body locked."""
     return _robot('talos')

@@ -89,6 +89,9 @@ def _run_described(args, robot, out, storage) -> int:
     print(f'wrote {out} ({storage}): {rec.n} samples, {rec.t[-1] - rec.t[0]:.3f} s at '
           f'{rec.rate:.1f} Hz, {robot.name} standing excitation in MuJoCo, truth '
           f'{info["class"]}, seed {args.seed}, fell: {rec.meta["fell"]}')
+    if rec.meta.get('tempered_targets'):
+        print(f'{rec.meta["tempered_targets"]} random targets of the excitation were beyond the '
+              f"robot's joint ranges: each taken part of the way")
     print(f'simulation and bag {time.perf_counter() - start:.1f} s')
     return 0
 

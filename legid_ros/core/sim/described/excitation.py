@@ -30,6 +30,9 @@ SHIFT_S, LIFT_S, DOWN_S, BACK_S = 2.5, 1.0, 1.0, 2.0  # [s]
 POSTURE_WEIGHT = 0.03  # IK pull toward the start posture [1/rad]
 JOINT_WEIGHT = 10.0  # IK weight of a joint target [1/rad] (a swing foot's is 10 [1/m])
 MAX_STEP_RAD = 0.1  # largest IK step per iteration [rad or m]
+#: Fractions of the way to a random target tried when the IK cannot reach it (a robot whose
+#: joint ranges are narrower than the targets assume: G1's ankle roll, +-0.26 rad)
+RETREAT = (0.5, 0.25, 0.0)
 
 
 @dataclass
@@ -41,12 +44,15 @@ class StandingPlan:
         q: Full configurations at the knots (K, nq), world frame (ground z = 0).
         phases: ``(name, t0 [s], t1 [s], stance feet)`` in order.
         feet_world: Per foot, its sole frame's start placement in the world.
+        tempered: ``(waypoint, fraction)`` of every random target the IK could not reach,
+            replaced by the reachable point that fraction of the way to it.
     """
 
     t: np.ndarray
     q: np.ndarray
     phases: List[Tuple[str, float, float, Tuple[str, ...]]]
     feet_world: Dict[str, pin.SE3] = field(default_factory=dict)
+    tempered: List[Tuple[str, float]] = field(default_factory=list)
 
     @property
     def duration_s(self) -> float:
@@ -280,19 +286,30 @@ def plan_standing(robot: Robot, duration_s: float, seed: int = 0, drop: float = 
                           others))
         waypoints.append((f'back_{f}', BACK_S, _Target(all_pts.mean(axis=0), np.zeros(3), z0),
                           tuple(feet)))
-    return _solve_knots(robot, q, feet_world, start, waypoints, knot_s)
+    return _solve_knots(robot, q, feet_world, start, waypoints, knot_s, retreat=RETREAT)
+
+
+def _limits_text(robot: Robot, ik: '_WholeBodyIK', q: np.ndarray) -> str:
+    """The joints of ``q`` at a limit of ``ik``, as text ('' when none)."""
+    at = [f'{n} {q[7 + i]:+.3f} rad' for i, n in enumerate(robot.actuated_joint_names)
+          if q[7 + i] <= ik.lo[i] + 1e-6 or q[7 + i] >= ik.hi[i] - 1e-6]
+    return f'; at their limits: {", ".join(at)}' if at else ''
 
 
 def _solve_knots(robot, q, feet_world, start, waypoints, knot_s,
-                 limit_margin: float = 0.0) -> StandingPlan:
+                 limit_margin: float = 0.0, retreat: Tuple[float, ...] = ()) -> StandingPlan:
     """IK at every knot of the waypoints; ``limit_margin``: fraction of each joint's range kept
-    free at both ends [-]."""
+    free at both ends [-]; ``retreat``: for a random target (a 'stand' or 'swing' waypoint)
+    the IK cannot reach, the fractions of the way to it tried instead, in order (the targets
+    before and after lie inside the same support, so every blend of them does; a shift, lift or
+    put-down is never cut short). Raises :class:`SolverError` naming the joints at their
+    limits when no fraction is reachable."""
     ik = _WholeBodyIK(robot, feet_world)
     ik.posture = q[7:].copy()
     if limit_margin > 0:
         span = ik.hi - ik.lo
         ik.lo, ik.hi = ik.lo + limit_margin * span, ik.hi - limit_margin * span
-    ts, qs, phases = [0.0], [q.copy()], []
+    ts, qs, phases, tempered = [0.0], [q.copy()], [], []
     t, prev = 0.0, start
     for name, dur, tgt, stance in waypoints:
         n = max(2, int(round(dur / knot_s)))
@@ -300,16 +317,28 @@ def _solve_knots(robot, q, feet_world, start, waypoints, knot_s,
             prev.swing.setdefault(f, feet_world[f].translation.copy())
         for a in tgt.joints:  # a joint target starts from the joint's angle
             prev.joints.setdefault(a, float(q[7 + a]))
-        for k in range(1, n + 1):
-            goal = prev.blend(tgt, k / n)
-            q, err = ik.solve(q, goal, stance)
-            if err > 2e-3:
-                raise SolverError(f'excitation {name}: stance feet {err * 1e3:.1f} mm off', 'ik')
-            ts.append(t + dur * k / n)
-            qs.append(q.copy())
+        fractions = (1.0,) + (tuple(retreat) if name.startswith(('stand', 'swing')) else ())
+        for frac in fractions:
+            end = tgt if frac == 1.0 else prev.blend(tgt, frac)
+            q_k, knots = q, []
+            for k in range(1, n + 1):
+                q_k, err = ik.solve(q_k, prev.blend(end, k / n), stance)
+                if err > 2e-3:
+                    break
+                knots.append(q_k.copy())
+            if len(knots) == n:
+                break
+        else:
+            raise SolverError(f'excitation {name}: stance feet {err * 1e3:.1f} mm off'
+                              + _limits_text(robot, ik, q_k), 'ik')
+        if frac < 1.0:
+            tempered.append((name, float(frac)))
+        tgt, q = end, knots[-1]
+        ts.extend(t + dur * k / n for k in range(1, n + 1))
+        qs.extend(knots)
         phases.append((name, t, t + dur, stance))
         t += dur
         # a lifted foot stays where the last target put it
         prev = _Target(tgt.com_xy, tgt.rpy, tgt.z,
                        dict(tgt.swing) if name.startswith(('lift', 'swing')) else {})
-    return StandingPlan(np.array(ts), np.array(qs), phases, feet_world)
+    return StandingPlan(np.array(ts), np.array(qs), phases, feet_world, tempered)

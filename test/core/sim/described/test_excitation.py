@@ -48,3 +48,27 @@ def test_too_short_a_plan_is_refused(solo12):
     """A duration that cannot lift every foot is refused, naming the minimum."""
     with pytest.raises(BadInputError, match='at least'):
         plan_standing(solo12, 10.0)
+
+
+def test_targets_a_robot_cannot_reach_are_tempered(g1, talos, monkeypatch):
+    """G1's ankle roll (+-0.26 rad) cannot lean the trunk over its stance sole as far as some
+    random swing targets ask: those targets are replaced by the reachable point part of the way
+    (listed in ``tempered``), the stance feet stay within 2 mm at every knot; a robot that
+    reaches every target (Talos) has none tempered; without the retreat, the error names the
+    joints at their limits."""
+    from legid_ros.core.errors import SolverError
+    from legid_ros.core.sim.described import excitation
+    plan = plan_standing(g1, 40.0, seed=0)
+    assert plan.tempered and all(0.0 <= f < 1.0 for _, f in plan.tempered)
+    assert all(name.startswith(('stand', 'swing')) for name, _ in plan.tempered)
+    model, data = g1.model, g1.model.createData()
+    for k in range(len(plan.t)):
+        on = {f for _, t0, t1, st in plan.phases if t0 <= plan.t[k] <= t1 for f in st}
+        pin.framesForwardKinematics(model, data, plan.q[k])
+        for f in on:
+            p = data.oMf[g1.frame_id(g1.feet[f].sole_frame)].translation
+            assert np.linalg.norm(p - plan.feet_world[f].translation) < 2e-3
+    assert plan_standing(talos, 25.0, seed=0).tempered == []
+    monkeypatch.setattr(excitation, 'RETREAT', ())
+    with pytest.raises(SolverError, match='ankle_roll_joint'):
+        plan_standing(g1, 40.0, seed=0)
