@@ -89,7 +89,8 @@ def test_describe_bag_estimates_an_unnamed_imu_mounting_from_the_trunk_s_tilts(b
 
 def test_legid_identify_reads_the_bag_as_described(bags, tmp_path, capsys):
     """legid identify on the bag as recorded (IMU on /imu/data, no rewrite) with the written
-    description: exit 0, and no sample dropped for a missing IMU."""
+    description: exit 0, no sample dropped for a missing IMU, and the preparation the contacts
+    chose said and written (point feet: the base from the contacts; 0.5 s around changes)."""
     from legid_ros.cli import main
 
     assert bags
@@ -98,6 +99,11 @@ def test_legid_identify_reads_the_bag_as_described(bags, tmp_path, capsys):
     out = capsys.readouterr()
     assert code == 0, out.out + out.err
     assert 'non-finite imu' not in out.out + out.err
+    assert 'samples: base state from every stance contact and the IMU (point feet)' in out.out
+    import yaml
+    doc = yaml.safe_load((tmp_path / 'out' / 'parameters.yaml').read_text())
+    assert doc['prepare']['base'] == 'contacts' and doc['prepare']['transition_s'] == 0.5
+    assert doc['preparation_choice']['kept_share'] > 0.5
 
 
 @pytest.mark.parametrize('method, opts', [('floating_qp', {}), ('sdp', {'rows': 'floating'})])

@@ -205,6 +205,7 @@ def _fit_and_write(args, robot, stages: _Stages, opts: dict, data: dict, prep,
 
     train = data.pop('train')
     samples = prepare(train, robot, prep)
+    choice = samples.choice
     pi_cad = train.pi_cad if train.pi_cad is not None else get_parameters(robot.model)
     pi_true, cad_given = train.pi_true, train.pi_cad is not None
     del train  # the recording at the full rate is no longer needed
@@ -223,6 +224,9 @@ def _fit_and_write(args, robot, stages: _Stages, opts: dict, data: dict, prep,
     out.mkdir(parents=True, exist_ok=True)
     facts = _facts(args, robot, result, known)
     facts['prepare'] = dataclasses.asdict(prep)  # how the samples were made (reproducible)
+    if choice is not None:  # what the contacts decided for the options left to them
+        facts['prepare'].update(base=choice.base, transition_s=choice.transition_s)
+        facts['preparation_choice'] = choice.as_dict()
     yaml_path = write_parameter_yaml(robot.model, result.pi, out / 'parameters.yaml', facts,
                                      uncertainty=result.uncertainty, advice=CONSISTENT_ADVICE,
                                      physical=result.physical)
@@ -244,6 +248,8 @@ def _fit_and_write(args, robot, stages: _Stages, opts: dict, data: dict, prep,
     stages.close()
     dev, dev_cad = checked.dev_mm['identified'], checked.dev_mm['CAD']
     print(result.summary())
+    if choice is not None:
+        print(f'samples: {choice.text()}')
     if result.info.get('auto_selection'):
         from legid_ros.core.identification.parameters.auto.report import selection_lines
         print('\n'.join(selection_lines(result.info['auto_selection'])))

@@ -77,10 +77,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="floating-base state: 'support' (the support sole flat and still, "
                         "Wu & Gao 2021), 'contacts' (IMU orientation and rates, every stance "
                         "contact still: tall robots, point feet), 'auto' (contacts with point "
-                        'feet, else support)')
-    parser.add_argument('--transition-s', type=float, default=0.0,
+                        'feet or several feet loaded in 10 %% of the samples, else support)')
+    parser.add_argument('--transition-s', type=float, default=None,
                         help="leave out samples this close to any foot's touch-down or "
-                        'lift-off [s]')
+                        'lift-off [s] (default: 0.5 s, shorter when that would keep less than '
+                        'half of the samples, e.g. a trot; 0: none left out)')
     parser.add_argument('--min-contacts', type=int, default=0,
                         help='leave out samples with fewer feet in contact (a trot: 4 keeps '
                         'the four-foot phases; 0: none left out)')

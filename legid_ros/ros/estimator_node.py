@@ -129,7 +129,8 @@ class EstimatorNode(GuardedNode):
                             derivative_window_s=p.derivative_window_s, smooth_zmp=p.smooth_zmp,
                             fold_rate_hz=p.fold_rate_hz, use_ankle_ft=p.use_ankle_ft,
                             jump_back_s=p.jump_back_s, base=p.base_state,
-                            base_acc=p.base_acc, min_contacts=int(p.min_contacts))
+                            base_acc=p.base_acc, min_contacts=int(p.min_contacts),
+                            transition_s=None if p.transition_s < 0 else p.transition_s)
 
     def _apply_parameters(self, changes):
         """Run-time estimator settings (timers follow their periods; the rest is read on use)."""
@@ -339,6 +340,8 @@ class EstimatorNode(GuardedNode):
                   'total_mass_kg': self.est.total_mass,
                   'ankle_ft_rows': f'{self.est.ft_rows:.0f}',
                   'ankle_ft_dropped': self.est.ft_dropped}
+        if self.folder.choice is not None:  # what the contacts decided (base state, margin)
+            values['rows'] = self.folder.choice.text()
         values.update({f'event.{k}': v for k, v in sorted(self.events.items())})
         values.update({f'event.{k}': v for k, v in sorted(self.problems.counts.items())})
         level, message = 'ok', 'ok'

@@ -4,7 +4,9 @@
   robot's weight, hysteresis), streaming or batch, and the samples near any transition;
 - :mod:`.cop`: the measured ZMP/CoP from the feet in contact (wrench, point-foot and sole-sensor
   sensing);
-- :mod:`.base_state`: the floating-base state from the stance contacts.
+- :mod:`.base_state`: the floating-base state from the stance contacts;
+- :mod:`.choices`: what the contacts decide about a recording's preparation (the base state's
+  source, the margin around contact changes), for ``prepare`` and the online folding alike.
 
 Used by the buffer (:mod:`legid_ros.core.buffer.kinematics`), ``prepare``, the online folding
 and estimator, and the floating-base feedforward.

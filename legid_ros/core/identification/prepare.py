@@ -25,9 +25,10 @@ from legid_ros.core import signals
 from legid_ros.core.conventions.sensing import resolve_zmp_source
 from legid_ros.core.errors import BadInputError
 from legid_ros.core.recording import Recording
-from legid_ros.core.contact import (ContactThresholds, cop_frames, is_point_foot,
-                                    measured_cop, near_transitions, stance_base_state)
+from legid_ros.core.contact import (ContactThresholds, cop_frames, measured_cop,
+                                    near_transitions, stance_base_state)
 from legid_ros.core.contact.base_state import imu_linear_acceleration
+from legid_ros.core.contact.choices import BASES, PreparationChoice, choose
 from legid_ros.core.contact.cop import normal_forces, up_axes
 from legid_ros.core.contact.rule import OFF_FRACTION, ON_FRACTION, contact_states
 from legid_ros.core.robot import Robot
@@ -49,7 +50,8 @@ class PrepareOptions:
         base: 'support' (kinematics from the support foot: Wu & Gao's flat, still sole),
             'contacts' (orientation and angular rates from the IMU, translation from every
             stance contact point: for tall robots whose soles rock, and point feet), 'auto'
-            ('contacts' when a foot is a point foot, else 'support') or 'true' (ground truth).
+            (chosen from the contacts: :mod:`legid_ros.core.contact.choices`) or 'true'
+            (ground truth).
         support: 'auto' (from the forces), or a foot name for every sample.
         contact_on_fraction: A foot touches down above this fraction of the robot's weight
             (:mod:`legid_ros.core.contact.rule`, the buffer's rule) [-].
@@ -66,7 +68,9 @@ class PrepareOptions:
             several times less accurate than a single-support one: 1.5-12 mm against 0.33 mm
             on the MuJoCo biped, ``legid bench accuracy --protocol swap``).
         transition_s: Also drop the samples closer than this to a change of any foot's
-            contact state (touch-down, lift-off: impacts and load transfer) [s].
+            contact state (touch-down, lift-off: impacts and load transfer) [s]; None: from
+            the contacts (:mod:`legid_ros.core.contact.choices`: 0.5 s, less when they
+            change often); 0: none dropped.
         min_contacts: Also drop the samples with fewer feet in contact than this (0: none
             dropped). A trot's two-foot phases of 0.2 s (two point feet on a diagonal) are
             never far from a contact change: on Solo12's trot in MuJoCo (14 Hz, the IMU's
@@ -104,7 +108,7 @@ class PrepareOptions:
     lag: Optional[float] = None
     edge_s: Optional[float] = None
     single_support_only: bool = False
-    transition_s: float = 0.0
+    transition_s: Optional[float] = None
     min_contacts: int = 0
     gyro_cutoff_hz: Optional[float] = None
     base_acc: str = 'contacts'
@@ -127,6 +131,8 @@ class Samples:
         zmp_true: Ground-truth ZMP if the recording has it (N, 2).
         ankle_ft: Per foot, raw ankle F/T reading (leg-on-foot wrench) in its F/T frame
             (N, 6), filtered like the wrenches; empty if the recording has none.
+        choice: The base state's source and the margin around contact changes, as used
+            (:class:`legid_ros.core.contact.choices.PreparationChoice`).
     """
 
     t: np.ndarray
@@ -142,6 +148,7 @@ class Samples:
     dropped: Dict[str, int] = field(default_factory=dict)
     zmp_true: Optional[np.ndarray] = None
     ankle_ft: Dict[str, np.ndarray] = field(default_factory=dict)
+    choice: Optional[PreparationChoice] = None
 
     @property
     def n(self) -> int:
@@ -284,13 +291,18 @@ def prepare(rec: Recording, robot: Robot, options: Optional[PrepareOptions] = No
     frames = sorted({i for ids in cop_frames(robot, feet, src).values() for i in ids}) \
         if src != 'true' else []
     placements = None
+    if o.base not in BASES + ('true',):
+        raise BadInputError(f"base must be 'auto', 'support', 'contacts' or 'true', not "
+                            f'{o.base!r}')
+    choice = choose(robot, t, loaded & ~none[:, None], 'auto' if o.base == 'true' else o.base,
+                    o.transition_s, o.use_imu)
     if o.base == 'true':
         if rec.base_pose_true is None:
             raise BadInputError('recording has no true base state')
         q = np.hstack([rec.base_pose_true[kept], q_f])
         v = np.hstack([rec.base_vel_true[kept], qd])
         a = np.hstack([rec.base_acc_true[kept], qdd])
-    elif o.base == 'contacts' or (o.base == 'auto' and any(is_point_foot(robot, f) for f in feet)):
+    elif choice.base == 'contacts':
         # the base from every stance contact and the IMU's orientation (and rates)
         if not o.use_imu:
             raise BadInputError("base 'contacts' (and point feet) need the IMU (use_imu=True)")
@@ -305,9 +317,6 @@ def prepare(rec: Recording, robot: Robot, options: Optional[PrepareOptions] = No
         q, v, a = st['q'], st['v'], st['a']
         placements = st.get('placements')
         q[none], v[none], a[none] = q[~none][:1], v[~none][:1], a[~none][:1]
-    elif o.base not in ('support', 'auto'):
-        raise BadInputError(f"base must be 'auto', 'support', 'contacts' or 'true', not "
-                            f'{o.base!r}')
     else:
         stance = np.stack([support == f for f in feet], axis=1) & ~none[:, None]
         st = stance_base_state(robot, q_f, qd, qdd, stance,
@@ -327,17 +336,18 @@ def prepare(rec: Recording, robot: Robot, options: Optional[PrepareOptions] = No
     good = np.isfinite(zmp).all(axis=1) & ~none
     if np.sum(~good):
         dropped['no contact / unloaded'] = int(np.sum(~good))
-    good &= _contact_filter(t, loaded, double, none, o, dropped)
+    good &= _contact_filter(t, loaded, double, none, o, dropped, choice.transition_s)
     idx = np.flatnonzero(good)
     zt = rec.zmp_true[kept][idx] if rec.zmp_true is not None else None
     return Samples(t[idx], q[idx], v[idx], a[idx], zmp[idx], fz[idx], tau[idx],
                    {f: w[idx] for f, w in wrench.items()}, support[idx], double[idx], dropped,
-                   zt, {f: w[idx] for f, w in ankle.items()})
+                   zt, {f: w[idx] for f, w in ankle.items()}, choice)
 
 
-def _contact_filter(t, loaded, double, none, o: PrepareOptions, dropped: dict) -> np.ndarray:
-    """Samples kept by ``single_support_only``, ``min_contacts`` and ``transition_s``
-    (counted in ``dropped``)."""
+def _contact_filter(t, loaded, double, none, o: PrepareOptions, dropped: dict,
+                    transition_s: float) -> np.ndarray:
+    """Samples kept by ``single_support_only``, ``min_contacts`` and the margin
+    ``transition_s`` [s] around contact changes (counted in ``dropped``)."""
     keep = np.ones(t.size, bool)
     if o.single_support_only:
         keep &= ~double
@@ -348,10 +358,10 @@ def _contact_filter(t, loaded, double, none, o: PrepareOptions, dropped: dict) -
         if few.any():
             dropped[f'fewer than {o.min_contacts} feet in contact'] = int(few.sum())
         keep &= ~few
-    if o.transition_s > 0 and t.size > 1:
-        near = near_transitions(t, loaded, o.transition_s) & keep & ~none
+    if transition_s > 0 and t.size > 1:
+        near = near_transitions(t, loaded, transition_s) & keep & ~none
         if near.any():
-            dropped[f'contact change within {o.transition_s:g} s'] = int(near.sum())
+            dropped[f'contact change within {transition_s:g} s'] = int(near.sum())
         keep &= ~near
     return keep
 

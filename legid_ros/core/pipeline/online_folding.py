@@ -26,8 +26,9 @@ import numpy as np
 from legid_ros.core import signals
 from legid_ros.core.errors import BadInputError
 from legid_ros.core.buffer.window import WindowData
-from legid_ros.core.contact import is_point_foot, measured_cop, near_transitions, stance_base_state
+from legid_ros.core.contact import measured_cop, near_transitions, stance_base_state
 from legid_ros.core.contact.base_state import imu_linear_acceleration, support_base_state
+from legid_ros.core.contact.choices import ContactTally, PreparationChoice, base_source
 from legid_ros.core.identification.online import OnlineEstimator
 
 
@@ -55,7 +56,8 @@ class FoldSettings:
             orientation and rates, every stance contact still:
             :func:`legid_ros.core.contact.base_state.stance_base_state`; the
             measured ZMP recomputed in that frame from the window's foot forces) or 'auto'
-            ('contacts' when the robot has a point foot).
+            (chosen from the contacts of the rows seen so far, as ``prepare`` chooses:
+            :mod:`legid_ros.core.contact.choices`).
         gyro_window_s: Savitzky-Golay window of the gyro and its derivative (base
             'contacts') [s].
         base_acc: The base's linear acceleration from 'contacts' (the stance feet still:
@@ -67,8 +69,10 @@ class FoldSettings:
             force.
         transition_s: Rows closer than this to a change of any foot's contact state (the
             buffer's rule) lose their force, as ``prepare``'s ``transition_s`` drops them [s]
-            (0: off); a row waits until ``transition_s`` of the stream lies after it, so
-            every change within it is seen, whatever the window length.
+            (0: off; None: chosen from the contacts of the rows seen so far, as ``prepare``
+            chooses); a row waits until the margin (the longest one tried, when chosen) of
+            the stream lies after it, so every change within it is seen, whatever the window
+            length.
         min_contacts: Rows with fewer feet in contact (the buffer's contact flags) lose their
             force, as ``prepare``'s ``min_contacts`` drops them (0: off; a trot's two-foot
             rows: 4).
@@ -82,7 +86,7 @@ class FoldSettings:
     jump_back_s: float = 0.5
     base: str = 'auto'
     gyro_window_s: float = 0.3
-    transition_s: float = 0.0
+    transition_s: Optional[float] = None
     base_acc: str = 'contacts'
     min_contacts: int = 0
 
@@ -151,13 +155,15 @@ class WindowFolder:
         self.longest = 0
         self.stream: Optional[WindowData] = None
         self.start_t = -np.inf
+        self.tally = ContactTally(self.settings.transition_s)
+        self.choice: Optional[PreparationChoice] = None  # the latest, for diagnostics
 
     def context_s(self, robot) -> float:
         """Half the longest Savitzky-Golay window of the folding [s]: a row is folded once
         that much of the stream lies on both sides of it (:meth:`fold`)."""
         s = self.settings
         longest = s.derivative_window_s
-        if _contacts_base(robot, s.base):
+        if base_source(robot, s.base, 1.0) == 'contacts':  # 'auto' may choose it
             longest = max(longest, s.gyro_window_s)
         return 0.5 * float(longest)
 
@@ -202,8 +208,10 @@ class WindowFolder:
         self.longest = max(self.longest, data.n)
         full = data.n >= self.longest
         half = self.context_s(est.robot)
-        # a row waits for its filters' windows and for any contact change within transition_s
-        wait = max(half, float(s.transition_s))
+        if self.tally.transition_s != s.transition_s:  # changed at run time: count afresh
+            self.tally = ContactTally(s.transition_s)
+        # a row waits for its filters' windows and for any contact change within the margin
+        wait = max(half, self.tally.wait_s)
         stream = self._stitch(data, max(2.0 * half, wait))
         t = stream.t
         new = (t > self.last_t) & (t >= self.start_t + half)
@@ -217,6 +225,10 @@ class WindowFolder:
             return out
         self.last_t = float(t[idx[-1]])
         out.new_rows = int(idx.size)
+        loaded = stream.contact > 0.5 if stream.contact is not None else None
+        if loaded is not None:
+            self.tally.add(t, loaded, idx)
+        choice = self.choice = self.tally.choice(est.robot, s.base)
         win_s = s.derivative_window_s
         q_s, qd, qdd = signals.savgol_derivatives(t, stream.q, win_s)
         out.qd, out.qdd = self._window_rows(t, data, qd, qdd, win_s)
@@ -227,8 +239,8 @@ class WindowFolder:
         if not usable[idx].all():
             out.events.append(('irregular_sampling', 'rows near missing joint states (drops) '
                                'or stale sensors were not used'))
-        if s.transition_s > 0 and stream.contact is not None:
-            usable &= ~near_transitions(t, stream.contact > 0.5, s.transition_s)
+        if choice.transition_s > 0 and loaded is not None:
+            usable &= ~near_transitions(t, loaded, choice.transition_s)
         if s.min_contacts > 0 and stream.contact is not None:
             usable &= (stream.contact > 0.5).sum(axis=1) >= s.min_contacts
         fz = np.where(usable, stream.fz, np.nan)
@@ -240,7 +252,7 @@ class WindowFolder:
             ankle = {f: w[idx] for f, w in stream.ankle_ft.items()}
             swing = {f: ~contact[f] for f in ankle} if contact else None
         zmp, base_state, fz = zmp[idx], None, fz[idx]
-        if _contacts_base(est.robot, s.base) and stream.contact is not None:
+        if choice.base == 'contacts' and loaded is not None:
             zmp, base_state = self._contacts(est.robot, stream, idx, q_s, qd, qdd)
         if s.base_acc == 'imu':
             base_state, fz = self._imu_acceleration(est.robot, stream, idx, q_s, qd, qdd,
@@ -296,10 +308,3 @@ class WindowFolder:
                                                  np.where(bad[:, None], 0.0, acc))
         return st, np.where(bad, np.nan, fz)
 
-
-def _contacts_base(robot, base: str) -> bool:
-    """Whether the folding uses the contacts' base state (see :class:`FoldSettings`)."""
-    if base not in ('auto', 'support', 'contacts'):
-        raise BadInputError(f"base must be 'auto', 'support' or 'contacts', not {base!r}")
-    return base == 'contacts' or (base == 'auto' and any(is_point_foot(robot, f)
-                                                         for f in robot.feet))

@@ -64,9 +64,9 @@ def test_single_support_only_and_transitions_drop_the_contact_changes(biped):
     from legid_ros.core.synthetic.config import NoiseModel
     rec = simulate_biped(SyntheticConfig(duration_s=12.0, rate_hz=100.0, seed=1,
                                          noise=NoiseModel.none(), protocol='swap'))
-    full = prepare(rec, biped)
+    full = prepare(rec, biped, PrepareOptions(transition_s=0.0))
     assert full.double_support.any()
-    only = prepare(rec, biped, PrepareOptions(single_support_only=True))
+    only = prepare(rec, biped, PrepareOptions(single_support_only=True, transition_s=0.0))
     assert not only.double_support.any()
     assert only.dropped['double support'] == int(full.double_support.sum())
     assert only.n == full.n - int(full.double_support.sum())
@@ -103,7 +103,7 @@ def test_min_contacts_and_imu_base_acceleration(solo12, solo12_run):
     linear acceleration from the accelerometer is MuJoCo's within the sensor's filtered noise
     (on this slow standing run the contacts' is as close); an unknown ``base_acc`` is
     refused."""
-    opts = dict(base='contacts', cutoff_hz=14.0)
+    opts = dict(base='contacts', cutoff_hz=14.0, transition_s=0.0)
     ref = prepare(solo12_run, solo12, PrepareOptions(**opts))
     four = prepare(solo12_run, solo12, PrepareOptions(min_contacts=4, **opts))
     n_on = np.sum([np.any(w, axis=1) for w in four.foot_wrench.values()], axis=0)
