@@ -86,15 +86,19 @@ def test_primitives_without_primitives_exits_2_before_reading_the_bag(short_bag,
 
 def test_preparation_options_reach_the_samples_and_the_yaml(short_bag, tmp_path):
     """--base-acc imu and --min-contacts are used by the data preparation and written in
-    parameters.yaml's `prepare` section; an unknown --base-acc exits 2."""
+    parameters.yaml's `prepare` section (with the base and margin used); an unknown --base-acc
+    or a negative --transition-s exits 2."""
     out = tmp_path / 'imu'
     res = _run('identify', '--bag', str(short_bag), '--base-acc', 'imu', '--min-contacts', '1',
                '--out', str(out), '--quiet')
     assert res.returncode in (0, 3), res.stderr
     doc = yaml.safe_load((out / 'parameters.yaml').read_text())
     assert doc['prepare']['base_acc'] == 'imu' and doc['prepare']['min_contacts'] == 1
+    assert doc['prepare']['base'] == 'support' and doc['prepare']['transition_s'] == 0.0
     # the biped's protocol stands on one foot: asking for two leaves nothing, and says why
     res = _run('identify', '--bag', str(short_bag), '--min-contacts', '2', '--out',
                str(tmp_path / 'two'), '--quiet')
     assert res.returncode == 2 and 'fewer than 2 feet in contact' in res.stderr, res.stderr
     assert _run('identify', '--bag', str(short_bag), '--base-acc', 'gps').returncode == 2
+    res = _run('identify', '--bag', str(short_bag), '--transition-s', '-0.5')
+    assert res.returncode == 2 and "seconds >= 0 or 'auto'" in res.stderr, res.stderr

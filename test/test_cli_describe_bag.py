@@ -90,12 +90,13 @@ def test_describe_bag_estimates_an_unnamed_imu_mounting_from_the_trunk_s_tilts(b
 def test_legid_identify_reads_the_bag_as_described(bags, tmp_path, capsys):
     """legid identify on the bag as recorded (IMU on /imu/data, no rewrite) with the written
     description: exit 0, no sample dropped for a missing IMU, and the preparation the contacts
-    chose said and written (point feet: the base from the contacts; 0.5 s around changes)."""
+    chose said and written (point feet: the base from the contacts; --transition-s auto: 0.5 s
+    around changes)."""
     from legid_ros.cli import main
 
     assert bags
     code = main(['identify', '--robot', PATHS['description'], '--bag', PATHS['bag'],
-                 '--out', str(tmp_path / 'out'), '--quiet'])
+                 '--out', str(tmp_path / 'out'), '--quiet', '--transition-s', 'auto'])
     out = capsys.readouterr()
     assert code == 0, out.out + out.err
     assert 'non-finite imu' not in out.out + out.err

@@ -78,10 +78,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "Wu & Gao 2021), 'contacts' (IMU orientation and rates, every stance "
                         "contact still: tall robots, point feet), 'auto' (contacts with point "
                         'feet or several feet loaded in 10 %% of the samples, else support)')
-    parser.add_argument('--transition-s', type=float, default=None,
+    parser.add_argument('--transition-s', type=_margin, default=0.0,
                         help="leave out samples this close to any foot's touch-down or "
-                        'lift-off [s] (default: 0.5 s, shorter when that would keep less than '
-                        'half of the samples, e.g. a trot; 0: none left out)')
+                        "lift-off [s] (default 0: none; 'auto': 0.5 s, shorter when that would "
+                        'keep less than half of the samples, e.g. a trot)')
     parser.add_argument('--min-contacts', type=int, default=0,
                         help='leave out samples with fewer feet in contact (a trot: 4 keeps '
                         'the four-foot phases; 0: none left out)')
@@ -118,6 +118,20 @@ def _reg(text: str):
         return float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"--reg expects a number or 'auto', got {text!r}")
+
+
+def _margin(text: str):
+    """``--transition-s`` value: a number of seconds >= 0, or 'auto' (None: chosen)."""
+    if text == 'auto':
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        value = float('nan')
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"--transition-s expects seconds >= 0 or 'auto', got "
+                                         f'{text!r}')
+    return value
 
 
 def parse_known(items) -> dict:

@@ -71,9 +71,9 @@ PARAMETERS = (
           "'contacts' (IMU orientation and rates, every stance contact still: tall robots, "
           "point feet), 'auto' (contacts with point feet or several feet loaded in 10 % of the "
           'rows so far, as legid identify chooses)', choices=('auto', 'support', 'contacts')),
-    Param('transition_s', -1.0, "rows this close to any foot's touch-down or lift-off are not "
-          'folded (-1: 0.5 s, shorter when that would keep less than half of the rows so far, '
-          'as legid identify chooses; 0: none left out) [s]', low=-1.0),
+    Param('transition_s', 0.0, "rows this close to any foot's touch-down or lift-off are not "
+          'folded (0: none left out; -1: 0.5 s, shorter when that would keep less than half of '
+          'the rows so far, as legid identify --transition-s auto chooses) [s]', low=-1.0),
     Param('base_acc', 'contacts', "the base's linear acceleration: 'contacts' (the stance "
           "contacts' second derivative through the joints) or 'imu' (the IMU's accelerometer: "
           'fast gaits such as a trot; legid identify --base-acc)',

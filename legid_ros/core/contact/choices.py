@@ -1,7 +1,6 @@
 """What the contacts of a recording decide about its preparation: the base state's source and
 the margin left out around contact changes. One rule for ``prepare`` (``legid identify``) and
-the online folding (the estimator node), so that the defaults a user gets are the ones the
-benchmarks measure.
+the online folding (the estimator node), so that both decide alike.
 
 **Base state** (``base='auto'``): from every stance contact and the IMU's orientation and rates
 (``'contacts'``, :func:`legid_ros.core.contact.base_state.stance_base_state`) when a foot is a
@@ -16,7 +15,8 @@ single support (0 %) and on its support-swap protocol (2 %): 0.33 and 0.31 mm fr
 0.45 and 0.46 mm from the contacts (the IMU's rates are noisier than a still sole's
 kinematics).
 
-**Margin around contact changes** (``transition_s=None``): touch-downs and lift-offs carry
+**Margin around contact changes** (``transition_s=None``, asked for: ``legid identify
+--transition-s auto``, the node's ``transition_s: -1``): touch-downs and lift-offs carry
 impacts and load transfers the rigid model does not hold (18-32 mm of model ZMP error on Talos
 in MuJoCo with the true parameters, 2-3 mm elsewhere), so samples closer than the margin to a
 change of any foot's state are left out: the longest margin of :data:`MARGINS_S` (0.5 s down
@@ -24,7 +24,10 @@ to 0.03 s) that keeps at least :data:`KEEP_MIN` of the samples. Standing runs ke
 % of their loaded samples); Talos stepping in place 0.2 s (59 %; 0.5 s would keep 24 %),
 Solo12's trot 0.05 s (62 %; 0.5 s: 3 %), the margins ``legid bench excitation`` gives them by
 hand (0.2 s, 0.03 s). With the margin,
-``legid identify`` on Solo12's standing run: 0.34 mm instead of 1.11 mm; Talos, above.
+``legid identify`` on Solo12's standing run: 0.34 mm instead of 1.11 mm; Talos, above. Not the
+default: on the synthetic biped's support-swap run (exact data, ``legid demo``'s) it leaves out
+the double-support transfers that separate the trunk's mass from the legs', and the group
+masses move 0.33 -> 6.8 kg off (batch; the online demo 0.27 -> 3.1 kg).
 """
 
 from __future__ import annotations

@@ -68,9 +68,9 @@ class PrepareOptions:
             several times less accurate than a single-support one: 1.5-12 mm against 0.33 mm
             on the MuJoCo biped, ``legid bench accuracy --protocol swap``).
         transition_s: Also drop the samples closer than this to a change of any foot's
-            contact state (touch-down, lift-off: impacts and load transfer) [s]; None: from
-            the contacts (:mod:`legid_ros.core.contact.choices`: 0.5 s, less when they
-            change often); 0: none dropped.
+            contact state (touch-down, lift-off: impacts and load transfer) [s]; 0: none
+            dropped (default); None: the longest of 0.5 s down to 0.03 s that keeps half of
+            the samples (:mod:`legid_ros.core.contact.choices`).
         min_contacts: Also drop the samples with fewer feet in contact than this (0: none
             dropped). A trot's two-foot phases of 0.2 s (two point feet on a diagonal) are
             never far from a contact change: on Solo12's trot in MuJoCo (14 Hz, the IMU's
@@ -108,7 +108,7 @@ class PrepareOptions:
     lag: Optional[float] = None
     edge_s: Optional[float] = None
     single_support_only: bool = False
-    transition_s: Optional[float] = None
+    transition_s: Optional[float] = 0.0
     min_contacts: int = 0
     gyro_cutoff_hz: Optional[float] = None
     base_acc: str = 'contacts'

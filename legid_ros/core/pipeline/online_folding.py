@@ -69,8 +69,8 @@ class FoldSettings:
             force.
         transition_s: Rows closer than this to a change of any foot's contact state (the
             buffer's rule) lose their force, as ``prepare``'s ``transition_s`` drops them [s]
-            (0: off; None: chosen from the contacts of the rows seen so far, as ``prepare``
-            chooses); a row waits until the margin (the longest one tried, when chosen) of
+            (0: off, the default; None: chosen from the contacts of the rows seen so far, as
+            ``prepare`` chooses); a row waits until the margin (the longest one tried, when chosen) of
             the stream lies after it, so every change within it is seen, whatever the window
             length.
         min_contacts: Rows with fewer feet in contact (the buffer's contact flags) lose their
@@ -86,7 +86,7 @@ class FoldSettings:
     jump_back_s: float = 0.5
     base: str = 'auto'
     gyro_window_s: float = 0.3
-    transition_s: Optional[float] = None
+    transition_s: Optional[float] = 0.0
     base_acc: str = 'contacts'
     min_contacts: int = 0
 

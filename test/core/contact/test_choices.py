@@ -82,8 +82,8 @@ def test_streaming_counts_decide_as_the_batch(biped):
 
 def test_prepare_and_the_online_folding_choose_alike():
     """On Talos stepping in place in MuJoCo (flat feet, two loaded in most samples), ``prepare``
-    and the estimator node's folder both take the base from the contacts, with the same margin
-    and nearly the same share kept (the buffer's contact states come from its raw forces,
+    and the estimator node's folder both take the base from the contacts, with the same chosen
+    margin and nearly the same share kept (the buffer's contact states come from its raw forces,
     ``prepare``'s from its filtered ones)."""
     from legid_ros.core.sim.described import perturbed_truth, simulate_described
     from legid_ros.core.sim.described.locomotion import plan_stepping
@@ -91,8 +91,8 @@ def test_prepare_and_the_online_folding_choose_alike():
     pi_true, _ = perturbed_truth(talos, 0)
     rec = simulate_described(talos, pi_true, rate_hz=200.0, seed=0,
                              plan=plan_stepping(talos, 12.0, seed=0))
-    batch = prepare(rec, talos, PrepareOptions()).choice
-    folder = WindowFolder(FoldSettings())
+    batch = prepare(rec, talos, PrepareOptions(transition_s=None)).choice
+    folder = WindowFolder(FoldSettings(transition_s=None))
     est = OnlineEstimator(talos, min_samples=10)
     for w in recording_windows(rec, talos):
         folder.fold(est, w)
