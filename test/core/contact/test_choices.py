@@ -19,12 +19,6 @@ def biped():
     return load_robot('biped')
 
 
-@pytest.fixture(scope='module')
-def solo12():
-    """Solo12 (point feet)."""
-    return load_robot('config/robots/solo12.yaml')
-
-
 def _alternating(period_s: float, duration_s: float = 20.0, rate_hz: float = 100.0,
                  double_s: float = 0.0):
     """Two feet taking turns every ``period_s`` [s], both loaded for ``double_s`` [s] at each
@@ -80,14 +74,13 @@ def test_streaming_counts_decide_as_the_batch(biped):
     assert stream.kept_share == pytest.approx(batch.kept_share)
 
 
-def test_prepare_and_the_online_folding_choose_alike():
+def test_prepare_and_the_online_folding_choose_alike(talos):
     """On Talos stepping in place in MuJoCo (flat feet, two loaded in most samples), ``prepare``
     and the estimator node's folder both take the base from the contacts, with the same chosen
     margin and nearly the same share kept (the buffer's contact states come from its raw forces,
     ``prepare``'s from its filtered ones)."""
     from legid_ros.core.sim.described import perturbed_truth, simulate_described
     from legid_ros.core.sim.described.locomotion import plan_stepping
-    talos = load_robot('config/robots/talos.yaml')
     pi_true, _ = perturbed_truth(talos, 0)
     rec = simulate_described(talos, pi_true, rate_hz=200.0, seed=0,
                              plan=plan_stepping(talos, 12.0, seed=0))
