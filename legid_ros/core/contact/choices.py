@@ -33,7 +33,7 @@ masses move 0.33 -> 6.8 kg off (batch; the online demo 0.27 -> 3.1 kg).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
+from typing import List, Optional
 
 import numpy as np
 
@@ -141,19 +141,27 @@ class ContactTally:
         """How much of the stream must lie after a row before it is counted [s]."""
         return float(max(self.margins))
 
-    def add(self, t: np.ndarray, loaded: np.ndarray, rows=None) -> None:
+    def add(self, t: np.ndarray, loaded: np.ndarray, rows=None) -> Optional[List[np.ndarray]]:
         """Count ``rows`` (default: all) of samples ``t`` [s] with per-foot states ``loaded``
-        (n, n_feet); the states around them give their distance to a change."""
+        (n, n_feet); the states around them give their distance to a change.
+
+        Returns:
+            Per margin of ``margins``, the (n,) samples near a change (the caller leaves out
+            the chosen margin's without computing it again); None without feet.
+        """
         t = np.asarray(t, float)
         loaded = np.asarray(loaded, bool)
+        if loaded.ndim != 2 or not loaded.shape[1]:
+            return None
         rows = np.arange(t.size) if rows is None else np.asarray(rows)
-        if not rows.size or loaded.ndim != 2 or not loaded.shape[1]:
-            return
-        on = loaded[rows].any(axis=1)
-        self.loaded += int(on.sum())
-        self.multi += int((loaded[rows].sum(axis=1) > 1)[on].sum())
-        for k, margin in enumerate(self.margins):
-            self.near[k] += int((near_transitions(t, loaded, margin)[rows] & on).sum())
+        near = [near_transitions(t, loaded, margin) for margin in self.margins]
+        if rows.size:
+            on = loaded[rows].any(axis=1)
+            self.loaded += int(on.sum())
+            self.multi += int((loaded[rows].sum(axis=1) > 1)[on].sum())
+            for k, mask in enumerate(near):
+                self.near[k] += int((mask[rows] & on).sum())
+        return near
 
     def kept(self, k: int) -> float:
         """Share of the loaded samples the ``k``-th margin keeps [-]."""

@@ -103,7 +103,7 @@ def rest_postures(robot: Robot, n: int, seed: int = 0) -> np.ndarray:
     """``n`` random configurations (nq,): joints uniform within their limits (a joint without
     finite limits within +-pi), the base tilted by ``TILT_STD_RAD`` per axis, any heading."""
     model = robot.model
-    if model.joints[1].shortname() != 'JointModelFreeFlyer':
+    if not robot.floating:
         raise BadInputError(f'{robot.name}: the static ceiling needs a floating base')
     rng = np.random.default_rng([seed, 2611])
     lo = model.lowerPositionLimit[7:].copy()

@@ -294,8 +294,8 @@ def prepare(rec: Recording, robot: Robot, options: Optional[PrepareOptions] = No
     if o.base not in BASES + ('true',):
         raise BadInputError(f"base must be 'auto', 'support', 'contacts' or 'true', not "
                             f'{o.base!r}')
-    choice = choose(robot, t, loaded & ~none[:, None], 'auto' if o.base == 'true' else o.base,
-                    o.transition_s, o.use_imu)
+    choice = choose(robot, t, loaded, 'auto' if o.base == 'true' else o.base, o.transition_s,
+                    o.use_imu)
     if o.base == 'true':
         if rec.base_pose_true is None:
             raise BadInputError('recording has no true base state')

@@ -26,7 +26,7 @@ import numpy as np
 from legid_ros.core import signals
 from legid_ros.core.errors import BadInputError
 from legid_ros.core.buffer.window import WindowData
-from legid_ros.core.contact import measured_cop, near_transitions, stance_base_state
+from legid_ros.core.contact import measured_cop, stance_base_state
 from legid_ros.core.contact.base_state import imu_linear_acceleration, support_base_state
 from legid_ros.core.contact.choices import ContactTally, PreparationChoice, base_source
 from legid_ros.core.identification.online import OnlineEstimator
@@ -70,9 +70,9 @@ class FoldSettings:
         transition_s: Rows closer than this to a change of any foot's contact state (the
             buffer's rule) lose their force, as ``prepare``'s ``transition_s`` drops them [s]
             (0: off, the default; None: chosen from the contacts of the rows seen so far, as
-            ``prepare`` chooses); a row waits until the margin (the longest one tried, when chosen) of
-            the stream lies after it, so every change within it is seen, whatever the window
-            length.
+            ``prepare`` chooses); a row waits until the margin (the longest one tried, when
+            chosen) of the stream lies after it, so every change within it is seen, whatever
+            the window length.
         min_contacts: Rows with fewer feet in contact (the buffer's contact flags) lose their
             force, as ``prepare``'s ``min_contacts`` drops them (0: off; a trot's two-foot
             rows: 4).
@@ -226,8 +226,7 @@ class WindowFolder:
         self.last_t = float(t[idx[-1]])
         out.new_rows = int(idx.size)
         loaded = stream.contact > 0.5 if stream.contact is not None else None
-        if loaded is not None:
-            self.tally.add(t, loaded, idx)
+        near = self.tally.add(t, loaded, idx) if loaded is not None else None
         choice = self.choice = self.tally.choice(est.robot, s.base)
         win_s = s.derivative_window_s
         q_s, qd, qdd = signals.savgol_derivatives(t, stream.q, win_s)
@@ -239,8 +238,8 @@ class WindowFolder:
         if not usable[idx].all():
             out.events.append(('irregular_sampling', 'rows near missing joint states (drops) '
                                'or stale sensors were not used'))
-        if choice.transition_s > 0 and loaded is not None:
-            usable &= ~near_transitions(t, loaded, choice.transition_s)
+        if choice.transition_s > 0 and near is not None:
+            usable &= ~near[self.tally.margins.index(choice.transition_s)]
         if s.min_contacts > 0 and stream.contact is not None:
             usable &= (stream.contact > 0.5).sum(axis=1) >= s.min_contacts
         fz = np.where(usable, stream.fz, np.nan)

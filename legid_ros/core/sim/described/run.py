@@ -212,7 +212,7 @@ def _assemble(robot, plan, lay, raw, wr_world, period, pi_true, noise, seed, set
             'excitation': 'standing (core.sim.described.excitation)',
             'phases': [(name, float(t0), float(t1)) for name, t0, t1, _ in plan.phases],
             # random targets beyond the robot's reach, taken part of the way
-            'tempered_targets': int(len(getattr(plan, 'tempered', []))),
+            'tempered_targets': len(plan.tempered),
             'noise': noise.as_dict()}
     meta.update(_stability(raw, lay, robot, q_full, stance, wr_world, settings))
     return Recording(robot=robot.name, t=t, joint_names=list(robot.actuated_joint_names), q=q,
