@@ -8,7 +8,8 @@ from legid_ros.core.atomic_files import write_text
 
 KEYS = ('design_s', 'identifiable_fraction_predicted', 'standing_fraction_predicted',
         'identifiable_fraction_static_max', 'identifiable_fraction',
-        'mass_err_pct_max_identifiable', 'com_err_mm_max_identifiable', 'link_mass_err_pct_median', 'fell', 'slip_mm_max', 'limit_violations', 'self_collisions')
+        'mass_err_pct_max_identifiable', 'com_err_mm_max_identifiable', 'link_mass_err_pct_median',
+        'fell', 'slip_mm_max', 'limit_violations', 'self_collisions')
 
 
 def _fmt(v) -> str:
