@@ -5,6 +5,12 @@ offset from the ankle, normal forces only, sole sensors at other places and name
 the air that keeps a force, another rate, other joint names, joint order shuffled per message,
 jittered arrival times).
 
+A lower rate averages each measured signal over its readout period before sampling it
+(:func:`averaged`): the run's white noise is the sensor's, and two rates of one run then read
+the same noise below their Nyquist frequencies, as two readouts of one sensor would; plain
+decimation drew independent noise samples per rate, and the identified parameters of a 200
+and a 500 Hz readout differed by that sampling, not by the rate.
+
 :func:`read_out` turns a simulated run's readout (:class:`Recording`, in the internal
 convention) into the one such a setup records, from the simulator's *true* state (base pose,
 joint positions), and gives the description keys that setup's recording has; writing it
@@ -20,6 +26,7 @@ from typing import Dict, Optional, Tuple
 
 import numpy as np
 import pinocchio as pin
+from scipy.ndimage import convolve1d
 from scipy.spatial.transform import Rotation
 
 from legid_ros.core.recording import Recording
@@ -54,7 +61,9 @@ class Readout:
             description's sensors).
         sole_sensor_topic: Their topics, with ``{foot}`` and ``{k}``.
         sole_sensor_name: Their names, with ``{foot}`` and ``{k}``.
-        rate_hz: Recording rate [Hz] (a divisor of the run's rate; default: the run's).
+        rate_hz: Recording rate [Hz] (a divisor of the run's rate; default: the run's): the
+            measured signals are averaged over one period (:func:`averaged`), as a sensor's
+            anti-aliasing filter does, the positions sampled.
         joint_name_format: Bag joint names from the model's, with ``{name}`` or ``{lower}``.
         shuffle_joints: Each joint-state message lists the joints in another order.
         stamp_jitter_s: Arrival (log) times of the messages late by up to this [s].
@@ -224,6 +233,38 @@ def _forces(out: Recording, rec: Recording, robot, readout: Readout) -> None:
                    and f in rec.foot_wrench}
 
 
+def readout_window(step: int) -> np.ndarray:
+    """Weights of a sensor's averaging over one readout period of ``step`` run samples,
+    centred on the sample it is stamped with (symmetric: ``step + 1`` weights with halves at
+    the ends when ``step`` is even)."""
+    w = np.ones(step + 1 - step % 2)
+    if step % 2 == 0:
+        w[[0, -1]] = 0.5
+    return w / step
+
+
+def averaged(rec: Recording, step: int) -> Recording:
+    """The run with its measured signals (joint velocities and efforts, IMU rates, foot and
+    sole forces) averaged over a readout period of ``step`` samples (a copy): a sensor read
+    out at a lower rate filters what it samples (an ADC's or an F/T box's anti-aliasing), so
+    two rates of one run carry the same noise below their Nyquist frequencies. Positions,
+    orientation and the truth are kept as sampled."""
+    out = rec.slice(0, rec.n)
+    if step <= 1:
+        return out
+    w = readout_window(step)
+
+    def avg(x):
+        return None if x is None else convolve1d(np.asarray(x, float), w, axis=0,
+                                                 mode='nearest')
+    out.qd, out.tau, out.imu_gyro, out.imu_acc = (avg(rec.qd), avg(rec.tau),
+                                                  avg(rec.imu_gyro), avg(rec.imu_acc))
+    out.foot_wrench = {k: avg(v) for k, v in rec.foot_wrench.items()}
+    out.fsr = {k: avg(v) for k, v in rec.fsr.items()}
+    out.ankle_ft = {k: avg(v) for k, v in rec.ankle_ft.items()}
+    return out
+
+
 def read_out(rec: Recording, robot, readout: Readout) -> Recording:
     """The run ``rec`` of ``robot`` as the setup ``readout`` records it (a copy).
 
@@ -234,7 +275,7 @@ def read_out(rec: Recording, robot, readout: Readout) -> Recording:
         step = int(round(rec.rate / readout.rate_hz))
         if step < 1 or abs(rec.rate / step - readout.rate_hz) > 1e-6 * readout.rate_hz:
             raise ValueError(f'rate {readout.rate_hz} Hz does not divide {rec.rate:.1f} Hz')
-    rec = rec.slice(0, rec.n, step)
+    rec = averaged(rec, step).slice(0, rec.n, step)
     out = rec.slice(0, rec.n)
     _imu(out, rec, readout)
     _forces(out, rec, robot, readout)

@@ -9,8 +9,9 @@ from scipy.spatial.transform import Rotation
 from legid_ros.core.conventions.convert import imu_to_internal
 from legid_ros.core.conventions.spec import parse_imu
 from legid_ros.core.robot import load_robot
+from legid_ros.core.signals import butter_zero_phase
 from legid_ros.core.sim.conventions import (Readout, message_plan, move_wrench, read_out,
-                                            sole_sensor_forces)
+                                            readout_window, sole_sensor_forces)
 
 
 @pytest.fixture(scope='module')
@@ -20,13 +21,49 @@ def run(solo12_run):
 
 
 def test_a_lower_rate_keeps_every_kth_sample(run, solo12):
-    """rate_hz at half the run's rate keeps every other sample and says its rate."""
+    """rate_hz at half the run's rate keeps every other sample of the positions and says its
+    rate; the measured signals are their averages over the readout period."""
     out = read_out(run, solo12, Readout(rate_hz=run.rate / 2))
     np.testing.assert_array_equal(out.t, run.t[::2])
     np.testing.assert_array_equal(out.q, run.q[::2])
+    k = 10  # an inner sample: weights 1/4, 1/2, 1/4 around it
+    np.testing.assert_allclose(out.imu_gyro[k], run.imu_gyro[2 * k - 1:2 * k + 2].T
+                               @ [0.25, 0.5, 0.25], atol=1e-12)
     assert out.meta['rate_hz'] == pytest.approx(run.rate / 2)
     with pytest.raises(ValueError, match='does not divide'):
         read_out(run, solo12, Readout(rate_hz=run.rate / 2.5))
+
+
+@pytest.mark.parametrize('step', [1, 2, 3, 5, 8])
+def test_the_readout_window_is_a_centred_average_of_one_period(step):
+    """The sensor's averaging window sums to 1, is symmetric (no delay) and spans one
+    readout period (its second moment is a width-``step`` box's, up to the half ends)."""
+    w = readout_window(step)
+    assert w.sum() == pytest.approx(1.0)
+    np.testing.assert_allclose(w, w[::-1])
+    lags = np.arange(w.size) - (w.size - 1) / 2
+    assert abs(w @ lags) < 1e-12
+    assert w.size == step + 1 - step % 2
+
+
+def test_two_rates_of_one_run_carry_the_same_slow_noise(solo12_run, solo12):
+    """The same 1 kHz run read at 200 and 500 Hz: below 6 Hz their force noise agrees to a small
+    part of what two plain decimations (independent noise samples) give."""
+    rng = np.random.default_rng(7)
+    noisy = solo12_run.slice(0, 6000)
+    noisy.t = np.arange(noisy.n) * 1e-3  # a 1 kHz run (the noise is all that is read)
+    foot = next(iter(noisy.foot_wrench))
+    noisy.foot_wrench = {foot: rng.normal(size=(noisy.n, 6))}  # white, unit std
+    t = noisy.t[::10]  # times both readouts sample
+
+    def slow(rate, average):
+        rec = read_out(noisy, solo12, Readout(rate_hz=rate)) if average else \
+            noisy.slice(0, noisy.n, int(round(noisy.rate / rate)))
+        x = butter_zero_phase(rec.foot_wrench[foot][:, 2], 6.0, rate)
+        return np.interp(t, rec.t, x)[20:-20]
+    plain = np.std(slow(200.0, False) - slow(500.0, False))
+    averaged = np.std(slow(200.0, True) - slow(500.0, True))
+    assert averaged < 0.1 * plain
 
 
 def test_a_drifting_heading_converts_back_with_the_description_s_drift(run, solo12):
