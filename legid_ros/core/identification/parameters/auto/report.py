@@ -13,6 +13,7 @@ from typing import List
 def _test_text(t: dict) -> str:
     p = f' p={t["p_value"]:.2g}' if t.get('p_value') is not None else ''
     alike = (f', fits alike: {" or ".join(t["alike"])}' if t.get('alike') else '')
+    alike += f', with {t["paired_with"]}' if t.get('paired_with') else ''
     return (f'{t["level"]}: {t["statistic"]:.3g}{p}, effect {t.get("effect", 0.0):.2g}'
             + (f' (chosen{alike})' if t['accepted'] else ''))
 
@@ -38,7 +39,8 @@ def selection_lines(info: dict) -> List[str]:
 def _accepted(t: dict) -> str:
     if not t['accepted']:
         return 'no'
-    return 'yes' + (f' (fits alike: {", ".join(t["alike"])})' if t.get('alike') else '')
+    return 'yes' + (f' (fits alike: {", ".join(t["alike"])})' if t.get('alike') else '') + (
+        f' (with {t["paired_with"]}: a two-unit move)' if t.get('paired_with') else '')
 
 
 def selection_markdown(info: dict) -> str:

@@ -28,6 +28,14 @@ that a lateral COM the data barely see stays at CAD instead of taking up other e
 candidate is also *plausible* only when its unit's mass and COM stay within ``MAX_SPREAD``
 prior spreads of CAD.
 
+When the data reject the current model (a single move passes the test) but every move they
+want is implausible alone (a trunk's COM taking up the legs' errors, 70 mm from CAD on a
+MuJoCo biped of the honesty bench, where the selection stopped with every leg at CAD and a
+residual so correlated that its uncertainty had 3 blocks), the step tries each pair of moves
+on two units: the best pair that passes the same test (Bonferroni over the pairs), is
+plausible and moves what each adds beyond its tolerance is accepted (both tests record it,
+``paired_with``; a 3-D COM in it again tested against the axial shift in its place).
+
 A component must also *matter*: a candidate is accepted only when the fit moves what it adds
 beyond a tolerance (``min_mass_pct`` of the unit's CAD mass, ``min_com_mm`` of its COM,
 ``min_inertia_pct`` of its largest CAD moment). With long runs every systematic error of the
@@ -48,12 +56,14 @@ Every test is kept (:class:`Selection`): per unit the level chosen and the stati
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
 
 import numpy as np
 
 from legid_ros.core.errors import BadInputError
+from legid_ros.core.identification.parameters.auto.fit import Problem, fit, residual
 from legid_ros.core.identification.parameters.auto.levels import (AutoSet, holds, level_name,
                                                            parse_level)
 from legid_ros.core.identification.parameters.auto.stats import (Test,
@@ -62,8 +72,6 @@ from legid_ros.core.identification.parameters.auto.stats import (Test,
 from legid_ros.core.identification.rows.linear import Rows, fold_rows, group_weights
 from legid_ros.core.robot import Robot
 
-SELECT_REG = 1e-6  # pull toward CAD of the selection fits per row and scale unit [-] (keeps
-# the Newton systems regular; the F-test compares the data's fits)
 MIN_MASS_PCT = 1.0  # smallest mass change that matters [% of CAD]
 MIN_COM_MM = 1.0  # smallest COM change that matters [mm]
 MIN_INERTIA_PCT = 10.0  # smallest inertia change that matters [% of the largest CAD moment]
@@ -72,6 +80,9 @@ ALIKE_CHI2 = 3.84  # RSS gap below which two candidates fit alike [noise varianc
 #: sets' ``mass_scale`` x CAD mass, ``com_scale``]; beyond it the fit is taking up an error
 #: elsewhere (a 2 kg hip link's COM moved 100 mm to the box's edge in place of the trunk's)
 MAX_SPREAD = 3.0
+#: Whether a step may move two units at once when every significant single move is
+#: implausible (:func:`select_levels`)
+PAIRS = True
 HELD_OUT_FRACTION = 0.25
 HELD_OUT_BLOCKS = 8
 
@@ -110,7 +121,8 @@ class Selection:
                     tried[t.level_to] = t
             out.append({'unit': unit, 'chosen': level, 'tests': [
                 {'level': lv, 'dp': t.dp, 'statistic': t.statistic, 'p_value': t.p_value,
-                 'effect': t.effect, 'accepted': t.accepted, 'alike': list(t.alike)}
+                 'effect': t.effect, 'accepted': t.accepted, 'alike': list(t.alike),
+                 **({'paired_with': t.paired_with} if t.paired_with else {})}
                 for lv, t in tried.items()]})
         return out
 
@@ -126,49 +138,6 @@ class Selection:
         (:func:`legid_ros.core.identification.parameters.auto.report.selection_lines`)."""
         from legid_ros.core.identification.parameters.auto.report import selection_lines
         return selection_lines(self.as_info())
-
-
-class _Problem:
-    """Normal equations of some rows, friction eliminated, for fitting auto sets."""
-
-    def __init__(self, rows: Optional[Rows], weights=None, sel=None, normal=None):
-        if normal is not None:  # (H_pi, h_pi, bb, n) already folded, friction eliminated
-            self.hs, self.gs, self.bb, self.n = normal
-            self.npi, self.recover = self.hs.shape[0], lambda pi: None
-            return
-        sub = Rows(rows.A[sel], rows.b[sel], rows.group[sel], int(sel.sum()), rows.nf,
-                   rows.kind)
-        normal = fold_rows(sub, weights[sel])
-        self.npi = rows.A.shape[1] - rows.nf
-        self.hs, self.gs, self.recover = normal.eliminate(self.npi)
-        self.bb = normal.bb
-        if rows.nf:
-            hf = normal.h[self.npi:]
-            self.bb -= float(hf @ np.linalg.solve(
-                normal.H[self.npi:, self.npi:] + 1e-12 * np.eye(rows.nf), hf))
-        self.n = int(sel.sum())
-
-
-def _fit(problem: _Problem, param: AutoSet, total_mass: float, x0=None):
-    """``(x, pi, rss)`` of the auto set ``param`` on ``problem``."""
-    from legid_ros.core.identification.solvers.newton import newton_solve
-    from legid_ros.core.identification.solvers.zmp_newton import NormalObjective
-    obj = NormalObjective(problem.hs, problem.gs, problem.bb, problem.n, param, SELECT_REG)
-    lb, ub = param.bounds()
-    start = param.cad() if x0 is None else x0
-    res = newton_solve(obj, start, param.mass_row(), total_mass - param.fixed_mass, lb, ub,
-                       scales=param.scales(), fallback='gauss_newton', max_iter=100)
-    pi = param.to_standard(res.x)
-    rss = float(pi @ problem.hs @ pi - 2 * problem.gs @ pi + problem.bb)
-    return res.x, pi, max(rss, 0.0)
-
-
-def _residual(rows: Rows, weights: np.ndarray, sel: np.ndarray, problem: _Problem,
-              pi: np.ndarray) -> np.ndarray:
-    """Whitened residual of the rows ``sel`` at ``pi`` (friction from ``problem``)."""
-    fr = problem.recover(pi)
-    x = np.concatenate([pi, fr if fr is not None else []])
-    return (rows.A[sel] @ x - rows.b[sel]) * np.sqrt(weights[sel])
 
 
 def _moves(level: str, has_axis: bool, inertia: bool) -> List[str]:
@@ -247,7 +216,7 @@ def select_levels(rows: Rows, robot: Robot, total_mass: float,
         hs, gs, bb, n_rows, n_eff = normal
         out = Selection(dict(levels), criterion, n_rows=int(n_rows), n_eff=float(n_eff),
                         alpha=alpha)
-        prob, score_rows = _Problem(None, normal=(hs, gs, bb, n_rows)), None
+        prob, score_rows = Problem(None, normal=(hs, gs, bb, n_rows)), None
     else:
         npi = rows.A.shape[1] - rows.nf
         x_cad = np.concatenate([base.pi_cad, np.zeros(rows.nf)])
@@ -262,9 +231,9 @@ def select_levels(rows: Rows, robot: Robot, total_mass: float,
     if normal is None and criterion == 'f_test':
         score_rows = None
         full = {u: 'mass+com' for u in base.units}
-        prob = _Problem(rows, weights, sel_all)
-        _, pi_full, _ = _fit(prob, AutoSet(robot, full, pi_cad), total_mass)
-        res = _residual(rows, weights, sel_all, prob, pi_full)
+        prob = Problem(rows, weights, sel_all)
+        _, pi_full, _ = fit(prob, AutoSet(robot, full, pi_cad), total_mass)
+        res = residual(rows, weights, sel_all, prob, pi_full)
         out.fits += 1
         for g in np.unique(rows.group):
             n_g, tau_g = effective_sample_size(res[rows.group == g])
@@ -274,7 +243,7 @@ def select_levels(rows: Rows, robot: Robot, total_mass: float,
         cut = per_sample * int(round((1 - HELD_OUT_FRACTION) * rows.n_samples))
         fit_rows = np.arange(n_rows) < cut
         score_rows = ~fit_rows
-        prob = _Problem(rows, weights, fit_rows)
+        prob = Problem(rows, weights, fit_rows)
         block = np.minimum((np.arange(n_rows - cut) * HELD_OUT_BLOCKS) // max(n_rows - cut, 1),
                            HELD_OUT_BLOCKS - 1)
     if criterion == 'f_test' and out.n_eff < 10:
@@ -287,11 +256,11 @@ def select_levels(rows: Rows, robot: Robot, total_mass: float,
 
     def evaluate(lv):
         param = AutoSet(robot, lv, pi_cad)
-        x, pi, rss = _fit(prob, param, total_mass)
+        x, pi, rss = fit(prob, param, total_mass)
         out.fits += 1
         held = None
         if score_rows is not None:
-            r2 = _residual(rows, weights, score_rows, prob, pi) ** 2
+            r2 = residual(rows, weights, score_rows, prob, pi) ** 2
             held = np.bincount(block, r2, HELD_OUT_BLOCKS)
         return rss, param.size, held, grouped.from_standard(pi)
 
@@ -328,6 +297,60 @@ def select_levels(rows: Rows, robot: Robot, total_mass: float,
         out.tests.append(test)
         return test.accepted
 
+    def significant(cand, n_cands: int) -> bool:
+        """Whether a candidate passes the test (Bonferroni over ``n_cands``)."""
+        if criterion == 'f_test':
+            return cand[0][0] + np.log(n_cands) < np.log(alpha)
+        return cand[1].statistic > z
+
+    def best_pair(cands: list):
+        """The significant pair of single moves on two units whose joint fit is plausible
+        and moves what each adds beyond its tolerance (smallest p-value; Bonferroni over the
+        pairs); its two tests recorded as accepted. None when no pair passes."""
+        pairs = []
+        for i, a in enumerate(cands):
+            for b in cands[i + 1:]:
+                ta, tb = a[1], b[1]
+                if ta.unit == tb.unit or ta.effect < 1.0 or tb.effect < 1.0:
+                    continue
+                lv = dict(levels, **{ta.unit: ta.level_to, tb.unit: tb.level_to})
+                big = evaluate(lv)
+                if max(spread(ta.unit, big[3]), spread(tb.unit, big[3])) > MAX_SPREAD or min(
+                        effect(ta.unit, levels[ta.unit], ta.level_to, big[3]),
+                        effect(tb.unit, levels[tb.unit], tb.level_to, big[3])) < 1.0:
+                    continue
+                test, log_p = nested_test(step, f'{ta.unit}+{tb.unit}', current, big,
+                                          f'{levels[ta.unit]}+{levels[tb.unit]}',
+                                          f'{ta.level_to}+{tb.level_to}', criterion,
+                                          out.n_eff, nf)
+                key = (log_p, -test.statistic, test.dp) if criterion == 'f_test' else \
+                    (-test.statistic, 0.0, test.dp)
+                pairs.append((key, test, lv, big, (ta, tb)))
+        if not pairs:
+            return None
+        key, test, lv, big, (ta, tb) = min(pairs, key=lambda c: c[0])
+        if not significant((key, test), len(pairs)):
+            return None
+        for t in (ta, tb):  # a 3-D COM only when it beats the axial shift in its place
+            if 'com' in parse_level(t.level_to) and base.axes[t.unit] is not None:
+                lv_ax = dict(lv, **{t.unit: level_name(
+                    parse_level(t.level_to) - {'com'} | {'axial'})})
+                small = evaluate(lv_ax)
+                if spread(t.unit, small[3]) <= MAX_SPREAD and not lateral_kept(
+                        t.unit, small, big, lv_ax, lv):
+                    lv, big = lv_ax, small
+        for t in (ta, tb):
+            rec = dataclasses.replace(t, level_to=lv[t.unit], dp=test.dp,
+                                      statistic=test.statistic,
+                                      p_value=test.p_value, rss_small=test.rss_small,
+                                      rss_big=test.rss_big, accepted=True,
+                                      paired_with=(tb if t is ta else ta).unit,
+                                      spread=spread(t.unit, big[3]),
+                                      effect=effect(t.unit, levels[t.unit], lv[t.unit],
+                                                    big[3]))
+            out.tests.append(rec)
+        return lv, big
+
     current = evaluate(levels)
     step = 0
     while True:
@@ -347,13 +370,19 @@ def select_levels(rows: Rows, robot: Robot, total_mass: float,
         if not cands:
             break
         mattering = [c for c in cands if c[1].effect >= 1.0 and c[1].spread <= MAX_SPREAD]
-        if not mattering:
-            break
-        key, test, lv, big = min(mattering, key=lambda c: c[0])
-        ok = (key[0] + np.log(len(cands)) < np.log(alpha)) if criterion == 'f_test' else \
-            test.statistic > z
-        if not ok:
-            break
+        best = min(mattering, key=lambda c: c[0]) if mattering else None
+        if best is None or not significant(best, len(cands)):
+            # the data reject the current model only through moves that are implausible
+            # alone (a trunk COM taking up a leg's error): two units at a time
+            if not PAIRS or not any(significant(c, len(cands)) for c in cands):
+                break
+            pair = best_pair(cands)
+            if pair is None:
+                break
+            levels, current = pair
+            step += 1
+            continue
+        key, test, lv, big = best
         smaller = _axial_instead(test, cands)
         if smaller is not None and not lateral_kept(test.unit, smaller[3], big,
                                                     smaller[2], lv):

@@ -79,6 +79,7 @@ class Test:
     spread: float = 0.0  # largest change of the unit's mass or COM, in prior spreads
     accepted: bool = False
     alike: List[str] = field(default_factory=list)  # levels fitting as well (accepted only)
+    paired_with: Optional[str] = None  # the other unit of a two-unit move (its test is both)
 
 
 def nested_test(step: int, unit: str, small, big, level_small: str, level_big: str,

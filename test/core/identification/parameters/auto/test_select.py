@@ -97,6 +97,41 @@ def test_identify_on_the_auto_set_recovers_the_shift(biped, thigh_shift_rows):
     assert selection_lines(info)[0].startswith('parameter set chosen by the data')
 
 
+def test_two_units_at_a_time_when_every_single_move_is_implausible(biped, monkeypatch):
+    """Trunk COM 22 mm off and every leg group changed: each single move the data want takes
+    up the others' errors beyond MAX_SPREAD, and the selection goes on by a pair of moves
+    (both plausible) instead of stopping at CAD; the trunk's COM is then recovered within
+    2 mm, and with pairs switched off nothing is estimated."""
+    from legid_ros.core.identification.parameters.auto import select
+    from legid_ros.core.identification.parameters.grouped import GroupedSet
+    quiet = NoiseModel(**{k: 0.0 for k in vars(NoiseModel())})
+    truth = {'trunk': (1.1, (0.02, 0.01, 0.0)), 'thigh': (0.8, 0.03), 'shank': (1.3, -0.03),
+             'foot': (1.2, 0.0)}
+    rec = simulate_biped(SyntheticConfig(duration_s=25.0, rate_hz=100.0, seed=3, noise=quiet,
+                                         truth=truth))
+    samples = prepare(rec, biped)
+    rows = build_rows(samples, biped, 'zmp')
+    sel = select_levels(rows, biped, total_mass_from_forces(samples), rec.pi_cad)
+    paired = [t for t in sel.tests if t.accepted and t.paired_with]
+    assert {t.unit for t in paired} == {'trunk', 'thigh'}
+    assert all(t.spread <= select.MAX_SPREAD and t.p_value < 1e-6 for t in paired)
+    first = sel.tests.index(paired[0])
+    assert not any(t.accepted for t in sel.tests[:first])  # no single move was plausible
+    assert any(t.spread > select.MAX_SPREAD and t.p_value < 1e-6 for t in sel.tests[:first])
+    assert sel.levels['trunk'] == 'mass+com'
+    assert any('with thigh' in line for line in sel.lines())
+    assert 'a two-unit move' in selection_markdown(sel.as_info())
+    res = identify(None, biped, 'zmp_qp', samples=samples, param_set='auto',
+                   pi_cad=rec.pi_cad, levels=sel.levels)
+    com = np.array([res.x[res.names.index(f'c{a}_trunk')] for a in 'xy'])
+    grouped = GroupedSet(biped, pi_cad=rec.pi_cad, per_side=False)
+    cad = dict(zip(grouped.names, grouped.cad()))
+    assert np.abs(com - [cad['cx_trunk'] + 0.02, cad['cy_trunk'] + 0.01]).max() < 0.002
+    monkeypatch.setattr(select, 'PAIRS', False)
+    stalled = select_levels(rows, biped, total_mass_from_forces(samples), rec.pi_cad)
+    assert stalled.levels == {'trunk': 'mass', 'thigh': 'none', 'shank': 'none', 'foot': 'none'}
+
+
 def test_identify_command_auto_writes_the_table(tmp_path, run_a):
     """`legid identify --param-set auto` writes the selection into parameters.yaml and
     report.md (without --param-set the method's own set is used)."""
