@@ -18,6 +18,7 @@ import shlex
 import sys
 from pathlib import Path
 
+HEADING_SIGNIFICANCE = 2.0  # [std] an estimated IMU heading within this of 0 is not written
 RIGHT_ANGLE_TOLERANCE_DEG = 2.0  # [deg] an estimated IMU mounting this near right angles is
 # taken at right angles
 
@@ -231,10 +232,11 @@ def _mounting_from_data(desc: dict, robot, rec, facts) -> list:
 def _from_data(desc: dict, bag, facts, rpy_given: bool) -> list:
     """What the bag's samples say of the IMU: its mounting ``imu.rpy`` when not given
     (:func:`_mounting_from_data`), then ``imu.heading_rad`` when a foot's forces are in world
-    axes (the yaw that balances the moments at rest); returns the warning lines. The bag is
+    axes (the yaw that balances the moments at rest; written only when it is more than
+    ``HEADING_SIGNIFICANCE`` of its std from 0); returns the warning lines. The bag is
     read only when there is something to estimate, and again only when the mounting changed
     and the heading needs it."""
-    from legid_ros.core.conventions.consistency import heading_correction
+    from legid_ros.core.conventions.heading import heading_estimate
     from legid_ros.core.errors import LegidError
 
     world = 'imu' in desc and any(f.get('expressed_in') == 'world'
@@ -250,15 +252,20 @@ def _from_data(desc: dict, bag, facts, rpy_given: bool) -> list:
                 robot, rec = _read_described(desc, bag)
         if not world:
             return out
-        turn = heading_correction(robot, rec)
+        est = heading_estimate(robot, rec)
     except LegidError as exc:
         return out + [f'imu: mounting and heading not estimated from the data ({exc})']
-    if turn is None:
+    if est is None:
         return out + ['imu.heading_rad: not estimated (no rest, or no horizontal force): 0 '
                       'assumed']
+    turn, std = est
+    if abs(turn) <= HEADING_SIGNIFICANCE * std:  # as far as the data tell, the same world
+        return out + [f'imu.heading_rad: 0 kept: the moments at rest give {turn:+.4f} +- '
+                      f'{std:.4f} rad, not told from 0 (the forces\' world taken as the '
+                      'IMU\'s): check it']
     desc['imu']['heading_rad'] = round(float(turn), 4)
-    return out + [f'imu.heading_rad: {turn:.4f} rad, the yaw of the IMU\'s reference in the '
-                  'forces\' world that balances the moments at rest: check it']
+    return out + [f'imu.heading_rad: {turn:.4f} +- {std:.4f} rad, the yaw of the IMU\'s '
+                  'reference in the forces\' world that balances the moments at rest: check it']
 
 
 def run(args: argparse.Namespace) -> int:

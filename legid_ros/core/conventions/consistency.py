@@ -289,102 +289,6 @@ def _cop(v: WorldView, rec_fsr: Dict[str, np.ndarray], out: List[str]) -> None:
                            'is off; fix: each sensor\'s xyz / frame')
 
 
-def _skew(x: np.ndarray) -> np.ndarray:
-    """(..., 3, 3) matrices ``S`` with ``S y = x cross y``."""
-    zero = np.zeros_like(x[..., 0])
-    return np.stack([np.stack([zero, -x[..., 2], x[..., 1]], -1),
-                     np.stack([x[..., 2], zero, -x[..., 0]], -1),
-                     np.stack([-x[..., 1], x[..., 0], zero], -1)], -2)
-
-
-def _heading(v: WorldView) -> Optional[float]:
-    """Yaw [rad] to add to ``imu.heading_rad`` so that the world-axes foot wrenches balance
-    the moments at rest (None without world-axes wrenches, rest samples or horizontal force
-    or moment).
-
-    At rest the feet's wrenches (a point foot's force at its contact point, a flat foot's
-    wrench about its F/T frame's origin) have no moment about the COM. The world-axes wrenches
-    turned by a yaw ``t`` give a moment that is linear in (1, cos t, sin t): its squared norm
-    summed over the rest samples is a quadratic form in them, minimised on the circle (a fine
-    grid, then refined). The COM is the CAD model's: a constant offset of the true COM (base
-    axes) is fitted alongside by projecting its moments out (a CAD trunk COM 2 cm off turned
-    Talos's estimate by 6.4 deg without it, 0.6 deg with it). Point feet: the
-    vertical moment only (horizontal forces on horizontal levers; it does not depend on where
-    the COM is, the horizontal ones do through the CAD COM); flat feet: every component, their
-    moments turning too (a humanoid standing still pushes little sideways).
-    """
-    import pinocchio as pin
-
-    robot = v.robot
-    feet = [f for f, foot in robot.feet.items() if foot.expressed_in == 'world'
-            and f in v.force_w]
-    if not feet or len(v.force_w) != len(robot.feet) or len(v.moment_w) != len(robot.feet):
-        return None
-    rest = np.flatnonzero(_rest(v))
-    if rest.size < 10:
-        return None
-    data = robot.model.createData()
-    q = pin.neutral(robot.model)
-    at = {f: robot.frame_id(foot.sole_frame if foot.contact == 'point' else foot.wrench_frame)
-          for f, foot in robot.feet.items()}  # where each force acts: contact point, F/T frame
-    r_all = []
-    for k in rest:
-        q[7:] = v.joints[k]
-        c = v.r_wb[k] @ pin.centerOfMass(robot.model, data, q)
-        r_all.append([v.world[at[f]][1][k] - c for f in robot.feet])
-    r = np.array(r_all)  # (K, feet, 3)
-    f = np.stack([v.force_w[f_][rest] for f_ in robot.feet], axis=1)
-    n = np.stack([v.moment_w[f_][rest] for f_ in robot.feet], axis=1)
-    turned = np.array([f_ in feet for f_ in robot.feet])[None, :, None]
-    lever = 0.1  # [m] a horizontal force's lever against the feet's moments
-    info = np.linalg.norm(np.where(turned, f, 0.0)[..., :2], axis=2) * lever \
-        + np.linalg.norm(np.where(turned, n, 0.0)[..., :2], axis=2)
-    if np.median(info.sum(axis=1)) < 0.005 * v.weight * lever:
-        return None
-
-    def parts(x):  # x = P0 x + cos t P1 x + sin t P2 x for the turned feet's vectors
-        zero = np.zeros_like(x[..., 0])
-        return (np.where(turned, np.stack([zero, zero, x[..., 2]], -1), x),
-                np.where(turned, np.stack([x[..., 0], x[..., 1], zero], -1), 0.0),
-                np.where(turned, np.stack([-x[..., 1], x[..., 0], zero], -1), 0.0))
-    m = [(np.cross(r, fp) + npart).sum(axis=1) for fp, npart in zip(parts(f), parts(n))]
-    # the COM is CAD's: a true COM off by a constant d (base axes) adds F x (R_wb d) to the
-    # moment (F the feet's total force), which a yaw would otherwise take up (Talos's 5 mm
-    # were 0.7 deg): fitted alongside, per yaw, by projecting it out (not on the vertical
-    # moment alone: at rest F is nearly vertical and it does not see d)
-    p0, p1, _ = parts(f)
-    total = (p0 + p1).sum(axis=1)  # (K, 3) the total force unturned (the weight dominates)
-    lever_cols = np.einsum('kij,kjl->kil', _skew(total), v.r_wb[rest])  # (K, 3, 3)
-
-    def gram(axes):  # of the three parts' moments on ``axes``, the COM's offset out
-        mp = [a[:, axes].reshape(-1) for a in m]
-        if axes.start == 0:
-            basis_q, _ = np.linalg.qr(lever_cols[:, axes, :].reshape(-1, 3))
-            mp = [a - basis_q @ (basis_q.T @ a) for a in mp]
-        return np.array([[float(a @ b) for b in mp] for a in mp])
-
-    def cost(theta, g):
-        basis = np.stack([np.ones_like(theta), np.cos(theta), np.sin(theta)])
-        return np.einsum('in,ij,jn->n', basis, g, basis)
-    point = all(robot.feet[f_].contact == 'point' for f_ in feet)
-    g_whole = gram(slice(0, 3))
-    g_fit = gram(slice(2, 3)) if point else g_whole
-    grid = np.linspace(-np.pi, np.pi, 3600, endpoint=False)
-    best = grid[np.argmin(cost(grid, g_fit))]
-    fine = best + np.linspace(-0.002, 0.002, 401)  # [rad] around the grid's best
-    best = fine[np.argmin(cost(fine, g_fit))]
-    if point:  # the vertical moment leaves a half turn open: the whole moment closes it
-        twins = np.array([best, best + np.pi])
-        best = twins[np.argmin(cost(twins, g_whole))]
-    return -float(np.arctan2(np.sin(best), np.cos(best)))  # the wrenches turned back: -best
-
-
-def heading_correction(robot, rec) -> Optional[float]:
-    """Yaw [rad] to add to the description's ``imu.heading_rad`` (world-axes forces only)."""
-    v = WorldView(robot, rec, 'wrench', max_samples=rec.n)  # every sample: a finer estimate
-    return _heading(v) if len(v.idx) >= 10 else None
-
-
 def physical_problems(robot, rec, source: str) -> List[str]:
     """Problems of the recording ``rec`` (as identification reads it) against ``robot``,
     with the force sensing ``source`` ('wrench' or 'fsr'); one line each."""
@@ -402,6 +306,7 @@ def physical_problems(robot, rec, source: str) -> List[str]:
     if not out:
         _swapped(v, out)
     if not out and source == 'wrench':
+        from legid_ros.core.conventions.heading import heading_correction
         turn = heading_correction(robot, rec) if any(
             foot.expressed_in == 'world' for foot in robot.feet.values()) else None
         if turn is not None and abs(turn) > np.radians(HEADING_MAX_DEG):

@@ -162,49 +162,6 @@ def test_a_moving_joint_declared_locked_is_one_line(talos, talos_run, tmp_path, 
     assert lines[0].endswith('fix: remove leg_left_4_joint from locked_joints')
 
 
-def test_a_humanoid_s_imu_heading_is_estimated_from_its_feet_s_moments(talos, talos_run,
-                                                                       tmp_path,
-                                                                       write_description):
-    """Talos standing with world-axes wrenches, its IMU's reference yawed 0.7 rad: the feet
-    push little sideways, their moments turn with the heading; the estimate is within 1 deg."""
-    import numpy as np
-
-    from legid_ros.bag.recording_io import read_bag, write_bag
-    from legid_ros.core.conventions.consistency import heading_correction
-    from legid_ros.core.sim.conventions import Readout, read_out
-
-    ro = Readout(imu_heading_rad=0.7, force_expressed_in='world')
-    desc = ro.description(talos)
-    desc['imu'].pop('heading_rad')
-    robot = load_robot(write_description(desc, talos, tmp_path / 'world.yaml'))
-    bag = write_bag(read_out(talos_run, talos, ro), tmp_path / 'bag', robot=robot)
-    turn = heading_correction(robot, read_bag(bag, robot))
-    assert abs(turn - 0.7) < np.radians(1.0)
-
-
-def test_the_heading_estimate_does_not_take_up_a_cad_com_error(talos, talos_run, tmp_path,
-                                                              write_description):
-    """A CAD trunk COM 20 mm / 10 mm off the truth (what identification is for) leaves the
-    heading from the feet's moments within 1 deg of 0.7 rad (the moments' COM offset is fitted
-    alongside; without it the estimate was 6.4 deg off)."""
-    import numpy as np
-
-    from legid_ros.bag.recording_io import read_bag, write_bag
-    from legid_ros.core.conventions.consistency import heading_correction
-    from legid_ros.core.sim.conventions import Readout, read_out
-
-    ro = Readout(imu_heading_rad=0.7, force_expressed_in='world')
-    desc = ro.description(talos)
-    desc['imu'].pop('heading_rad', None)
-    robot = load_robot(write_description(desc, talos, tmp_path / 'world.yaml'))
-    rec = read_bag(write_bag(read_out(talos_run, talos, ro), tmp_path / 'bag', robot=robot),
-                   robot)
-    trunk = robot.model.inertias[1]
-    trunk.lever = trunk.lever + np.array([0.02, 0.01, 0.0])  # [m] the CAD's error
-    robot.model.inertias[1] = trunk
-    assert abs(heading_correction(robot, rec) - 0.7) < np.radians(1.0)
-
-
 def test_a_force_frame_hung_from_the_world_is_refused(solo12_ft, tmp_path, write_description):
     """ft_frame on a frame fixed to the world (zero Jacobian) is refused naming the key."""
     from legid_ros.core.description.errors import DescriptionKeyError
