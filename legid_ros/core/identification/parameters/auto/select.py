@@ -30,8 +30,9 @@ prior spreads of CAD.
 
 When the data reject the current model (a single move passes the test) but every move they
 want is implausible alone (a trunk's COM taking up the legs' errors, 70 mm from CAD on a
-MuJoCo biped of the honesty bench, where the selection stopped with every leg at CAD and a
-residual so correlated that its uncertainty had 3 blocks), the step tries each pair of moves
+MuJoCo biped of the honesty bench, where the selection stopped with the trunk's COM and the
+thighs at CAD and a residual so correlated that its uncertainty had 3 blocks), the step tries
+each pair of moves
 on two units: the best pair that passes the same test (Bonferroni over the pairs), is
 plausible and moves what each adds beyond its tolerance is accepted (both tests record it,
 ``paired_with``; a 3-D COM in it again tested against the axial shift in its place).
