@@ -259,7 +259,7 @@ def _from_data(desc: dict, bag, facts, rpy_given: bool) -> list:
         return out + ['imu.heading_rad: not estimated (no rest, or no horizontal force): 0 '
                       'assumed']
     turn, std = est
-    if abs(turn) <= HEADING_SIGNIFICANCE * std < float('inf'):  # the data tell no other world
+    if std < float('inf') and abs(turn) <= HEADING_SIGNIFICANCE * std:  # no other world seen
         return out + [f'imu.heading_rad: 0 kept: the moments at rest give {turn:+.4f} +- '
                       f'{std:.4f} rad, not told from 0 (the forces\' world taken as the '
                       'IMU\'s): check it']

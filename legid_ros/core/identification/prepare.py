@@ -26,9 +26,9 @@ from legid_ros.core.conventions.sensing import resolve_zmp_source
 from legid_ros.core.errors import BadInputError
 from legid_ros.core.recording import Recording
 from legid_ros.core.contact import (ContactThresholds, cop_frames, measured_cop,
-                                    near_transitions, stance_base_state)
+                                    stance_base_state)
 from legid_ros.core.contact.base_state import imu_linear_acceleration
-from legid_ros.core.contact.choices import BASES, PreparationChoice, choose
+from legid_ros.core.contact.choices import BASES, ContactTally, PreparationChoice
 from legid_ros.core.contact.cop import normal_forces, up_axes
 from legid_ros.core.contact.rule import OFF_FRACTION, ON_FRACTION, contact_states
 from legid_ros.core.robot import Robot
@@ -294,8 +294,12 @@ def prepare(rec: Recording, robot: Robot, options: Optional[PrepareOptions] = No
     if o.base not in BASES + ('true',):
         raise BadInputError(f"base must be 'auto', 'support', 'contacts' or 'true', not "
                             f'{o.base!r}')
-    choice = choose(robot, t, loaded, 'auto' if o.base == 'true' else o.base, o.transition_s,
-                    o.use_imu)
+    # one count of the contacts decides the base and the margin, and gives the margin's mask
+    tally = ContactTally(o.transition_s)
+    near = tally.add(t, loaded)
+    choice = tally.choice(robot, 'auto' if o.base == 'true' else o.base, o.use_imu)
+    near = near[tally.margins.index(choice.transition_s)] if near is not None \
+        else np.zeros(t.size, bool)
     if o.base == 'true':
         if rec.base_pose_true is None:
             raise BadInputError('recording has no true base state')
@@ -336,7 +340,7 @@ def prepare(rec: Recording, robot: Robot, options: Optional[PrepareOptions] = No
     good = np.isfinite(zmp).all(axis=1) & ~none
     if np.sum(~good):
         dropped['no contact / unloaded'] = int(np.sum(~good))
-    good &= _contact_filter(t, loaded, double, none, o, dropped, choice.transition_s)
+    good &= _contact_filter(t, loaded, double, none, o, dropped, choice.transition_s, near)
     idx = np.flatnonzero(good)
     zt = rec.zmp_true[kept][idx] if rec.zmp_true is not None else None
     return Samples(t[idx], q[idx], v[idx], a[idx], zmp[idx], fz[idx], tau[idx],
@@ -345,9 +349,10 @@ def prepare(rec: Recording, robot: Robot, options: Optional[PrepareOptions] = No
 
 
 def _contact_filter(t, loaded, double, none, o: PrepareOptions, dropped: dict,
-                    transition_s: float) -> np.ndarray:
+                    transition_s: float, near: np.ndarray) -> np.ndarray:
     """Samples kept by ``single_support_only``, ``min_contacts`` and the margin
-    ``transition_s`` [s] around contact changes (counted in ``dropped``)."""
+    ``transition_s`` [s] around contact changes (``near``: the samples within it; counted in
+    ``dropped``)."""
     keep = np.ones(t.size, bool)
     if o.single_support_only:
         keep &= ~double
@@ -359,7 +364,7 @@ def _contact_filter(t, loaded, double, none, o: PrepareOptions, dropped: dict,
             dropped[f'fewer than {o.min_contacts} feet in contact'] = int(few.sum())
         keep &= ~few
     if transition_s > 0 and t.size > 1:
-        near = near_transitions(t, loaded, transition_s) & keep & ~none
+        near = near & keep & ~none
         if near.any():
             dropped[f'contact change within {transition_s:g} s'] = int(near.sum())
         keep &= ~near
