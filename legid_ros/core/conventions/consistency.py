@@ -54,6 +54,7 @@ class WorldView:
         self.idx = idx = idx[ok]
         self.gyro, self.acc = rec.imu_gyro[idx], rec.imu_acc[idx]
         self.joints = rec.q[idx]
+        self.velocities, self.t = rec.qd[idx], rec.t[idx]  # [rad/s], [s]
         model = robot.model
         q0 = np.zeros((len(idx), model.nq))
         q0[:, 6] = 1.0

@@ -14,14 +14,15 @@ def test_a_humanoid_s_imu_heading_is_estimated_from_its_feet_s_moments(talos, ta
                                                                        tmp_path,
                                                                        write_description):
     """Talos standing with world-axes wrenches, its IMU's reference yawed 0.7 rad: the feet
-    push little sideways, their moments turn with the heading; the estimate is within 1 deg."""
+    push little sideways, their moments turn with the heading; with the centroidal momentum's
+    rate in the balance the estimate is within 3 mrad (10.7 mrad off without it)."""
     ro = Readout(imu_heading_rad=0.7, force_expressed_in='world')
     desc = ro.description(talos)
     desc['imu'].pop('heading_rad')
     robot = load_robot(write_description(desc, talos, tmp_path / 'world.yaml'))
     bag = write_bag(read_out(talos_run, talos, ro), tmp_path / 'bag', robot=robot)
     turn = heading_correction(robot, read_bag(bag, robot))
-    assert abs(turn - 0.7) < np.radians(1.0)
+    assert abs(turn - 0.7) < 0.003
 
 
 def test_the_heading_estimate_does_not_take_up_a_cad_com_error(talos, talos_run, tmp_path,
