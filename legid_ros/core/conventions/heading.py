@@ -4,9 +4,10 @@
 
 World-axes foot forces need the IMU's heading in their world: about the COM the feet's wrenches
 give the rate of the angular momentum, and turning them by the wrong yaw leaves a moment over.
-:func:`heading_correction` finds the yaw that balances them; :func:`heading_estimate` adds its std, from contiguous parts
-of the rest samples, so that a heading the data cannot tell from 0 is not written (a standing
-quadruped's feet push little sideways: Solo12's estimate is +- 2 mrad).
+:func:`heading_correction` finds the yaw that balances them; :func:`heading_estimate` adds its
+std, from contiguous parts of the rest samples, so that a heading the data cannot tell from 0
+is not written (a standing quadruped's feet push little sideways: Solo12's estimate is
++- 1 mrad).
 """
 
 from __future__ import annotations
