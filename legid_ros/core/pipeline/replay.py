@@ -144,36 +144,50 @@ class OnlineReplay:
 def replay_online(windows: Iterable[WindowData], est, folder, update_period_s: float = 1.0,
                   until_s: Optional[float] = None, keep_history: bool = False
                   ) -> OnlineReplay:
-    """Fold ``windows`` into ``est`` as the estimator node does, updating every period.
+    """Fold ``windows`` into ``est`` as the estimator node does, updating every period, and
+    once more after the last window if rows were folded since the last update (the node's
+    next timer update once the stream has ended: the result covers all the data, whatever
+    the windows' length at the stream's rate).
 
     Args:
         windows: Windows in order (e.g. :func:`recording_windows`).
         est: :class:`legid_ros.core.identification.online.OnlineEstimator`.
         folder: :class:`legid_ros.core.pipeline.online_folding.WindowFolder`.
-        update_period_s: Data time between two updates [s] (the node's ``update_period_s``).
+        update_period_s: Data time between two updates [s] (the node's ``update_period_s``;
+            a quarter of a row's step of tolerance, so that stamps' round-off does not move
+            an update to the next window).
         until_s: Stop before the first window reaching past this stamp [s] (None: all).
         keep_history: Keep every update's result in ``history``.
     """
-    from legid_ros.core.errors import LegidError
-
     out = OnlineReplay()
-    last = -np.inf
+    last, pending, t_end = -np.inf, 0, -np.inf
     for win in windows:
         if until_s is not None and win.n and win.t[-1] > until_s:
             break
-        folder.fold(est, win)
+        pending += folder.fold(est, win).folded
         out.windows += 1
-        if not win.n or win.t[-1] - last < update_period_s:
+        t_end = float(win.t[-1]) if win.n else t_end
+        tie = 0.25 * float(np.median(np.diff(win.t))) if win.n > 1 else 0.0  # [s]
+        if not win.n or win.t[-1] - last < update_period_s - tie:
             continue
-        last = float(win.t[-1])
-        try:
-            res = est.update()
-        except (LegidError, np.linalg.LinAlgError) as exc:
-            out.failures[type(exc).__name__] = out.failures.get(type(exc).__name__, 0) + 1
-            continue
-        out.result = res
-        out.updates += 1
-        out.consistent_updates += int(res.consistency.ok)
-        if keep_history:
-            out.history.append((last, res))
+        last, pending = float(win.t[-1]), 0
+        _update(est, out, last, keep_history)
+    if pending:
+        _update(est, out, t_end, keep_history)
     return out
+
+
+def _update(est, out: OnlineReplay, t: float, keep_history: bool) -> None:
+    """One estimator update into ``out`` (a failure counted by its exception's name)."""
+    from legid_ros.core.errors import LegidError
+
+    try:
+        res = est.update()
+    except (LegidError, np.linalg.LinAlgError) as exc:
+        out.failures[type(exc).__name__] = out.failures.get(type(exc).__name__, 0) + 1
+        return
+    out.result = res
+    out.updates += 1
+    out.consistent_updates += int(res.consistency.ok)
+    if keep_history:
+        out.history.append((t, res))

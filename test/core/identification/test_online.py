@@ -57,6 +57,22 @@ def test_update_reports_its_cpu_time_within_its_wall_time(biped, run_a, samples_
     assert 0.0 < cpu <= res.solve_time_s + 1e-3  # thread_time ticks are coarser than perf
 
 
+def test_kept_standard_deviations_are_read_at_the_newest_estimate(biped, run_a, samples_a):
+    """Between two computations of the stds (uncertainty_period_s) an update keeps them but
+    its uncertainty's values are its own estimate's core values, not the older estimate's."""
+    from legid_ros.core.identification.uncertainty.core import core_values
+    est = OnlineEstimator(biped, param_set='grouped_sides', uncertainty_period_s=1e6)
+    _feed(est, run_a, samples_a, stop=600)
+    first = est.update()
+    _feed(est, run_a, samples_a)
+    later = est.update()
+    assert first.uncertainty is not None and later.info['uncertainty_age_s'] > 0
+    assert later.uncertainty.std == pytest.approx(first.uncertainty.std)
+    now = core_values(biped, later.pi, 'grouped_sides')
+    assert later.uncertainty.value == pytest.approx(now, abs=1e-12)
+    assert np.max(np.abs(now - first.uncertainty.value)) > 1e-6  # the estimate moved
+
+
 def test_state_dict_round_trip_and_reset(biped, run_a, samples_a):
     """A restored estimator gives the same update; reset forgets everything."""
     est = OnlineEstimator(biped, half_life_s=2.0)

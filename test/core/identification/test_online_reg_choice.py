@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from legid_ros.core.identification.online import OnlineEstimator
-from legid_ros.core.identification.online.reg_choice import EVERY, HeldOutReg
+from legid_ros.core.identification.online.reg_choice import EVERY, TIE_RTOL, HeldOutReg
 from legid_ros.core.identification.solvers.reg_choice import REG_GRID_M2
 
 SIGMA = 0.002  # [m] row scale
@@ -44,10 +44,15 @@ def test_every_row_goes_to_training_or_one_held_out_second():
     assert all(v[3] == pytest.approx(RATE_HZ) for v in held.held.values())
 
 
-def test_informative_rows_far_from_cad_choose_the_least_weight():
-    """Rows that determine a truth far from CAD: the least weight of the grid fits best."""
-    _, choice = _choose(np.array([3.0, -2.0, 1.0]), noise=0.1)
-    assert choice.reg == min(REG_GRID_M2)
+def test_informative_rows_far_from_cad_choose_a_weak_weight():
+    """Rows that determine a truth far from CAD: the weak weights fit best (the strongest is
+    4x worse); the one chosen is within the tie tolerance of the least and fits the truth."""
+    x_true = np.array([3.0, -2.0, 1.0])
+    _, choice = _choose(x_true, noise=0.1)
+    assert choice.reg <= 1e-8
+    assert choice.scores[choice.grid.index(choice.reg)] <= (1 + TIE_RTOL) * min(choice.scores)
+    assert choice.scores[0] > 3 * min(choice.scores)
+    assert np.allclose(choice.x, x_true, rtol=0.01)
 
 
 def test_noise_around_cad_chooses_a_strong_weight():
@@ -55,6 +60,32 @@ def test_noise_around_cad_chooses_a_strong_weight():
     predicts the held-out seconds best."""
     _, choice = _choose(np.zeros(40), noise=30.0, n=3100)
     assert choice.reg >= 1e-7
+
+
+def test_held_out_scores_within_the_tie_tolerance_choose_the_largest_weight():
+    """Weights whose held-out RMS is within TIE_RTOL of the least tie, and the largest of
+    them is chosen: a choice between near-equal scores does not flip with the sampling."""
+    held = HeldOutReg(1, select_after=0)
+    held.fold(np.arange(400) / RATE_HZ, np.ones((800, 1)), np.zeros(800))
+    grid = sorted(REG_GRID_M2, reverse=True)
+    # scores set by the fit's value: 1e-8 is 0.1 % above the least (1e-9), 1e-7 is 3 % above
+    rms = {1e-6: 1.10, 1e-7: 1.03, 1e-8: 1.001, 1e-9: 1.0, 1e-10: 1.0005, 1e-11: 1.002}
+
+    def fit(h, g, bb, n, reg, x):
+        v = np.array([rms[min(grid, key=lambda r: abs(np.log(r / (reg * SIGMA ** 2))))]])
+        return v, v
+    held.begin(fit, SIGMA, np.zeros(1))
+    held._fits['blocks'] = [[np.zeros((1, 1)), np.zeros(1), 1.0, 1.0]]  # score: x^2 -> b
+    st = held._fits
+
+    def scored(h, g, bb, n, reg, x):
+        v, _ = fit(h, g, bb, n, reg, x)
+        st['blocks'] = [[np.zeros((1, 1)), np.zeros(1), (v[0] / SIGMA) ** 2, 1.0]]
+        return v, v
+    st['solve'] = scored
+    choice = held.advance(len(grid))
+    assert choice.reg == 1e-8
+    assert (1.001 - 1.0) / 1.0 < TIE_RTOL < (1.03 - 1.0) / 1.0
 
 
 def test_the_statistics_are_freed_and_the_choice_made_once():

@@ -26,6 +26,7 @@ offsets) and the poorly determined combinations, from the residual and the infor
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from typing import Dict, Optional
 
@@ -49,6 +50,7 @@ from legid_ros.core.identification.rows.linear import GRAVITY, Normal
 from legid_ros.core.identification.rows.regressors import compute_regressors
 from legid_ros.core.identification.rows.zmp import model_zmp
 from legid_ros.core.identification.uncertainty import normal_uncertainty
+from legid_ros.core.identification.uncertainty.core import core_values
 from legid_ros.core.inertial import check_consistency
 from legid_ros.core.robot import Robot
 
@@ -346,6 +348,9 @@ class OnlineEstimator:
             self._unc = self._uncertainty(hs, res2 + self.ankle.normal.residual_sq(self.pi))
             self._unc_t, age = t_data, 0.0
         unc = self._unc
+        if unc is not None and age > 0:  # the stds are kept, the values are this estimate's
+            unc = dataclasses.replace(unc, value=core_values(self.robot, self.pi,
+                                                             self._uncertainty_core()))
         return IdentResult(
             method=f'online_{self.method}', pi=self.pi.copy(), x=np.asarray(out.x).copy(),
             names=self._set_names(), param_names=self.param.names, total_mass=total,
@@ -401,13 +406,17 @@ class OnlineEstimator:
     def _set_names(self):
         return list(getattr(self.solver.param, 'names', self.param.names))
 
+    def _uncertainty_core(self) -> str:
+        """The core set of the standard deviations (:func:`normal_uncertainty`'s ``core``)."""
+        return self.param_set if self.param_set in ('grouped', 'grouped_sides') \
+            else 'grouped' if self.param_set == 'auto' else 'reduced'
+
     def _uncertainty(self, info: np.ndarray, rss: float):
         """Core standard deviations, or None where the core has none (no link groups)."""
         rows_per = ROWS_PER_SAMPLE.get(self.method, self.nj if self.method == 'torque'
                                        else self.robot.model.nv)
         try:
-            core = self.param_set if self.param_set in ('grouped', 'grouped_sides') \
-                else 'grouped' if self.param_set == 'auto' else 'reduced'
+            core = self._uncertainty_core()
             # neighbouring folded rows share their noise: the residual variance of their
             # average is larger by their correlation time (RowCorrelation)
             return normal_uncertainty(self.robot, self.pi, info, rss * self.correlation.factor,

@@ -62,6 +62,13 @@ def _core_basis(robot: Robot, pi: np.ndarray, core: str = 'reduced'):
             [std.names[i] for i in cols])
 
 
+def core_values(robot: Robot, pi: np.ndarray, core: str = 'reduced') -> np.ndarray:
+    """The core parameters at standard parameters ``pi`` (:func:`_core_basis`'s values, in
+    its names' order): what an :class:`~.result.Uncertainty` computed earlier reads at a newer
+    estimate (its stds kept)."""
+    return _core_basis(robot, np.asarray(pi, float), core)[0]
+
+
 def _held_sensitivity(i: int, cs: np.ndarray, g: np.ndarray, z: np.ndarray, vec: np.ndarray,
                       lam: np.ndarray, use: np.ndarray) -> np.ndarray:
     """Change of the estimate (core-scale units) per unit change of held parameter ``i``.
