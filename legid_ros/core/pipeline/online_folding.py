@@ -46,7 +46,8 @@ class FoldSettings:
         margin_rows: Rows at the end of a full window left for the next one [rows]; at least
             half the longest Savitzky-Golay window and ``transition_s`` wait in any case.
         derivative_window_s: Savitzky-Golay window for q, its derivatives and the ZMP [s].
-        smooth_zmp: Smooth the measured ZMP with the same window as q.
+        smooth_zmp: Smooth the measured ZMP with the same window as q (on the contacts'
+            base, the foot forces it is recomputed from).
         fold_rate_hz: Rows folded per second [Hz]: every ``round(rate / fold_rate_hz)``-th new
             row, the rate from the window's median sampling step (:func:`fold_stride`; 0:
             every row).

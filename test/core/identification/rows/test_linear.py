@@ -17,7 +17,7 @@ def _rows(rate_hz: float, seed: int) -> Rows:
     white = rng.normal(0.0, 1.0, n * step).reshape(n, step).mean(axis=1)  # period average
     slow = 0.05 * np.sin(2 * np.pi * 0.2 * t[::step][:n]) + 0.002 * rng.normal(size=n)
     b = np.column_stack([white, slow]).reshape(-1)
-    return Rows(np.zeros((2 * n, 1)), -b, np.tile([0, 1], n), n, 0, 'torque')
+    return Rows(np.zeros((2 * n, 1)), -b, np.tile([0, 1], n), n, 0, 'torque', rate_hz)
 
 
 def test_group_weights_do_not_depend_on_the_recording_rate():
