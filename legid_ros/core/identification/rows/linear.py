@@ -29,9 +29,6 @@ from legid_ros.core.identification.rows.regressors import (Regressors, compute_r
 from legid_ros.core.robot import Robot
 
 GRAVITY = 9.81  # [m/s^2]
-WEIGHT_BLOCK_S = 0.25  # [s] parts of a row group's residual behind its WLS weight (a few times
-# the correlation time of rows low-passed at prepare's 6 Hz)
-WEIGHT_BLOCKS = 30  # parts when the rows' rate is unknown
 
 
 @dataclass
@@ -45,9 +42,6 @@ class Rows:
         n_samples: Samples behind the rows.
         nf: Number of trailing friction columns.
         kind: 'zmp', 'torque' or 'floating'.
-        rate_hz: Samples per second of the rows [Hz] (None: unknown; the WLS weights then
-            cut each group into :data:`WEIGHT_BLOCKS` parts instead of
-            :data:`WEIGHT_BLOCK_S` ones).
     """
 
     A: np.ndarray
@@ -56,7 +50,6 @@ class Rows:
     n_samples: int
     nf: int
     kind: str
-    rate_hz: Optional[float] = None
 
 
 def regressors_for(samples: Samples, robot: Robot, kinds) -> Regressors:
@@ -77,13 +70,11 @@ def build_rows(samples: Samples, robot: Robot, kind: str,
     if regs is None:
         regs = regressors_for(samples, robot, [kind])
     n = samples.n
-    rate = (n - 1) / float(samples.t[-1] - samples.t[0]) if n > 1 and \
-        samples.t[-1] > samples.t[0] else None  # [Hz]
     nj = robot.model.nv - 6
     qd = samples.v[:, 6:]
     if kind == 'zmp':
         a = zmp_rows(regs.wrench, samples.zmp, samples.fz)
-        return Rows(a, np.zeros(2 * n), np.tile([0, 1], n), n, 0, kind, rate)
+        return Rows(a, np.zeros(2 * n), np.tile([0, 1], n), n, 0, kind)
     nf = 2 * nj if friction else 0
     if kind == 'torque':
         if regs.torque is None:
@@ -96,7 +87,7 @@ def build_rows(samples: Samples, robot: Robot, kind: str,
         if friction:
             blocks.append(np.concatenate([coulomb_viscous_columns(qd[k]) for k in idx]))
         return Rows(np.hstack(blocks), samples.tau[idx].reshape(-1),
-                    np.tile(np.arange(nj), idx.size), idx.size, nf, kind, rate)
+                    np.tile(np.arange(nj), idx.size), idx.size, nf, kind)
     if kind == 'floating':
         if regs.floating is None:
             raise BadInputError('floating-base regressors were not computed')
@@ -108,7 +99,7 @@ def build_rows(samples: Samples, robot: Robot, kind: str,
                 fr[k, 6:] = coulomb_viscous_columns(qd[k])
             blocks.append(fr.reshape(-1, nf))
         return Rows(np.hstack(blocks), regs.floating_rhs.reshape(-1),
-                    np.tile(np.arange(nv), n), n, nf, kind, rate)
+                    np.tile(np.arange(nv), n), n, nf, kind)
     raise BadInputError(f'unknown row kind {kind!r} (zmp, torque, floating)')
 
 
@@ -165,36 +156,10 @@ def group_rms(rows: Rows, x: np.ndarray) -> np.ndarray:
     return np.array([np.sqrt(np.mean(r[rows.group == g] ** 2)) for g in groups])
 
 
-def group_weights(rows: Rows, x: np.ndarray, floor: float = 1e-9,
-                  blocks: int = WEIGHT_BLOCKS) -> np.ndarray:
-    """WLS weight per row: the inverse of its group's low-frequency residual power at ``x``.
-
-    A group's power is the mean square of its residual's means over contiguous parts of
-    :data:`WEIGHT_BLOCK_S` (time order; ``blocks`` parts when the rows' rate is unknown; the
-    mean included, so a group's bias counts): the power an estimate from slow motion feels.
-    White noise averages out within a part, filtered noise and model error that follows the
-    motion much less, and alike at any rate: a group's plain variance grows with the rate
-    where its rows are not low-passed (the joint efforts), and with it Solo12's floating-base
-    rows at 500 Hz put the trunk COM 0.27 mm from the 200 Hz recording's (0.04 mm with
-    this). Parts much longer than the filters' correlation time (1.5 s) left a power the fit
-    had mostly absorbed and whose estimate varied with the noise: Talos's 500 Hz result then
-    moved 1.7 of its std. Scaled so that the mean weighted squared residual is 1, as the
-    inverse group variance gives (the regularisation's units). Power floored at ``floor^2``
-    plus 1e-12 of the largest group's.
-    """
-    r = rows.A @ x - rows.b
-    groups, index = np.unique(rows.group, return_inverse=True)
-    per = max(1, int(round(WEIGHT_BLOCK_S * rows.rate_hz))) if rows.rate_hz else None
-    power = np.zeros(groups.size)
-    for i in range(groups.size):
-        rg = r[index == i]
-        if rg.size:
-            k = max(1, rg.size // per) if per else min(blocks, rg.size)
-            power[i] = np.mean([p.mean() ** 2 for p in np.array_split(rg, k)])
-    power = np.maximum(power, floor ** 2 + 1e-12 * power.max(initial=0.0))
-    w = 1.0 / power[index]
-    scale = float(np.mean(w * r ** 2))
-    return w / scale if scale > 0 else w
+def group_weights(rows: Rows, x: np.ndarray, floor: float = 1e-9) -> np.ndarray:
+    """WLS weight per row: 1 / (RMS residual of its group at ``x``)^2, RMS floored."""
+    rms = np.maximum(group_rms(rows, x), floor)
+    return 1.0 / rms[rows.group] ** 2
 
 
 def fold_rows(rows: Rows, weights: Optional[np.ndarray] = None) -> Normal:

@@ -29,7 +29,7 @@ class Problem:
             self.npi, self.recover = self.hs.shape[0], lambda pi: None
             return
         sub = Rows(rows.A[sel], rows.b[sel], rows.group[sel], int(sel.sum()), rows.nf,
-                   rows.kind, rows.rate_hz)
+                   rows.kind)
         normal = fold_rows(sub, weights[sel])
         self.npi = rows.A.shape[1] - rows.nf
         self.hs, self.gs, self.recover = normal.eliminate(self.npi)
