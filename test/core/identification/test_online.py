@@ -60,7 +60,7 @@ def test_update_reports_its_cpu_time_within_its_wall_time(biped, run_a, samples_
 def test_kept_standard_deviations_are_read_at_the_newest_estimate(biped, run_a, samples_a):
     """Between two computations of the stds (uncertainty_period_s) an update keeps them but
     its uncertainty's values are its own estimate's core values, not the older estimate's."""
-    from legid_ros.core.identification.uncertainty.core import core_values
+    from legid_ros.core.identification.uncertainty.core import _core_basis
     est = OnlineEstimator(biped, param_set='grouped_sides', uncertainty_period_s=1e6)
     _feed(est, run_a, samples_a, stop=600)
     first = est.update()
@@ -68,7 +68,7 @@ def test_kept_standard_deviations_are_read_at_the_newest_estimate(biped, run_a, 
     later = est.update()
     assert first.uncertainty is not None and later.info['uncertainty_age_s'] > 0
     assert later.uncertainty.std == pytest.approx(first.uncertainty.std)
-    now = core_values(biped, later.pi, 'grouped_sides')
+    now = _core_basis(biped, later.pi, 'grouped_sides')[0]
     assert later.uncertainty.value == pytest.approx(now, abs=1e-12)
     assert np.max(np.abs(now - first.uncertainty.value)) > 1e-6  # the estimate moved
 

@@ -235,3 +235,17 @@ def test_a_combination_the_held_parameters_pull_is_not_identifiable(robot):
     assert plain.identifiable[i]
     assert not held.identifiable[j]
     assert held.combination_total_std[j] > 2.0 * plain.combination_total_std[i]
+
+
+def test_a_core_reader_built_at_cad_reads_the_core_values_at_any_estimate():
+    """core_reader (the set built once, at CAD) gives the core values _core_basis computes
+    at another estimate, for every core."""
+    from legid_ros.core.identification.uncertainty.core import _core_basis, core_reader
+    from legid_ros.core.inertial import get_parameters
+    from legid_ros.core.robot import load_robot
+    robot = load_robot('biped')
+    cad = get_parameters(robot.model)
+    other = cad * (1 + 0.1 * np.random.default_rng(0).standard_normal(cad.size))
+    for core in ('reduced', 'grouped', 'grouped_sides', 'standard', 'links'):
+        assert core_reader(robot, cad, core)(other) == pytest.approx(
+            _core_basis(robot, other, core)[0], abs=1e-12)

@@ -50,7 +50,7 @@ from legid_ros.core.identification.rows.linear import GRAVITY, Normal
 from legid_ros.core.identification.rows.regressors import compute_regressors
 from legid_ros.core.identification.rows.zmp import model_zmp
 from legid_ros.core.identification.uncertainty import normal_uncertainty
-from legid_ros.core.identification.uncertainty.core import core_values
+from legid_ros.core.identification.uncertainty.core import core_reader
 from legid_ros.core.inertial import check_consistency
 from legid_ros.core.robot import Robot
 
@@ -190,6 +190,7 @@ class OnlineEstimator:
         self.last_zmp_pred = np.zeros((0, 2))
         self._unc = None
         self._unc_t = -np.inf
+        self._core_read = None  # core_reader of the uncertainty's core, built once used
         self._exc = None  # the last excitation report that passed, and its data time [s]
         self._exc_t = -np.inf
         if self._choose_reg:
@@ -349,8 +350,10 @@ class OnlineEstimator:
             self._unc_t, age = t_data, 0.0
         unc = self._unc
         if unc is not None and age > 0:  # the stds are kept, the values are this estimate's
-            unc = dataclasses.replace(unc, value=core_values(self.robot, self.pi,
-                                                             self._uncertainty_core()))
+            if self._core_read is None:
+                self._core_read = core_reader(self.robot, self.param.pi_cad,
+                                              self._uncertainty_core())
+            unc = dataclasses.replace(unc, value=self._core_read(self.pi))
         return IdentResult(
             method=f'online_{self.method}', pi=self.pi.copy(), x=np.asarray(out.x).copy(),
             names=self._set_names(), param_names=self.param.names, total_mass=total,

@@ -62,11 +62,20 @@ def _core_basis(robot: Robot, pi: np.ndarray, core: str = 'reduced'):
             [std.names[i] for i in cols])
 
 
-def core_values(robot: Robot, pi: np.ndarray, core: str = 'reduced') -> np.ndarray:
-    """The core parameters at standard parameters ``pi`` (:func:`_core_basis`'s values, in
-    its names' order): what an :class:`~.result.Uncertainty` computed earlier reads at a newer
-    estimate (its stds kept)."""
-    return _core_basis(robot, np.asarray(pi, float), core)[0]
+def core_reader(robot: Robot, pi: np.ndarray, core: str = 'reduced'):
+    """A function ``pi -> core values`` (:func:`_core_basis`'s values, in its names' order)
+    that builds the core's set once (0.9 ms on the biped's grouped sets; reading it, 0.05 ms):
+    what an :class:`~.result.Uncertainty` computed earlier reads at a newer estimate, its stds
+    kept. ``pi``: standard parameters to build the set at (CAD)."""
+    pi = np.asarray(pi, float)
+    if core == 'standard':
+        return lambda p: np.asarray(p, float).copy()
+    if robot.link_groups and core != 'links':
+        basis = GroupedSet(robot, pi_cad=pi, per_side=core == 'grouped_sides') \
+            if core in ('grouped', 'grouped_sides') else ReducedSet(robot, pi_cad=pi)
+        return lambda p: basis.from_standard(np.asarray(p, float))
+    cols = [i for i in range(pi.size) if i % PARAMS_PER_LINK < 4]
+    return lambda p: np.asarray(p, float)[cols]
 
 
 def _held_sensitivity(i: int, cs: np.ndarray, g: np.ndarray, z: np.ndarray, vec: np.ndarray,
