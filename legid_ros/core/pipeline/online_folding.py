@@ -291,16 +291,23 @@ class WindowFolder:
                                data.imu_quat[idx], gyro[idx], gyro_dot[idx],
                                rates_from_imu=True)
         src, raw = ('wrench', data.foot_wrench) if data.foot_wrench else ('fsr', data.fsr)
-        win_s = self.settings.derivative_window_s
-        # smoothed as the ZMP is (smooth_zmp): the raw forces of every row, not those of the
-        # folded ones only (a 500 Hz stream folded at 100 Hz kept a fifth of its samples' noise
-        # in the CoP, whichever fifth the stride hit: its result moved by 1.4 % of what 200 Hz
-        # gave when the stamps started at 1.7e9 s instead of 0)
-        force = {f: (signals.savgol_derivatives(data.t, w, win_s, at=idx)[0]
-                     if self.settings.smooth_zmp else np.asarray(w, float)[idx])
-                 for f, w in raw.items()}
+        # smoothed as the ZMP is (smooth_zmp): every row's forces count, not only the folded
+        # rows' (a 500 Hz stream folded at 100 Hz kept the noise of a fifth of its samples)
+        force = {f: self._smoothed(data.t, w, idx) for f, w in raw.items()}
         zmp, _ = measured_cop(robot, src, force, stance, q=st['q'])
         return zmp, st
+
+    def _smoothed(self, t: np.ndarray, x: np.ndarray, idx: np.ndarray) -> np.ndarray:
+        """``x`` at rows ``idx``, Savitzky-Golay smoothed over ``derivative_window_s`` when
+        ``smooth_zmp`` (as read where the stream is too short for the fit)."""
+        x = np.asarray(x, float)
+        if not self.settings.smooth_zmp:
+            return x[idx]
+        try:
+            return signals.savgol_derivatives(t, x, self.settings.derivative_window_s,
+                                              at=idx)[0]
+        except BadInputError:
+            return x[idx]
 
     def _imu_acceleration(self, robot, data: WindowData, idx, q_s, qd, qdd, base_state, fz):
         """(base state with the accelerometer's linear acceleration, vertical force with the
