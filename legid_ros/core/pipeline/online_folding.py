@@ -121,6 +121,13 @@ def fold_stride(t: np.ndarray, rate_hz: float) -> int:
     return max(1, int(round(1.0 / (step * rate_hz)))) if step > 0 else 1
 
 
+def stamp_tie(t: np.ndarray) -> float:
+    """A quarter of the median step of stamps ``t`` [s] (0 for fewer than two): a time
+    boundary within it of a row's stamp holds that row whatever the stamps' round-off
+    (absolute ROS stamps, 1.7e9 s, decided otherwise than stamps from 0)."""
+    return 0.25 * float(np.median(np.diff(t))) if len(t) > 1 else 0.0
+
+
 def near_uniform(t: np.ndarray, window_s: float) -> np.ndarray:
     """Rows whose derivative window holds no sampling gap (> 1.5 median step) [bool]."""
     ok = np.ones(len(t), bool)
@@ -215,10 +222,9 @@ class WindowFolder:
         wait = max(half, self.tally.wait_s)
         stream = self._stitch(data, max(2.0 * half, wait))
         t = stream.t
-        # a time boundary on a row's stamp (0.5 s after it is 250 rows at 500 Hz) holds that
-        # row whatever the stamps' round-off: absolute stamps (1.7e9 s) decided otherwise than
-        # stamps from 0, and the rows of a hop went to another update
-        tie = 0.25 * float(np.median(np.diff(t))) if t.size > 1 else 0.0  # [s]
+        # a boundary on a row's stamp (0.5 s after it is 250 rows at 500 Hz): a hop of rows
+        # went to another update when the stamps' round-off decided
+        tie = stamp_tie(t)
         new = (t > self.last_t) & (t >= self.start_t + half - tie)
         end = t[-1]
         if full:  # the window's last rows wait for the next one

@@ -23,6 +23,7 @@ from legid_ros.core.buffer.window import WindowData, unpack_window
 from legid_ros.core.contact import ContactThresholds
 from legid_ros.core.errors import BadInputError
 from legid_ros.core.recording import Recording
+from legid_ros.core.pipeline.online_folding import stamp_tie
 from legid_ros.core.robot import Robot
 
 
@@ -167,8 +168,7 @@ def replay_online(windows: Iterable[WindowData], est, folder, update_period_s: f
         pending += folder.fold(est, win).folded
         out.windows += 1
         t_end = float(win.t[-1]) if win.n else t_end
-        tie = 0.25 * float(np.median(np.diff(win.t))) if win.n > 1 else 0.0  # [s]
-        if not win.n or win.t[-1] - last < update_period_s - tie:
+        if not win.n or win.t[-1] - last < update_period_s - stamp_tie(win.t):
             continue
         last, pending = float(win.t[-1]), 0
         _update(est, out, last, keep_history)

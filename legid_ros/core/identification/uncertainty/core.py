@@ -45,11 +45,8 @@ def _core_basis(robot: Robot, pi: np.ndarray, core: str = 'reduced'):
         std = StandardSet(robot, pi)
         sc = std.scales()
         return np.asarray(pi, float).copy(), sc, np.diag(sc), std.mass_row(), list(std.names)
-    if robot.link_groups and core != 'links':
-        if core in ('grouped', 'grouped_sides'):
-            basis = GroupedSet(robot, pi_cad=pi, per_side=core == 'grouped_sides')
-        else:
-            basis = ReducedSet(robot, pi_cad=pi)
+    basis = _core_set(robot, pi, core)
+    if basis is not None:
         x0 = basis.from_standard(pi)
         s = basis.scales()
         return x0, s, basis.jacobian(x0) * s[None, :], basis.mass_row(), list(basis.names)
@@ -62,6 +59,16 @@ def _core_basis(robot: Robot, pi: np.ndarray, core: str = 'reduced'):
             [std.names[i] for i in cols])
 
 
+def _core_set(robot: Robot, pi: np.ndarray, core: str):
+    """The core's parameter set built at ``pi`` (reduced or grouped), or None where the core
+    is every link's mass and first moment ('links', no link groups) or 'standard'."""
+    if core == 'standard' or not robot.link_groups or core == 'links':
+        return None
+    if core in ('grouped', 'grouped_sides'):
+        return GroupedSet(robot, pi_cad=pi, per_side=core == 'grouped_sides')
+    return ReducedSet(robot, pi_cad=pi)
+
+
 def core_reader(robot: Robot, pi: np.ndarray, core: str = 'reduced'):
     """A function ``pi -> core values`` (:func:`_core_basis`'s values, in its names' order)
     that builds the core's set once (0.9 ms on the biped's grouped sets; reading it, 0.05 ms):
@@ -70,9 +77,8 @@ def core_reader(robot: Robot, pi: np.ndarray, core: str = 'reduced'):
     pi = np.asarray(pi, float)
     if core == 'standard':
         return lambda p: np.asarray(p, float).copy()
-    if robot.link_groups and core != 'links':
-        basis = GroupedSet(robot, pi_cad=pi, per_side=core == 'grouped_sides') \
-            if core in ('grouped', 'grouped_sides') else ReducedSet(robot, pi_cad=pi)
+    basis = _core_set(robot, pi, core)
+    if basis is not None:
         return lambda p: basis.from_standard(np.asarray(p, float))
     cols = [i for i in range(pi.size) if i % PARAMS_PER_LINK < 4]
     return lambda p: np.asarray(p, float)[cols]
