@@ -4,14 +4,15 @@ The measurement side of the ZMP-feedback identification of Wu & Gao 2021 (suppor
 and still, measured ZMP from the sole sensors), shared by every floating-base method.
 
 Steps: drop non-finite samples (counted and reported); zero-phase Butterworth on joint
-positions and foot forces (same filter on both, so measured and model ZMP see the same
-bandwidth); velocities and accelerations by Savitzky-Golay ('savgol') or central finite
-differences ('fd'); the first and last ``edge_s`` seconds dropped (the zero-phase filter's
-start-up and end transients: on noise-free data they put up to 8 mm of error into the last
-0.2 s); support foot from the vertical forces; floating-base state from the
-support foot's kinematics (roll/pitch from the IMU by default); measured ZMP from the sole
-sensors ('fsr') or the 6-axis foot wrenches ('wrench'). ``*_true`` fields are used only when
-asked for (``base='true'``, ``diff='exact'``, ``zmp_source='true'``): unit tests of the model.
+positions, foot forces and joint efforts (same filter on all, so measured and model ZMP, and
+measured and model efforts, see the same bandwidth); velocities and accelerations by
+Savitzky-Golay ('savgol') or central finite differences ('fd'); the first and last
+``edge_s`` seconds dropped (the zero-phase filter's start-up and end transients: on
+noise-free data they put up to 8 mm of error into the last 0.2 s); support foot from the
+vertical forces; floating-base state from the support foot's kinematics (roll/pitch from
+the IMU by default); measured ZMP from the sole sensors ('fsr') or the 6-axis foot wrenches
+('wrench'). ``*_true`` fields are used only when asked for (``base='true'``,
+``diff='exact'``, ``zmp_source='true'``): unit tests of the model.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ class PrepareOptions:
     Attributes:
         diff: 'savgol', 'fd' or 'exact' (recording's qdd_true; tests only).
         window_s: Savitzky-Golay window [s] (made at least 5 samples).
-        cutoff_hz: Zero-phase Butterworth cut-off on positions and forces [Hz]
+        cutoff_hz: Zero-phase Butterworth cut-off on positions, forces and efforts [Hz]
             (None or >= Nyquist: no filter).
         zmp_source: 'auto' (the description's force_sensing if recorded, else sole sensors
             if present, else wrenches: :func:`~legid_ros.core.conventions.sensing.
@@ -229,8 +230,12 @@ def prepare(rec: Recording, robot: Robot, options: Optional[PrepareOptions] = No
             force = {f: filt(x) for f, x in force.items()}
         wrench = {f: filt(x) for f, x in wrench_raw.items()}
         ankle = {f: filt(x) for f, x in ankle_raw.items()}
+        # the efforts through the same filter (parallel filtering: the torque rows' two sides
+        # at one bandwidth; unfiltered, their noise and so their WLS weight grew with the rate
+        # and decimation aliased it)
+        tau_f = filt(rec.tau[keep])
     else:
-        q_f, wrench, ankle = q_j, wrench_raw, ankle_raw
+        q_f, wrench, ankle, tau_f = q_j, wrench_raw, ankle_raw, rec.tau[keep]
     # drop the filter's edge transients and keep every step-th sample: the filters above run
     # at the full rate (they are the anti-alias filters of this decimation), the derivatives
     # and everything after only at the kept samples
@@ -249,7 +254,7 @@ def prepare(rec: Recording, robot: Robot, options: Optional[PrepareOptions] = No
         q_f, qd, qdd = signals.derivatives(t, q_f, 'savgol' if o.diff == 'savgol' else 'fd',
                                            o.window_s, at=sel)
     t_all = t
-    t, tau = t[sel], rec.tau[keep][sel]
+    t, tau = t[sel], tau_f[sel]
     force_full = force
     force = {f: x[sel] for f, x in force.items()}
     wrench = {f: x[sel] for f, x in wrench.items()}

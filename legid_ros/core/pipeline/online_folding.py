@@ -270,7 +270,7 @@ class WindowFolder:
         out.folded = est.add_window(
             t[idx], q_s[idx], qd[idx], qdd[idx], zmp=zmp, fz=fz,
             imu_quat=stream.imu_quat[idx], support=stream.support[idx], base_state=base_state,
-            tau=stream.tau[idx] if est.method != 'zmp' else None,
+            tau=self._smoothed(t, stream.tau, idx, True) if est.method != 'zmp' else None,
             foot_wrench={f: w[idx] for f, w in stream.foot_wrench.items()} or None,
             ankle_ft=ankle, swing=swing, contact=contact)
         if out.folded < idx.size:
@@ -303,11 +303,17 @@ class WindowFolder:
         zmp, _ = measured_cop(robot, src, force, stance, q=st['q'])
         return zmp, st
 
-    def _smoothed(self, t: np.ndarray, x: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    def _smoothed(self, t: np.ndarray, x: np.ndarray, idx: np.ndarray,
+                  always: bool = False) -> np.ndarray:
         """``x`` at rows ``idx``, Savitzky-Golay smoothed over ``derivative_window_s`` when
-        ``smooth_zmp`` (as read where the stream is too short for the fit)."""
+        ``smooth_zmp`` or ``always`` (as read where the stream is too short for the fit).
+
+        The efforts are smoothed ``always``: the same filter as the joint positions whose
+        derivatives the torque rows' regressor reads (parallel filtering), so a row's two
+        sides see the same bandwidth and the efforts' noise does not grow with the rate.
+        """
         x = np.asarray(x, float)
-        if not self.settings.smooth_zmp:
+        if not (self.settings.smooth_zmp or always):
             return x[idx]
         try:
             return signals.savgol_derivatives(t, x, self.settings.derivative_window_s,

@@ -57,6 +57,25 @@ def test_filter_edges_dropped_and_counted(biped, run_a):
         prepare(rec, biped, PrepareOptions(edge_s=-1.0))
 
 
+def test_efforts_pass_the_positions_filter(biped):
+    """The efforts go through the positions' and forces' low-pass (parallel filtering).
+
+    A 40 Hz ripple on the efforts (beyond a 6 Hz cut-off) leaves the prepared efforts; with
+    the filter off it stays whole.
+    """
+    import dataclasses
+    from legid_ros.core.synthetic import SyntheticConfig, simulate_biped
+    from legid_ros.core.synthetic.config import NoiseModel
+    rec = simulate_biped(SyntheticConfig(duration_s=6.0, rate_hz=200.0, seed=5,
+                                         noise=NoiseModel.none()))
+    ripple = dataclasses.replace(rec, tau=rec.tau + np.sin(2 * np.pi * 40.0 * rec.t)[:, None])
+    for cutoff, least, most in ((6.0, 0.0, 1e-3), (None, 0.5, 1.0 + 1e-9)):
+        clean = prepare(rec, biped, PrepareOptions(cutoff_hz=cutoff, edge_s=0.5))
+        rippled = prepare(ripple, biped, PrepareOptions(cutoff_hz=cutoff, edge_s=0.5))
+        diff = np.abs(rippled.tau - clean.tau).max()
+        assert least <= diff <= most, (cutoff, diff)
+
+
 def test_single_support_only_and_transitions_drop_the_contact_changes(biped):
     """single_support_only drops every double-support sample and transition_s the samples
     near a touch-down or lift-off, each counted; the single-support samples stay."""
