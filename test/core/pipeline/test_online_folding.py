@@ -165,6 +165,29 @@ def test_rows_near_any_contact_change_are_not_folded(biped):
     np.testing.assert_array_equal(dropped, near[rows])
 
 
+def test_efforts_are_folded_through_the_positions_smoothing(biped, rec):
+    """The efforts a torque-row estimator folds are smoothed as the positions are: a 60 Hz
+    ripple on them is gone from the folded efforts (it stays without the smoothing)."""
+    import dataclasses
+    ripple = dataclasses.replace(rec, tau=rec.tau + np.sin(2 * np.pi * 60.0 * rec.t)[:, None])
+    folded = {}
+    for name, r in (('clean', rec), ('ripple', ripple)):
+        est = OnlineEstimator(biped, method='torque', min_samples=10)
+        taus, inner = [], est.add_window
+
+        def add_window(t, *a, _taus=taus, _inner=inner, **kw):
+            _taus.append(np.array(kw['tau']))
+            return _inner(t, *a, **kw)
+        est.add_window = add_window
+        folder = WindowFolder(FoldSettings(fold_rate_hz=0.0, transition_s=0.0))
+        for w in recording_windows(r, biped):
+            folder.fold(est, w)
+        folded[name] = np.concatenate(taus)
+    diff = np.abs(folded['ripple'] - folded['clean'])
+    assert folded['clean'].shape[0] > 0.5 * rec.n
+    assert np.nanmax(diff) < 0.05  # of a 1 N.m ripple
+
+
 def _fold_all(robot, windows, settings):
     """(estimator, folder, its add_window calls) after folding every window."""
     est = OnlineEstimator(robot, min_samples=10)
