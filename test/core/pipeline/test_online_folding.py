@@ -166,8 +166,8 @@ def test_rows_near_any_contact_change_are_not_folded(biped):
 
 
 def test_efforts_are_folded_through_the_positions_smoothing(biped, rec):
-    """The efforts a torque-row estimator folds are smoothed as the positions are: a 60 Hz
-    ripple on them is gone from the folded efforts (it stays without the smoothing)."""
+    """The efforts a torque-row estimator folds are smoothed as the positions are: a 1 N.m,
+    60 Hz ripple on them moves the folded efforts by under 0.05 N.m."""
     import dataclasses
     ripple = dataclasses.replace(rec, tau=rec.tau + np.sin(2 * np.pi * 60.0 * rec.t)[:, None])
     folded = {}
