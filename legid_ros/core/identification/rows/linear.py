@@ -156,9 +156,13 @@ def group_rms(rows: Rows, x: np.ndarray) -> np.ndarray:
     return np.array([np.sqrt(np.mean(r[rows.group == g] ** 2)) for g in groups])
 
 
-def group_weights(rows: Rows, x: np.ndarray, floor: float = 1e-9) -> np.ndarray:
-    """WLS weight per row: 1 / (RMS residual of its group at ``x``)^2, RMS floored."""
-    rms = np.maximum(group_rms(rows, x), floor)
+def group_weights(rows: Rows, x: np.ndarray, floor: float = 1e-9,
+                  rel_floor: float = 0.0) -> np.ndarray:
+    """WLS weight per row: 1 / (RMS residual of its group at ``x``)^2, each RMS floored at
+    ``floor`` plus ``rel_floor`` times the largest group's RMS (a group the fit reproduces
+    exactly does not take every weight)."""
+    rms = group_rms(rows, x)
+    rms = np.maximum(rms, floor + rel_floor * rms.max(initial=0.0))
     return 1.0 / rms[rows.group] ** 2
 
 

@@ -19,7 +19,8 @@ from typing import Optional, Tuple
 import numpy as np
 
 from legid_ros.core.identification.identifiability import DEFAULT_MAX_COND, excitation
-from legid_ros.core.identification.rows.linear import Normal, Rows, group_rms
+from legid_ros.core.identification.rows.linear import (Normal, Rows, group_rms,
+                                                        group_weights)
 from legid_ros.core.identification.parameters.sets import StandardSet
 from legid_ros.core.identification.solvers.qp import ParameterQP
 from legid_ros.core.identification.result import IdentResult
@@ -27,6 +28,7 @@ from legid_ros.core.inertial import check_consistency
 from legid_ros.core.robot import Robot
 
 DEFAULT_REG = 1e-2
+REL_FLOOR = 1e-6  # [-] least group RMS for the WLS weights, of the largest group's
 
 
 def standard_bounds(param: StandardSet, mass_lo: float = 0.2, mass_hi: float = 3.0
@@ -38,12 +40,6 @@ def standard_bounds(param: StandardSet, mass_lo: float = 0.2, mass_hi: float = 3
     lb[::10] = mass_lo * m
     ub[::10] = mass_hi * m + 0.1
     return lb, ub
-
-
-def _weights(rows: Rows, x: np.ndarray) -> np.ndarray:
-    rms = group_rms(rows, x)
-    rms = np.maximum(rms, 1e-9 + 1e-6 * rms.max())
-    return 1.0 / rms[rows.group] ** 2
 
 
 def solve_standard(rows: Rows, robot: Robot, method: str, total_mass: float,
@@ -78,7 +74,7 @@ def solve_standard(rows: Rows, robot: Robot, method: str, total_mass: float,
     iters = 0
     report = None
     for _ in range(2 if wls else 1):
-        w = _weights(rows, x)
+        w = group_weights(rows, x, rel_floor=REL_FLOOR)
         normal = Normal(rows.A.shape[1])
         normal.fold(rows.A, rows.b, rows.n_samples, weights=w)
         hs, gs, recover = normal.eliminate(npi)
@@ -126,7 +122,7 @@ def solve_base(rows: Rows, robot: Robot, method: str, total_mass: float,
     scales = np.concatenate([param.scales(), np.ones(rows.nf)])
     names = param.names + [f'friction{k}' for k in range(rows.nf)]
     prior = np.concatenate([param.cad(), np.zeros(rows.nf)])
-    w = np.sqrt(_weights(rows, prior))
+    w = np.sqrt(group_weights(rows, prior, rel_floor=REL_FLOOR))
     aw, bw = rows.A * w[:, None], rows.b * w
     bp = base_parameters(aw, names, scales, tol)
     beta, *_ = np.linalg.lstsq(bp.regressor(aw), bw, rcond=None)
