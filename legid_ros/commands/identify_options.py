@@ -66,7 +66,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument('--total-mass', type=float, help='total mass [kg] (default: mean '
                         'vertical force / (g + mean vertical COM acceleration))')
     parser.add_argument('--cutoff-hz', type=float, default=6.0,
-                        help='zero-phase low-pass on positions, forces and efforts [Hz]')
+                        help='zero-phase low-pass on positions (joints, IMU orientation), forces '
+                             'and efforts [Hz]')
     parser.add_argument('--step', type=int, default=0,
                         help='keep every step-th sample (default: down to about 100 Hz)')
     parser.add_argument('--zmp-source', default='auto', choices=('auto', 'fsr', 'wrench'))

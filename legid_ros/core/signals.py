@@ -1,4 +1,5 @@
-"""Signal processing for identification: measured ZMP, filters, numerical derivatives.
+"""Signal processing for identification: measured ZMP, filters, numerical derivatives,
+low-passed orientations.
 
 Conventions: time along axis 0; ground plane ``z = z_ground`` [m] in the world; forces [N],
 moments [N.m], positions [m].
@@ -6,7 +7,7 @@ moments [N.m], positions [m].
 
 from __future__ import annotations
 
-from typing import Optional, Sequence, Tuple
+from typing import Callable, Optional, Sequence, Tuple
 
 import numpy as np
 from scipy import signal as sps
@@ -369,3 +370,30 @@ def finite_rows(*arrays: Sequence[np.ndarray], limit: float = np.inf) -> np.ndar
             np.isfinite(a).all(axis=1)
         mask = ok if mask is None else mask & ok
     return mask
+
+
+def smooth_quaternions(quat: np.ndarray, smoother: Callable[[np.ndarray], np.ndarray]
+                       ) -> np.ndarray:
+    """Orientations ``[x, y, z, w]`` (N, 4) through a linear low-pass ``smoother``.
+
+    Each sample's sign is made continuous with the previous finite one (``q`` and ``-q`` are
+    one rotation), the components smoothed, the result normalised: right for the small
+    rotations a low-pass spans (an IMU's jitter under a 6 Hz cut-off). A non-finite row stays
+    where the smoother leaves it (a NaN-aware smoother keeps it NaN).
+
+    Args:
+        quat: Orientations ``[x, y, z, w]`` (N, 4).
+        smoother: Linear low-pass along axis 0, (N, 4) -> (M, 4) (e.g. its values at M rows).
+
+    Returns:
+        Unit quaternions (M, 4).
+    """
+    q = np.array(quat, float)
+    ok = np.flatnonzero(np.isfinite(q).all(axis=1))
+    if ok.size > 1:
+        flip = np.cumprod(np.where(np.sum(q[ok[1:]] * q[ok[:-1]], axis=1) < 0, -1.0, 1.0))
+        q[ok[1:]] *= flip[:, None]
+    s = np.asarray(smoother(q), float)
+    norm = np.linalg.norm(s, axis=1, keepdims=True)
+    with np.errstate(invalid='ignore', divide='ignore'):
+        return np.where(norm > 0, s / norm, np.nan)

@@ -206,3 +206,28 @@ def test_savgol_at_some_samples_equals_the_full_filter_there():
     for f, p in zip(full, part):
         assert np.array_equal(np.isnan(f[at]), np.isnan(p))
         assert np.nanmax(np.abs(f[at] - p)) <= 1e-12 * np.nanmax(np.abs(f))
+
+
+def test_smooth_quaternions_ignores_sign_flips_and_keeps_nan_rows():
+    """Smoothed orientations do not depend on each sample's sign (q and -q are one
+    rotation), follow a slow turn through 90 deg, and a NaN row stays NaN without costing
+    its neighbours."""
+    from scipy.spatial.transform import Rotation
+    t = np.arange(400) / 200.0  # [s]
+    quat = Rotation.from_rotvec(np.outer(np.pi / 2 * t / t[-1], [0, 0, 1])).as_quat()
+    flips = np.where(np.arange(t.size) % 3 == 0, -1.0, 1.0)[:, None]
+
+    def low_pass(x):
+        return signals.butter_zero_phase(x, 6.0, 200.0)
+    plain = signals.smooth_quaternions(quat, low_pass)
+    flipped = signals.smooth_quaternions(quat * flips, low_pass)
+    angle = (Rotation.from_quat(plain).inv() * Rotation.from_quat(flipped)).magnitude()
+    assert angle.max() < 1e-9
+    turn = (Rotation.from_quat(quat).inv() * Rotation.from_quat(plain)).magnitude()
+    assert turn[100:-100].max() < 1e-4  # a smooth turn passes (0.5 s from the edges)
+    holed = quat.copy()
+    holed[200] = np.nan
+    out = signals.smooth_quaternions(holed, low_pass)
+    assert np.isnan(out[200]).all()
+    assert np.isfinite(np.delete(out, 200, axis=0)).all()
+    np.testing.assert_allclose(np.linalg.norm(np.delete(out, 200, axis=0), axis=1), 1.0)

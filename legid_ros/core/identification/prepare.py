@@ -42,8 +42,8 @@ class PrepareOptions:
     Attributes:
         diff: 'savgol', 'fd' or 'exact' (recording's qdd_true; tests only).
         window_s: Savitzky-Golay window [s] (made at least 5 samples).
-        cutoff_hz: Zero-phase Butterworth cut-off on positions, forces and efforts [Hz]
-            (None or >= Nyquist: no filter).
+        cutoff_hz: Zero-phase Butterworth cut-off on positions (the joints' and the IMU's
+            orientation), forces and efforts [Hz] (None or >= Nyquist: no filter).
         zmp_source: 'auto' (the description's force_sensing if recorded, else sole sensors
             if present, else wrenches: :func:`~legid_ros.core.conventions.sensing.
             resolve_zmp_source`), 'fsr', 'wrench', 'true'.
@@ -221,6 +221,8 @@ def prepare(rec: Recording, robot: Robot, options: Optional[PrepareOptions] = No
     force = {f: x[keep] for f, x in force.items()}
     wrench_raw = {f: rec.foot_wrench[f][keep] for f in rec.foot_wrench}
     ankle_raw = {f: np.asarray(x, float)[keep] for f, x in rec.ankle_ft.items()}
+    imu_q = np.asarray(rec.imu_quat, float)[keep] if o.use_imu and rec.imu_quat is not None \
+        else None
     filtered = bool(o.cutoff_hz and o.cutoff_hz < 0.45 * rate)
     if filtered:
         def filt(x):
@@ -234,6 +236,10 @@ def prepare(rec: Recording, robot: Robot, options: Optional[PrepareOptions] = No
         # at one bandwidth; unfiltered, their noise and so their WLS weight grew with the rate
         # and decimation aliased it)
         tau_f = filt(rec.tau[keep])
+        # and the IMU's orientation, the base's position coordinates beside the joints'
+        # (unfiltered, its white jitter entered every row at the recording's rate)
+        if imu_q is not None:
+            imu_q = signals.smooth_quaternions(imu_q, filt)
     else:
         q_f, wrench, ankle, tau_f = q_j, wrench_raw, ankle_raw, rec.tau[keep]
     # drop the filter's edge transients and keep every step-th sample: the filters above run
@@ -260,6 +266,7 @@ def prepare(rec: Recording, robot: Robot, options: Optional[PrepareOptions] = No
     wrench = {f: x[sel] for f, x in wrench.items()}
     ankle = {f: x[sel] for f, x in ankle.items()}
     kept = np.flatnonzero(keep)[sel]
+    imu_q = imu_q[sel] if imu_q is not None else None
     # contact states: the rule of legid_ros.core.contact on the world-vertical forces, at the
     # full rate (as the buffer sees them), then at the kept samples
     if src == 'true':
@@ -270,7 +277,7 @@ def prepare(rec: Recording, robot: Robot, options: Optional[PrepareOptions] = No
         if src == 'wrench' and o.use_imu:
             # the vertical axis at the kept samples, held over the samples between them
             near = np.clip(np.searchsorted(sel, np.arange(t_all.size)), 0, sel.size - 1)
-            up = {f: x[near] for f, x in up_axes(robot, q_f, rec.imu_quat[kept]).items()}
+            up = {f: x[near] for f, x in up_axes(robot, q_f, imu_q).items()}
         fz_all = normal_forces(robot, src, force_full, up)
     total_fz = np.nansum(fz_all[sel], axis=1) if fz_all.size else np.full(t.size, np.nan)
     if o.support == 'auto':
@@ -321,7 +328,7 @@ def prepare(rec: Recording, robot: Robot, options: Optional[PrepareOptions] = No
         gyro, gyro_dot, _ = signals.derivatives(t_all, g, 'savgol' if o.diff != 'fd'
                                                 else 'fd', o.window_s, at=sel)
         st = stance_base_state(robot, q_f, qd, qdd, loaded & ~none[:, None],
-                               rec.imu_quat[kept], gyro, gyro_dot, rates_from_imu=True,
+                               imu_q, gyro, gyro_dot, rates_from_imu=True,
                                frames=frames)
         q, v, a = st['q'], st['v'], st['a']
         placements = st.get('placements')
@@ -329,7 +336,7 @@ def prepare(rec: Recording, robot: Robot, options: Optional[PrepareOptions] = No
     else:
         stance = np.stack([support == f for f in feet], axis=1) & ~none[:, None]
         st = stance_base_state(robot, q_f, qd, qdd, stance,
-                               rec.imu_quat[kept] if o.use_imu else None,
+                               imu_q if o.use_imu else None,
                                orientation='imu_tilt' if o.use_imu else 'sole', frames=frames)
         q, v, a = st['q'], st['v'], st['a']
         placements = st.get('placements')

@@ -262,14 +262,15 @@ class WindowFolder:
             ankle = {f: w[idx] for f, w in stream.ankle_ft.items()}
             swing = {f: ~contact[f] for f in ankle} if contact else None
         zmp, base_state, fz = zmp[idx], None, fz[idx]
+        imu = self._orientation(t, stream.imu_quat, idx)
         if choice.base == 'contacts' and loaded is not None:
-            zmp, base_state = self._contacts(est.robot, stream, idx, q_s, qd, qdd)
+            zmp, base_state = self._contacts(est.robot, stream, idx, q_s, qd, qdd, imu)
         if s.base_acc == 'imu':
             base_state, fz = self._imu_acceleration(est.robot, stream, idx, q_s, qd, qdd,
-                                                    base_state, fz)
+                                                    base_state, fz, imu)
         out.folded = est.add_window(
             t[idx], q_s[idx], qd[idx], qdd[idx], zmp=zmp, fz=fz,
-            imu_quat=stream.imu_quat[idx], support=stream.support[idx], base_state=base_state,
+            imu_quat=imu, support=stream.support[idx], base_state=base_state,
             tau=self._smoothed(t, stream.tau, idx, True) if est.method != 'zmp' else None,
             foot_wrench={f: w[idx] for f, w in stream.foot_wrench.items()} or None,
             ankle_ft=ankle, swing=swing, contact=contact)
@@ -287,14 +288,14 @@ class WindowFolder:
             return qd[rows], qdd[rows]
         return signals.savgol_derivatives(data.t, data.q, win_s)[1:]
 
-    def _contacts(self, robot, data: WindowData, idx, q_s, qd, qdd):
+    def _contacts(self, robot, data: WindowData, idx, q_s, qd, qdd, imu):
         """Base state from the stance contacts and the IMU, and the ZMP in its frame."""
         order = [data.feet.index(f) for f in robot.feet]
         stance = data.contact[idx][:, order] > 0.5
         gyro, gyro_dot, _ = signals.savgol_derivatives(data.t, data.imu_gyro,
                                                        self.settings.gyro_window_s)
         st = stance_base_state(robot, q_s[idx], qd[idx], qdd[idx], stance,
-                               data.imu_quat[idx], gyro[idx], gyro_dot[idx],
+                               imu, gyro[idx], gyro_dot[idx],
                                rates_from_imu=True)
         src, raw = ('wrench', data.foot_wrench) if data.foot_wrench else ('fsr', data.fsr)
         # smoothed as the ZMP is (smooth_zmp): every row's forces count, not only the folded
@@ -321,12 +322,27 @@ class WindowFolder:
         except BadInputError:
             return x[idx]
 
-    def _imu_acceleration(self, robot, data: WindowData, idx, q_s, qd, qdd, base_state, fz):
+    def _orientation(self, t: np.ndarray, quat, idx: np.ndarray):
+        """The IMU's orientation at rows ``idx``, smoothed by the joint positions' fit
+        (``derivative_window_s``): the base's position coordinates beside the joints'
+        (parallel filtering; raw, its white jitter entered every row at the stream's rate).
+        None without an IMU."""
+        if quat is None:
+            return None
+        quat = np.asarray(quat, float)
+        try:
+            return signals.smooth_quaternions(quat, lambda x: signals.savgol_derivatives(
+                t, x, self.settings.derivative_window_s, at=idx)[0])
+        except BadInputError:
+            return quat[idx]
+
+    def _imu_acceleration(self, robot, data: WindowData, idx, q_s, qd, qdd, base_state, fz,
+                          imu):
         """(base state with the accelerometer's linear acceleration, vertical force with the
         rows whose accelerometer is not finite unloaded)."""
         if base_state is None:  # the estimator's own: the support sole flat and still
             base_state = support_base_state(robot, q_s[idx], qd[idx], qdd[idx],
-                                            data.support[idx], data.imu_quat[idx])
+                                            data.support[idx], imu)
         acc = signals.savgol_derivatives(data.t, data.imu_acc,
                                          self.settings.derivative_window_s)[0]
         acc = acc[idx]

@@ -30,6 +30,7 @@ from scipy.ndimage import convolve1d
 from scipy.spatial.transform import Rotation
 
 from legid_ros.core.recording import Recording
+from legid_ros.core.signals import smooth_quaternions
 
 
 @dataclass(frozen=True)
@@ -244,11 +245,12 @@ def readout_window(step: int) -> np.ndarray:
 
 
 def averaged(rec: Recording, step: int) -> Recording:
-    """The run with its measured signals (joint velocities and efforts, IMU rates, foot and
-    sole forces) averaged over a readout period of ``step`` samples (a copy): a sensor read
-    out at a lower rate filters what it samples (an ADC's or an F/T box's anti-aliasing), so
-    two rates of one run carry the same noise below their Nyquist frequencies. Positions,
-    orientation and the truth are kept as sampled."""
+    """The run with its measured signals (joint velocities and efforts, IMU rates and
+    orientation, foot and sole forces) averaged over a readout period of ``step`` samples (a
+    copy): a sensor read out at a lower rate filters what it samples (an ADC's or an F/T
+    box's anti-aliasing; an IMU's orientation is its filter's state, integrated at its own
+    rate), so two rates of one run carry the same noise below their Nyquist frequencies.
+    Joint positions (encoders latch them) and the truth are kept as sampled."""
     out = rec.slice(0, rec.n)
     if step <= 1:
         return out
@@ -261,6 +263,8 @@ def averaged(rec: Recording, step: int) -> Recording:
                                                   avg(rec.imu_gyro), avg(rec.imu_acc))
     out.foot_wrench = {k: avg(v) for k, v in rec.foot_wrench.items()}
     out.fsr = {k: avg(v) for k, v in rec.fsr.items()}
+    if rec.imu_quat is not None:
+        out.imu_quat = smooth_quaternions(rec.imu_quat, avg)
     out.ankle_ft = {k: avg(v) for k, v in rec.ankle_ft.items()}
     return out
 
