@@ -165,27 +165,31 @@ def test_rows_near_any_contact_change_are_not_folded(biped):
     np.testing.assert_array_equal(dropped, near[rows])
 
 
+def _folded(robot, rec, key: str, **est_kw) -> np.ndarray:
+    """Every row of the ``add_window`` keyword ``key`` the folding passes an estimator, for
+    ``rec`` in windows (every row folded, no transition margin)."""
+    est = OnlineEstimator(robot, min_samples=10, **est_kw)
+    rows, inner = [], est.add_window
+
+    def add_window(t, *a, **kw):
+        rows.append(np.array(kw[key]))
+        return inner(t, *a, **kw)
+    est.add_window = add_window
+    folder = WindowFolder(FoldSettings(fold_rate_hz=0.0, transition_s=0.0))
+    for w in recording_windows(rec, robot):
+        folder.fold(est, w)
+    return np.concatenate(rows)
+
+
 def test_efforts_are_folded_through_the_positions_smoothing(biped, rec):
     """The efforts a torque-row estimator folds are smoothed as the positions are: a 1 N.m,
     60 Hz ripple on them moves the folded efforts by under 0.05 N.m."""
     import dataclasses
     ripple = dataclasses.replace(rec, tau=rec.tau + np.sin(2 * np.pi * 60.0 * rec.t)[:, None])
-    folded = {}
-    for name, r in (('clean', rec), ('ripple', ripple)):
-        est = OnlineEstimator(biped, method='torque', min_samples=10)
-        taus, inner = [], est.add_window
-
-        def add_window(t, *a, _taus=taus, _inner=inner, **kw):
-            _taus.append(np.array(kw['tau']))
-            return _inner(t, *a, **kw)
-        est.add_window = add_window
-        folder = WindowFolder(FoldSettings(fold_rate_hz=0.0, transition_s=0.0))
-        for w in recording_windows(r, biped):
-            folder.fold(est, w)
-        folded[name] = np.concatenate(taus)
-    diff = np.abs(folded['ripple'] - folded['clean'])
-    assert folded['clean'].shape[0] > 0.5 * rec.n
-    assert np.nanmax(diff) < 0.05  # of a 1 N.m ripple
+    clean = _folded(biped, rec, 'tau', method='torque')
+    rippled = _folded(biped, ripple, 'tau', method='torque')
+    assert clean.shape[0] > 0.5 * rec.n
+    assert np.nanmax(np.abs(rippled - clean)) < 0.05  # of a 1 N.m ripple
 
 
 def test_imu_orientation_is_folded_through_the_positions_smoothing(biped, rec):
@@ -197,22 +201,9 @@ def test_imu_orientation_is_folded_through_the_positions_smoothing(biped, rec):
     wobble = Rotation.from_rotvec(np.outer(2e-3 * np.sin(2 * np.pi * 60.0 * rec.t), [1, 0, 0]))
     shaken = dataclasses.replace(rec, imu_quat=(Rotation.from_quat(rec.imu_quat)
                                                 * wobble).as_quat())
-    folded = {}
-    for name, r in (('clean', rec), ('shaken', shaken)):
-        est = OnlineEstimator(biped, min_samples=10)
-        quats, inner = [], est.add_window
-
-        def add_window(t, *a, _quats=quats, _inner=inner, **kw):
-            _quats.append(np.array(kw['imu_quat']))
-            return _inner(t, *a, **kw)
-        est.add_window = add_window
-        folder = WindowFolder(FoldSettings(fold_rate_hz=0.0, transition_s=0.0))
-        for w in recording_windows(r, biped):
-            folder.fold(est, w)
-        folded[name] = np.concatenate(quats)
-    assert folded['clean'].shape[0] > 0.5 * rec.n
-    angle = (Rotation.from_quat(folded['clean']).inv()
-             * Rotation.from_quat(folded['shaken'])).magnitude()
+    clean, moved = _folded(biped, rec, 'imu_quat'), _folded(biped, shaken, 'imu_quat')
+    assert clean.shape[0] > 0.5 * rec.n
+    angle = (Rotation.from_quat(clean).inv() * Rotation.from_quat(moved)).magnitude()
     assert np.max(angle) < 1e-4
 
 
