@@ -52,8 +52,8 @@ PARAMETERS = (
           'windows into one stream and folds a row once its filters see both sides) [rows]',
           low=0),
     Param('derivative_window_s', 0.1, 'Savitzky-Golay window (zero phase inside the window) '
-          'for joint positions, velocities, accelerations and the ZMP [s]', low=0.0,
-          open_low=True),
+          'for joint positions, velocities, accelerations, the IMU orientation, the efforts '
+          'and the ZMP [s]', low=0.0, open_low=True),
     Param('smooth_zmp', True, 'smooth the measured ZMP with the same Savitzky-Golay window as '
           'the joint positions (same bandwidth on both sides of the ZMP rows)'),
     Param('use_ankle_ft', True, "fold the windows' raw ankle F/T readings of swinging feet "
