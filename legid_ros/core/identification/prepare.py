@@ -336,7 +336,7 @@ def prepare(rec: Recording, robot: Robot, options: Optional[PrepareOptions] = No
     else:
         stance = np.stack([support == f for f in feet], axis=1) & ~none[:, None]
         st = stance_base_state(robot, q_f, qd, qdd, stance,
-                               imu_q if o.use_imu else None,
+                               imu_q,
                                orientation='imu_tilt' if o.use_imu else 'sole', frames=frames)
         q, v, a = st['q'], st['v'], st['a']
         placements = st.get('placements')

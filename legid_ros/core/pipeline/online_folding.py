@@ -309,9 +309,9 @@ class WindowFolder:
         """``x`` at rows ``idx``, Savitzky-Golay smoothed over ``derivative_window_s`` when
         ``smooth_zmp`` or ``always`` (as read where the stream is too short for the fit).
 
-        The efforts are smoothed ``always``: the same filter as the joint positions whose
-        derivatives the torque rows' regressor reads (parallel filtering), so a row's two
-        sides see the same bandwidth and the efforts' noise does not grow with the rate.
+        The efforts and the IMU's orientation are smoothed ``always``: the same filter as the
+        joint positions whose derivatives the rows' regressors read (parallel filtering), so a
+        row's two sides see the same bandwidth and their noise does not grow with the rate.
         """
         x = np.asarray(x, float)
         if not (self.settings.smooth_zmp or always):
@@ -329,12 +329,7 @@ class WindowFolder:
         None without an IMU."""
         if quat is None:
             return None
-        quat = np.asarray(quat, float)
-        try:
-            return signals.smooth_quaternions(quat, lambda x: signals.savgol_derivatives(
-                t, x, self.settings.derivative_window_s, at=idx)[0])
-        except BadInputError:
-            return quat[idx]
+        return signals.smooth_quaternions(quat, lambda x: self._smoothed(t, x, idx, True))
 
     def _imu_acceleration(self, robot, data: WindowData, idx, q_s, qd, qdd, base_state, fz,
                           imu):
