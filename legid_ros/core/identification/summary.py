@@ -34,6 +34,10 @@ from legid_ros.core.identification.uncertainty import DETERMINED_RATIO
 from legid_ros.core.inertial import PARAMS_PER_LINK
 from legid_ros.core.robot import Robot
 
+#: A link value whose gradient lies this far outside what the fitted set can move (share of
+#: its norm in prior-width units) is never called determined: the data decided its group
+OUTSIDE_CORE = 0.1
+
 
 @dataclass
 class Quantity:
@@ -236,6 +240,24 @@ def values(robot: Robot, pi: np.ndarray, q_joints=None) -> Dict[str, float]:
             for name, _, _, factor, _, v in _gradients(robot, pi, q_joints)}
 
 
+def _outside_core(jac: np.ndarray, s_std: np.ndarray):
+    """A function ``g -> [0, 1]``: the share of a quantity's gradient (masses and first
+    moments, in prior-width units) that the fitted core cannot move (a grouped set moves a
+    group's links together: the left/right split of a symmetric group is outside it)."""
+    n = s_std.size
+    mh = np.flatnonzero(np.arange(n) % PARAMS_PER_LINK < 4)
+    if jac.shape[0] != n or not jac.size:
+        return lambda g: 0.0
+    u, sv, _ = np.linalg.svd(jac[mh] / s_std[mh, None], full_matrices=False)
+    q = u[:, sv > 1e-9 * max(sv.max(initial=0.0), 1e-300)]
+
+    def share(g: np.ndarray) -> float:
+        gs = np.asarray(g, float)[mh] * s_std[mh]
+        norm = float(np.linalg.norm(gs))
+        return float(np.linalg.norm(gs - q @ (q.T @ gs)) / norm) if norm > 0 else 0.0
+    return share
+
+
 def summarize(robot: Robot, pi: np.ndarray, unc, q_joints: Optional[np.ndarray] = None,
               ratio: float = DETERMINED_RATIO, total_mass_std: float = 0.0
               ) -> PhysicalSummary:
@@ -257,6 +279,7 @@ def summarize(robot: Robot, pi: np.ndarray, unc, q_joints: Optional[np.ndarray] 
     width = float(getattr(unc, 'prior_width', 0.0) or 1.0)
     cov = np.asarray(unc.covariance_pi, float)
     jac_s = np.asarray(unc.jacobian, float) * np.asarray(unc.scales, float)[None, :]
+    outside = _outside_core(np.asarray(unc.jacobian, float), s_std)
     quantities = []
     for name, kind, unit, factor, g, value in _gradients(robot, pi, q_joints):
         value = float(value) * factor
@@ -269,6 +292,8 @@ def summarize(robot: Robot, pi: np.ndarray, unc, q_joints: Optional[np.ndarray] 
         # determined: the data see it and its error (with what the set holds at CAD) is well
         # inside the prior width
         determined = bool(max(std_data, std) <= ratio * prior)
+        if kind == 'link' and outside(g) > OUTSIDE_CORE:
+            determined = False  # the fitted set reads its group, not this link
         if not determined:
             std = max(std, prior)  # held at CAD +- its prior width
         quantities.append(Quantity(name, kind, unit, float(value), std, std_data, prior,

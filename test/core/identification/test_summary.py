@@ -118,3 +118,25 @@ def test_online_statistics_give_the_same_summary_form(robot):
     det = {q.name for q in ph.quantities if q.determined}
     assert 'total mass' in det and 'whole-body COM x (base frame)' in det
 
+
+
+def test_a_link_value_a_symmetric_group_cannot_move_is_never_determined(robot):
+    """On the symmetric grouped core a link's COM is its group's: however small its std, the
+    left shank's COM is not called determined (the data decided the pair), while the trunk,
+    a group of its own, can be."""
+    from legid_ros.core.identification.uncertainty.core import _core_basis
+    rng = np.random.default_rng(1)
+    pi = get_parameters(robot.model)
+    _, _, jac, _, names = _core_basis(robot, pi, 'grouped')
+    n = 4000
+    g = rng.normal(size=(n, len(names))) * 50.0  # every core parameter seen sharply
+    jac_pi = g @ np.linalg.pinv(jac)
+    r = 1e-4 * rng.normal(size=n)
+    # nothing counted for the split (a width of 0): only the rule keeps the link undecided
+    unc = core_uncertainty(robot, pi, jac_pi, r, n, core='grouped', prior_width=1.0,
+                           unmodelled_width=0.0)
+    ph = summarize(robot, pi, unc)
+    by = {q.name: q for q in ph.quantities}
+    assert by['trunk COM x (trunk frame)'].determined
+    assert not by['l_shank COM x'].determined
+    assert not by['l_shank mass'].determined

@@ -249,3 +249,49 @@ def test_a_core_reader_built_at_cad_reads_the_core_values_at_any_estimate():
     for core in ('reduced', 'grouped', 'grouped_sides', 'standard', 'links'):
         assert core_reader(robot, cad, core)(other) == pytest.approx(
             _core_basis(robot, other, core)[0], abs=1e-12)
+
+
+def test_held_units_posterior_follows_what_the_data_see_and_keeps_the_width_elsewhere():
+    """Of two held units, the one the rows see gets a narrow posterior whose mean is the
+    truth's offset there (the estimate's bias); the one they do not see keeps its prior width
+    and no mean."""
+    from legid_ros.core.identification.uncertainty.batch import _held_units_posterior
+    rng = np.random.default_rng(3)
+    m = 2000
+    gz = rng.normal(size=(m, 2))
+    u = np.zeros((m, 3))
+    u[:, 0] = rng.normal(size=m)  # seen, independent of the plane
+    # u[:, 1]: a unit no row sees; u[:, 2]: seen too
+    u[:, 2] = rng.normal(size=m)
+    offset = np.array([0.8, 0.0, 0.0])
+    noise = 0.05 * rng.normal(size=m)
+    r = u @ offset + noise
+    r = r - gz @ np.linalg.lstsq(gz, r, rcond=None)[0]
+    edges = np.linspace(0, m, 41).astype(int)
+    widths = np.array([1.0, 1.0, 0.3])
+    second = _held_units_posterior(u, gz, r, edges, widths)
+    assert second[0, 0] == pytest.approx(0.8 ** 2, rel=0.05)  # the bias, narrow around it
+    assert second[1, 1] == pytest.approx(1.0)  # unseen: its width
+    assert second[2, 2] < 0.01 * 0.3 ** 2  # seen with no offset: far under its width
+
+
+def test_held_auto_parameter_is_narrowed_by_what_the_data_say_of_it():
+    """A parameter held at a value with a width that the rows see well gets the posterior of
+    that width and the data (the biped's auto set held the thigh at CAD +- 20 % and its trunk
+    COM std was 10x its error), one the rows do not see keeps the width."""
+    import scipy.linalg as sla
+    from legid_ros.core.identification.uncertainty.batch import _held_posterior
+    from legid_ros.core.identification.uncertainty.core import _mass_plane
+    rng = np.random.default_rng(4)
+    m = 3000
+    g = rng.normal(size=(m, 4))
+    g[:, 3] = 0.0  # the last core parameter is not seen
+    r = 0.1 * rng.normal(size=m)
+    c = np.array([1.0, 1.0, 0.0, 0.0])
+    mass_row = _mass_plane(c, np.ones(4))
+    z = sla.null_space(mass_row[None, :])
+    r = r - (g @ z) @ np.linalg.lstsq(g @ z, r, rcond=None)[0]
+    edges = np.linspace(0, m, 31).astype(int)
+    cov = _held_posterior(g, r, edges, mass_row, [], [2, 3], np.array([1.0, 1.0]), 1.0)
+    assert cov[0, 0] < 0.01  # seen: the data's std (0.1 / sqrt(3000) per row scale)
+    assert cov[1, 1] == pytest.approx(1.0, rel=1e-6)  # unseen: the width

@@ -20,6 +20,9 @@ PRIOR_WIDTH = 1.0  # [core-scale units]: the sets' scales are their prior spread
 #: [prior widths]: CAD's inertias and splits are better known than the masses and COMs
 #: the data are asked for (a random 20 % inertia change and 5-20 mm COM shifts are ~0.3)
 UNMODELLED_WIDTH = 0.3
+#: Prior width of a group's split between its links [prior widths] where the data can narrow it
+#: (the batch form): a sensor box on one leg is no better known than the group's own mass
+SPLIT_WIDTH = 1.0
 #: A combination (or quantity) is determined by the data when its data-only std is at most this
 #: fraction of the prior width; along the others the std is at least the posterior of the data
 #: and the prior, and the width itself where the data do not narrow it (held at CAD +- that
@@ -200,6 +203,15 @@ def held_variance(held_score: np.ndarray, vec: np.ndarray, lam: np.ndarray, det:
     return out
 
 
+def held_widths(robot: Robot, pi: np.ndarray, held_width: float,
+                split_width: float) -> np.ndarray:
+    """(P,) prior width of each :func:`model_error.held_basis` unit [its units]: a group's split
+    between its links (masses and first moments) ``split_width``, the inertias about the COM
+    ``held_width``."""
+    n = np.asarray(pi).size
+    return np.where(np.arange(n) % PARAMS_PER_LINK < 4, float(split_width), float(held_width))
+
+
 def _least_variance(comb_std: np.ndarray, width: float) -> np.ndarray:
     """Least variance [core-scale units^2] of each combination the data do not determine.
 
@@ -217,13 +229,15 @@ def _least_variance(comb_std: np.ndarray, width: float) -> np.ndarray:
 
 def _finish(robot: Robot, pi: np.ndarray, core: str, jac: np.ndarray, scales: np.ndarray,
             z: np.ndarray, vec: np.ndarray, cov_z: np.ndarray, comb_std: np.ndarray,
-            width: float, held_width: float, held_response: np.ndarray):
+            width: float, held_width: float, held_response: np.ndarray,
+            held_cov: np.ndarray = None):
     """(core covariance in scale units, standard-parameter error covariance): ``cov_z`` (in
     the plane ``z``) at least :func:`_least_variance` along the combinations the data do not
     determine (data-only std above :data:`DETERMINED_RATIO` x ``width``: held at CAD +-
     ``width``, or the posterior where the data narrow it), plus what the set holds
     (``held_response``: (plane, P) change of the estimate per held unit, ``held_width``
-    units)."""
+    units; ``held_cov``: their (P, P) covariance in those units instead of ``held_width^2``
+    each, :func:`held_widths` narrowed by the data)."""
     if width > 0:
         open_ = comb_std > DETERMINED_RATIO * width
         lacking = vec[:, open_]
@@ -236,7 +250,8 @@ def _finish(robot: Robot, pi: np.ndarray, core: str, jac: np.ndarray, scales: np
     if held_width > 0 and held_response is not None:
         # the fit answers the held difference, and the held values are off by it
         err = jac @ (z @ held_response) - held_basis(robot, pi, jac)
-        cov_pi = cov_pi + held_width ** 2 * (err @ err.T)
+        cov_pi = cov_pi + (held_width ** 2 * (err @ err.T) if held_cov is None
+                           else err @ held_cov @ err.T)
         read = core_readout(robot, pi, core, scales)
         cov_scaled = read @ cov_pi @ read.T
     return cov_scaled, cov_pi
