@@ -23,12 +23,12 @@ from legid_ros.core.robot import Robot
 
 
 def _block_meat(gz: np.ndarray, r: np.ndarray, edges: np.ndarray, bread: np.ndarray,
-                vec: np.ndarray, lam: np.ndarray, det: np.ndarray) -> np.ndarray:
+                vec: np.ndarray, lam: np.ndarray, det: np.ndarray, dim: int) -> np.ndarray:
     """Score covariance of the rows over contiguous blocks (the sandwich's meat), with the
     cluster-robust small-sample factor ``nb / (nb - 1)``.
 
-    With no more blocks than columns (every standard parameter of a filtered 1 kHz run) the
-    blocks' covariance has no rank along most of them: the information ``bread`` times the
+    With no more blocks than ``dim`` directions (every standard parameter of a filtered 1 kHz
+    run) the blocks' covariance has no rank along most of them: the information ``bread`` times the
     blocks' mean inflation, ``tr(B^-1 M) / dim`` over the seen directions (unbiased when
     ``M ~ kappa B``), the white-row form scaled by what the blocks measure.
 
@@ -37,11 +37,12 @@ def _block_meat(gz: np.ndarray, r: np.ndarray, edges: np.ndarray, bread: np.ndar
         r: (m,) rows' residual.
         edges: Row index of each block's start, and the end.
         bread, vec, lam, det: ``gz^T gz``, its eigen-decomposition and the seen directions.
+        dim: Directions the blocks must outnumber (the plane's, or the seen ones).
     """
     score = np.array([gz[a:b].T @ r[a:b] for a, b in zip(edges[:-1], edges[1:])])
     nb = len(score)
     meat = score.T @ score * (nb / max(nb - 1.0, 1.0))
-    if nb <= gz.shape[1] and det.any():
+    if nb <= dim and det.any():
         ratio = np.einsum('ij,ij->j', vec[:, det], meat @ vec[:, det]) / lam[det]
         meat = float(ratio.mean()) * bread
     return meat
@@ -81,7 +82,8 @@ def _held_units_posterior(u: np.ndarray, gz: np.ndarray, r: np.ndarray, edges: n
         out[cols, cols] = np.asarray(widths, float)[cols] ** 2
         return out
     inv = vec[:, det] / lam[det]
-    proj = vec[:, det].T @ _block_meat(uu, r, edges, bread, vec, lam, det) @ vec[:, det]
+    proj = vec[:, det].T @ _block_meat(uu, r, edges, bread, vec, lam, det,
+                                                int(det.sum())) @ vec[:, det]
     # information of the data-only estimate along what the data see, in the units' coordinates
     w, v = np.linalg.eigh(0.5 * (proj + proj.T))
     keep = w > 1e-12 * max(w[-1], 1e-300)
@@ -124,7 +126,7 @@ def _held_posterior(g: np.ndarray, r: np.ndarray, edges: np.ndarray, mass_row: n
     bread = gz.T @ gz
     lam, vec = np.linalg.eigh(0.5 * (bread + bread.T))
     det = lam > 1e-10 * max(lam[-1], 1e-300)
-    meat = _block_meat(gz, r, edges, bread, vec, lam, det)
+    meat = _block_meat(gz, r, edges, bread, vec, lam, det, zf.shape[1])
     inv = vec[:, det] / lam[det]
     cov = inv @ (vec[:, det].T @ meat @ vec[:, det]) @ inv.T
     information = np.linalg.pinv(0.5 * (cov + cov.T), hermitian=True, rcond=1e-12)
@@ -212,7 +214,7 @@ def core_uncertainty(robot: Robot, pi: np.ndarray, jac_pi: np.ndarray, resid: np
     want = max(n_blocks, 3 * z.shape[1])
     nb = int(max(2, min(want, n_samples // max(2.0 * tau, 2.0))))
     edges = np.linspace(0, n_samples, nb + 1).astype(int) * per
-    meat = _block_meat(gz, r, edges, bread, vec, lam, det)
+    meat = _block_meat(gz, r, edges, bread, vec, lam, det, z.shape[1])
     width = float(prior_width)
     move = _cad_move(robot, pi_cad, core, value, scales, z) if width > 0 else None
     # the data alone, then the estimator's own error: the noise through its prior, the
