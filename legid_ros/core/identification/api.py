@@ -248,8 +248,10 @@ def _uncertainty(res: IdentResult, robot: Robot, samples: Samples, regs, rows, p
 
 def _auto_held(robot: Robot, res: IdentResult) -> dict:
     """Grouped-core parameters an auto set held at CAD, each with its prior width as std
-    [kg, m]: a unit's mass without 'mass', its COM without 'com' or 'axial' (an axial-only COM
-    is left free: its cross-axis part then counts as fitted, the wider std)."""
+    [kg, m] (the uncertainty narrows that width by what the data say of them,
+    :mod:`legid_ros.core.identification.uncertainty.batch`): a unit's mass without 'mass', its
+    COM without 'com' or 'axial' (an axial-only COM is left free: its cross-axis part then
+    counts as fitted, the wider std)."""
     from legid_ros.core.identification.parameters.grouped import GroupedSet
     from legid_ros.core.identification.uncertainty import PRIOR_WIDTH
 
