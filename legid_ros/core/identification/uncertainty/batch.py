@@ -155,9 +155,9 @@ def core_uncertainty(robot: Robot, pi: np.ndarray, jac_pi: np.ndarray, resid: np
     parameters the set holds at CAD (:func:`model_error.held_basis`: the inertias at
     ``UNMODELLED_WIDTH``, a group's split at ``SPLIT_WIDTH`` of that width, narrowed by what the
     data say of them, :func:`_held_units_posterior`). Along a combination the data alone do
-    not determine (std above :data:`DETERMINED_RATIO` x ``prior_width``) the std is at least the posterior of the data
-    and the prior, and at least ``prior_width`` where the data do not narrow it (held at CAD
-    +- that width; :func:`core._least_variance`).
+    not determine (std above :data:`DETERMINED_RATIO` x ``prior_width``) the std is at least
+    the posterior of the data and the prior, and at least ``prior_width`` where the data do
+    not narrow it (held at CAD +- that width; :func:`core._least_variance`).
 
     Args:
         robot: Robot (defines the core).
