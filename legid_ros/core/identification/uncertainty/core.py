@@ -16,12 +16,14 @@ from legid_ros.core.robot import Robot
 DEFAULT_BLOCKS = 30
 POOR_SPREAD = 0.05  # [core-scale units], as the excitation report
 PRIOR_WIDTH = 1.0  # [core-scale units]: the sets' scales are their prior spreads
-#: Width of the parameters a set holds at CAD (inertias about the COM, a group's split)
-#: [prior widths]: CAD's inertias and splits are better known than the masses and COMs
-#: the data are asked for (a random 20 % inertia change and 5-20 mm COM shifts are ~0.3)
+#: Width of the inertias about the COM a set holds at CAD [prior widths] (and of a group's
+#: split in the sufficient-statistics form, which has no residual to narrow it with): CAD's
+#: inertias are better known than the masses and COMs the data are asked for (a random 20 %
+#: inertia change is ~0.3)
 UNMODELLED_WIDTH = 0.3
-#: Prior width of a group's split between its links [prior widths] where the data can narrow it
-#: (the batch form): a sensor box on one leg is no better known than the group's own mass
+#: Prior width of a group's split between its links [prior widths] in the batch form, which
+#: narrows it by what the data say of it: a sensor box on one leg is no better known than the
+#: group's own mass (Talos' 1.8 kg box on its left leg_4 link is 2.8 widths of that link)
 SPLIT_WIDTH = 1.0
 #: A combination (or quantity) is determined by the data when its data-only std is at most this
 #: fraction of the prior width; along the others the std is at least the posterior of the data
