@@ -53,6 +53,8 @@ class Quantity:
         prior_width: How far it may be from CAD a priori [unit].
         determined: Whether the data determine it (:data:`DETERMINED_RATIO`).
         gradient: d value / d pi (standard parameters, SI) for checks against a truth.
+        in_group: A link value the fitted set moves only with its group's other links (its
+            split between them is CAD's): never determined (:data:`OUTSIDE_CORE`).
     """
 
     name: str
@@ -64,14 +66,23 @@ class Quantity:
     prior_width: float
     determined: bool
     gradient: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)
+    in_group: bool = False
 
     def text(self) -> str:
         """'name = value +- std unit', flagged when the prior, not the data, decides it."""
         v = f'{self.value:.4g}'
         if self.determined:
             return f'{self.name} = {v} +- {_num(self.std)} {self.unit}'
-        return (f'{self.name} = {v} +- {_num(self.std)} {self.unit} (not determined: the std '
-                'is the width of the prior toward CAD)')
+        return f'{self.name} = {v} +- {_num(self.std)} {self.unit} ({self.flag()})'
+
+    def flag(self) -> str:
+        """Why it is, or is not, determined (in words)."""
+        if self.determined:
+            return 'determined'
+        if self.in_group:
+            return ('not determined: the set fitted its link group, the split between the '
+                    "group's links is CAD's; the std is the prior's width")
+        return 'not determined: the std is the width of the prior toward CAD'
 
 
 def _num(x: float) -> str:
@@ -116,8 +127,9 @@ class PhysicalSummary:
                        f'{"yes" if q.determined else "no"} |')
         out += ['', '| link quantity | value | std | flag |', '|---|---|---|---|']
         for q in self.of_kind('link'):
-            out.append(f'| {q.name} [{q.unit}] | {q.value:.4g} | {_num(q.std)} | '
-                       f'{"determined" if q.determined else "prior (not determined)"} |')
+            flag = 'determined' if q.determined else (
+                'group fitted, split from CAD' if q.in_group else 'prior (not determined)')
+            out.append(f'| {q.name} [{q.unit}] | {q.value:.4g} | {_num(q.std)} | {flag} |')
         return out
 
     def as_dict(self) -> dict:
@@ -127,7 +139,7 @@ class PhysicalSummary:
                     'std': float(q.std) if np.isfinite(q.std) else None,
                     'std_data': float(q.std_data) if np.isfinite(q.std_data) else None,
                     'prior_width': float(q.prior_width),
-                    'determined': bool(q.determined)}
+                    'determined': bool(q.determined), 'in_group': bool(q.in_group)}
         return {'determined': [entry(q) for q in self.quantities
                                if q.determined and q.kind != 'link'],
                 'not_determined': [entry(q) for q in self.quantities
@@ -292,11 +304,12 @@ def summarize(robot: Robot, pi: np.ndarray, unc, q_joints: Optional[np.ndarray] 
         # determined: the data see it and its error (with what the set holds at CAD) is well
         # inside the prior width
         determined = bool(max(std_data, std) <= ratio * prior)
-        if kind == 'link' and outside(g) > OUTSIDE_CORE:
+        in_group = kind == 'link' and outside(g) > OUTSIDE_CORE
+        if in_group:
             determined = False  # the fitted set reads its group, not this link
         if not determined:
             std = max(std, prior)  # held at CAD +- its prior width
         quantities.append(Quantity(name, kind, unit, float(value), std, std_data, prior,
-                                   determined, g * factor))
+                                   determined, g * factor, in_group))
     post = np.zeros(0) if q_joints is None else np.asarray(q_joints, float)
     return PhysicalSummary(quantities, post)

@@ -138,5 +138,8 @@ def test_a_link_value_a_symmetric_group_cannot_move_is_never_determined(robot):
     ph = summarize(robot, pi, unc)
     by = {q.name: q for q in ph.quantities}
     assert by['trunk COM x (trunk frame)'].determined
-    assert not by['l_shank COM x'].determined
+    assert not by['l_shank COM x'].determined and by['l_shank COM x'].in_group
     assert not by['l_shank mass'].determined
+    assert not by['trunk COM x (trunk frame)'].in_group
+    assert "split between the group's links is CAD's" in by['l_shank COM x'].text()
+    assert 'group fitted, split from CAD' in '\n'.join(ph.markdown())
