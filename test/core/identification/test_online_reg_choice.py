@@ -34,14 +34,22 @@ def _choose(x_true, noise, seed=0, n=4000):
     return held, held.choose(_ridge, SIGMA, np.zeros(x_true.size))
 
 
-def test_every_row_goes_to_training_or_one_held_out_second():
-    """Each folded sample counts once; every EVERY-th second is held out, alone."""
+def test_every_row_goes_to_one_second_and_the_last_seconds_are_held_out():
+    """Each folded sample counts once, in its second; the seconds held out (one in EVERY, at
+    least two) are the last ones, after every training second: interleaved, each shared the
+    motion of its neighbours in training and the score rewarded fitting it."""
     held = HeldOutReg(3, select_after=1000)
-    t, a, b = _rows(1000, np.ones(3), 0.1, 1)
+    t, a, b = _rows(1200, np.ones(3), 0.1, 1)
     held.fold(t, a, b)
-    assert held.train[3] + sum(v[3] for v in held.held.values()) == pytest.approx(1000)
-    assert sorted(held.held) == [k for k in range(10) if k % EVERY == EVERY // 2]
-    assert all(v[3] == pytest.approx(RATE_HZ) for v in held.held.values())
+    assert sum(v[3] for v in held.blocks.values()) == pytest.approx(1200)
+    assert all(v[3] == pytest.approx(RATE_HZ) for v in held.blocks.values())
+    assert held.ready()
+    held.begin(_ridge, SIGMA, np.zeros(3))
+    st = held._fits
+    assert len(st['blocks']) == max(2, round(12 / EVERY)) == 3
+    assert st['train'][3] == pytest.approx(900)  # seconds 0-8 train, 9-11 held out
+    last = [np.sum(a[2 * k * 100:2 * (k + 1) * 100] ** 2) for k in (9, 10, 11)]
+    assert sorted(np.trace(blk[0]) for blk in st['blocks']) == pytest.approx(sorted(last))
 
 
 def test_informative_rows_far_from_cad_choose_a_weak_weight():
@@ -91,7 +99,7 @@ def test_held_out_scores_within_the_tie_tolerance_choose_the_largest_weight():
 def test_the_statistics_are_freed_and_the_choice_made_once():
     """After the choice nothing more is folded and the memory is released."""
     held, choice = _choose(np.ones(3), noise=0.1)
-    assert held.train is None and held.held == {} and not held.ready()
+    assert held.blocks == {} and not held.ready()
     held.fold(*_rows(100, np.ones(3), 0.1, 2))
     assert held.choice is choice
 
