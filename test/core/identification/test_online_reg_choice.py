@@ -44,6 +44,9 @@ def test_every_row_goes_to_one_second_and_the_last_seconds_are_held_out():
     assert sum(v[3] for v in held.blocks.values()) == pytest.approx(1200)
     assert all(v[3] == pytest.approx(RATE_HZ) for v in held.blocks.values())
     assert held.ready()
+    few = HeldOutReg(3, select_after=100)  # enough samples, too few seconds to hold 2 out of
+    few.fold(*_rows(700, np.ones(3), 0.1, 1))
+    assert not few.ready()
     held.begin(_ridge, SIGMA, np.zeros(3))
     st = held._fits
     assert len(st['blocks']) == max(2, round(12 / EVERY)) == 3

@@ -85,10 +85,10 @@ class HeldOutReg:
         return self._fits is not None
 
     def ready(self) -> bool:
-        """Whether enough samples (and a training second before the held-out ones) are
-        folded to begin."""
+        """Whether enough samples, and seconds for at least :data:`MIN_HELD` held out after
+        ``every - 1`` times as many training ones, are folded to begin."""
         return (self.choice is None and self._fits is None and self.n >= self.select_after
-                and len(self.blocks) > self._n_held())
+                and len(self.blocks) >= self.every * MIN_HELD)
 
     def begin(self, solve: Callable, sigma: float, x0: np.ndarray) -> None:
         """Freeze the statistics (nothing more is folded) and start the grid's fits, one or
