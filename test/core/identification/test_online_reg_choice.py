@@ -41,8 +41,9 @@ def test_every_row_goes_to_one_second_and_the_last_seconds_are_held_out():
     held = HeldOutReg(3, select_after=1000)
     t, a, b = _rows(1200, np.ones(3), 0.1, 1)
     held.fold(t, a, b)
-    assert sum(v[3] for v in held.blocks.values()) == pytest.approx(1200)
+    assert held.train[3] + sum(v[3] for v in held.blocks.values()) == pytest.approx(1200)
     assert all(v[3] == pytest.approx(RATE_HZ) for v in held.blocks.values())
+    assert len(held.blocks) <= max(2, round(12 / EVERY)) + 1  # the older seconds summed
     assert held.ready()
     few = HeldOutReg(3, select_after=100)  # enough samples, too few seconds to hold 2 out of
     few.fold(*_rows(700, np.ones(3), 0.1, 1))
@@ -102,7 +103,7 @@ def test_held_out_scores_within_the_tie_tolerance_choose_the_largest_weight():
 def test_the_statistics_are_freed_and_the_choice_made_once():
     """After the choice nothing more is folded and the memory is released."""
     held, choice = _choose(np.ones(3), noise=0.1)
-    assert held.blocks == {} and not held.ready()
+    assert held.train is None and held.blocks == {} and not held.ready()
     held.fold(*_rows(100, np.ones(3), 0.1, 2))
     assert held.choice is choice
 

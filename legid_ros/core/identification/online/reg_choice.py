@@ -53,7 +53,10 @@ class HeldOutReg:
                  every: int = EVERY):
         self.select_after = float(select_after)
         self.block_s, self.every = float(block_s), int(every)
+        # the seconds that may still be held out, each apart; the older ones summed (training)
         self.blocks: Dict[int, List] = {}
+        self.train: List = [np.zeros((n_params, n_params)), np.zeros(n_params), 0.0, 0.0]
+        self.n_merged = 0
         self.t0: Optional[float] = None
         self.n = 0.0
         self.choice: Optional[RegChoice] = None
@@ -74,10 +77,20 @@ class HeldOutReg:
             _add(self.blocks.setdefault(int(k), [0.0, 0.0, 0.0, 0.0]), a[rows], b[rows],
                  float(np.sum(rows)) / per)
         self.n += t.size
+        # a second that can no longer be among the last ones joins the training sum (the held
+        # count grows by one in EVERY seconds: the training ones never become held out)
+        while self.blocks and self.n_merged < self._count() - self._n_held() - 1:
+            k = min(self.blocks)
+            _add_stats(self.train, self.blocks.pop(k))
+            self.n_merged += 1
+
+    def _count(self) -> int:
+        """Seconds folded so far."""
+        return self.n_merged + len(self.blocks)
 
     def _n_held(self) -> int:
         """Blocks held out (the last ones)."""
-        return max(MIN_HELD, int(round(len(self.blocks) / self.every)))
+        return max(MIN_HELD, int(round(self._count() / self.every)))
 
     @property
     def pending(self) -> bool:
@@ -88,7 +101,7 @@ class HeldOutReg:
         """Whether enough samples, and seconds for at least :data:`MIN_HELD` held out after
         ``every - 1`` times as many training ones, are folded to begin."""
         return (self.choice is None and self._fits is None and self.n >= self.select_after
-                and len(self.blocks) >= self.every * MIN_HELD)
+                and self._count() >= self.every * MIN_HELD)
 
     def begin(self, solve: Callable, sigma: float, x0: np.ndarray) -> None:
         """Freeze the statistics (nothing more is folded) and start the grid's fits, one or
@@ -102,14 +115,14 @@ class HeldOutReg:
             x0: Start of the first fit (set coordinates).
         """
         keys = sorted(self.blocks)
-        cut = len(keys) - self._n_held()
+        cut = max(len(keys) - self._n_held(), 0)
         held = [self.blocks[k] for k in keys[cut:]]
-        train = [self.blocks[k] for k in keys[:cut]]
-        total = [sum(blk[i] for blk in train) for i in range(4)]
+        for k in keys[:cut]:
+            _add_stats(self.train, self.blocks[k])
         self._fits = {'solve': solve, 'sigma': float(sigma), 'x': np.asarray(x0, float),
-                      'train': total, 'blocks': held, 'means': [], 'xs': [],
+                      'train': self.train, 'blocks': held, 'means': [], 'xs': [],
                       'held_fraction': sum(blk[3] for blk in held) / max(self.n, 1.0)}
-        self.blocks = {}
+        self.train, self.blocks = None, {}
 
     def advance(self, fits: int = 1) -> Optional[RegChoice]:
         """Fit the next ``fits`` weights of the grid, largest first (each fit starts from the
@@ -155,6 +168,12 @@ class HeldOutReg:
         """Every fit at once: :meth:`begin`, then :meth:`advance` through the grid."""
         self.begin(solve, sigma, x0)
         return self.advance(len(REG_GRID_M2))
+
+
+def _add_stats(acc: List, other: List) -> None:
+    """``acc += other`` (``[a^T a, a^T b, b^T b, n]`` statistics)."""
+    for i in range(4):
+        acc[i] = acc[i] + other[i]
 
 
 def _add(acc: List, a: np.ndarray, b: np.ndarray, n: float) -> None:
