@@ -37,9 +37,9 @@ PARAMETERS = (
           'long [s] (0 = remember everything; independent of fold_rate_hz and window size)',
           low=0.0, runtime=True),
     Param('regularization', -1.0, 'weight of the prior toward CAD [-] (< 0: on the grouped '
-          'and auto sets chosen from held-out seconds once 3000 samples are folded, the least '
-          "held-out ZMP residual, 0.025 until then; the reduced set's 0.025 and the standard "
-          "set's 0.01 otherwise, the batch methods' priors)",
+          'and auto sets chosen on the last seconds of the first 3000 folded samples, the '
+          "least held-out ZMP residual, 0.025 until then; the reduced set's 0.025 and the "
+          "standard set's 0.01 otherwise, the batch methods' priors)",
           low=-1.0, runtime=True),
     Param('total_mass_kg', 0.0, 'total-mass equality [kg] (0 = from the measured normal '
           'forces)', low=0.0),
