@@ -48,6 +48,14 @@ def _block_meat(gz: np.ndarray, r: np.ndarray, edges: np.ndarray, bread: np.ndar
     return meat
 
 
+def _data_information(inv: np.ndarray, meat_seen: np.ndarray) -> np.ndarray:
+    """Information of the data-only estimate: the pseudo-inverse of its sandwich covariance
+    ``inv M inv^T`` (``inv``: the seen eigenvectors over their eigenvalues; ``M`` along them),
+    none along what the data do not see."""
+    cov = inv @ meat_seen @ inv.T
+    return np.linalg.pinv(0.5 * (cov + cov.T), hermitian=True, rcond=1e-12)
+
+
 def _held_units_posterior(u: np.ndarray, gz: np.ndarray, r: np.ndarray, edges: np.ndarray,
                           widths: np.ndarray) -> np.ndarray:
     """(P, P) second moment of the truth's offset in what the set holds at CAD
@@ -82,13 +90,8 @@ def _held_units_posterior(u: np.ndarray, gz: np.ndarray, r: np.ndarray, edges: n
         out[cols, cols] = np.asarray(widths, float)[cols] ** 2
         return out
     inv = vec[:, det] / lam[det]
-    proj = vec[:, det].T @ _block_meat(uu, r, edges, bread, vec, lam, det,
-                                                int(det.sum())) @ vec[:, det]
-    # information of the data-only estimate along what the data see, in the units' coordinates
-    w, v = np.linalg.eigh(0.5 * (proj + proj.T))
-    keep = w > 1e-12 * max(w[-1], 1e-300)
-    half = (vec[:, det] * lam[det]) @ v[:, keep]
-    information = half @ (half / w[keep]).T
+    meat = _block_meat(uu, r, edges, bread, vec, lam, det, int(det.sum()))
+    information = _data_information(inv, vec[:, det].T @ meat @ vec[:, det])
     estimate = inv @ (vec[:, det].T @ (uu.T @ r))
     post = np.linalg.inv(information + np.diag(1.0 / np.asarray(widths, float)[cols] ** 2))
     mean = post @ (information @ estimate)
@@ -127,9 +130,7 @@ def _held_posterior(g: np.ndarray, r: np.ndarray, edges: np.ndarray, mass_row: n
     lam, vec = np.linalg.eigh(0.5 * (bread + bread.T))
     det = lam > 1e-10 * max(lam[-1], 1e-300)
     meat = _block_meat(gz, r, edges, bread, vec, lam, det, zf.shape[1])
-    inv = vec[:, det] / lam[det]
-    cov = inv @ (vec[:, det].T @ meat @ vec[:, det]) @ inv.T
-    information = np.linalg.pinv(0.5 * (cov + cov.T), hermitian=True, rcond=1e-12)
+    information = _data_information(vec[:, det] / lam[det], vec[:, det].T @ meat @ vec[:, det])
     precision = np.full(q, 1.0 / width ** 2)
     precision[list(soft)] = 1.0 / sd ** 2
     post = np.linalg.inv(information + zf.T @ (precision[:, None] * zf))
